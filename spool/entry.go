@@ -1,0 +1,235 @@
+package spool
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+)
+
+// Entry format v1; docs/spool-format.md has the byte diagram.
+const (
+	Magic      = "SPLD"
+	Version1   = 1
+	headerLen  = 20
+	trailerLen = 4
+
+	// MaxKeyLen bounds a key (a target name) in bytes.
+	MaxKeyLen = 1024
+	// MaxValues bounds the values of one entry.
+	MaxValues = 4096
+	// MaxValueNameLen bounds a value's name (an RRD data source name).
+	MaxValueNameLen = 255
+	valuePayloadLen = 8
+)
+
+// Flag bits of an entry.
+const (
+	// FlagDiscontinuity marks a sample taken after the agent's counters
+	// restarted (sysUpTime went back): a rate computed against the previous
+	// sample would be a spike.
+	FlagDiscontinuity uint8 = 1 << 0
+)
+
+// ValueType is the type of a polled value.
+type ValueType uint8
+
+// Value types. Their numbers are part of the on-disk format.
+const (
+	Unknown ValueType = 0 // no value: timeout, noSuchObject, bad varbind
+	Counter ValueType = 1 // a monotonically increasing unsigned counter
+	Gauge   ValueType = 2 // a measured level
+)
+
+func (t ValueType) String() string {
+	switch t {
+	case Unknown:
+		return "unknown"
+	case Counter:
+		return "counter"
+	case Gauge:
+		return "gauge"
+	}
+	return fmt.Sprintf("ValueType(%d)", uint8(t))
+}
+
+// Value is one named, typed value of an entry. Name is the RRD data source
+// it goes to. Counter holds a Counter's value, Gauge a Gauge's; both are
+// zero for Unknown.
+type Value struct {
+	Name    string
+	Type    ValueType
+	Counter uint64
+	Gauge   float64
+}
+
+// Entry is one poll result of one target.
+type Entry struct {
+	Key    string // the target name: the RRD file's identity
+	Time   int64  // poll time, Unix seconds, >= 0
+	Flags  uint8
+	Values []Value
+}
+
+// Ref returns the name of the entry.
+func (e *Entry) Ref() Ref { return Ref{Hash: KeyHash(e.Key), Time: e.Time} }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Validate reports whether the entry can be encoded.
+func (e *Entry) Validate() error {
+	switch {
+	case len(e.Key) == 0 || len(e.Key) > MaxKeyLen:
+		return fmt.Errorf("validate entry: key length %d not in 1..%d", len(e.Key), MaxKeyLen)
+	case e.Time < 0:
+		return fmt.Errorf("validate entry %q: negative time %d", e.Key, e.Time)
+	case len(e.Values) > MaxValues:
+		return fmt.Errorf("validate entry %q: %d values, at most %d", e.Key, len(e.Values), MaxValues)
+	}
+	for i, v := range e.Values {
+		if len(v.Name) == 0 || len(v.Name) > MaxValueNameLen {
+			return fmt.Errorf("validate entry %q: value %d name length %d not in 1..%d", e.Key, i, len(v.Name), MaxValueNameLen)
+		}
+		if v.Type > Gauge {
+			return fmt.Errorf("validate entry %q: value %s has type %d", e.Key, v.Name, v.Type)
+		}
+	}
+	return nil
+}
+
+// EncodedLen returns the length of the entry's encoding.
+func (e *Entry) EncodedLen() int {
+	n := headerLen + len(e.Key) + trailerLen
+	for _, v := range e.Values {
+		n += 2 + len(v.Name) + valuePayloadLen
+	}
+	return n
+}
+
+// AppendEncode validates the entry and appends its v1 encoding to dst.
+func (e *Entry) AppendEncode(dst []byte) ([]byte, error) {
+	if err := e.Validate(); err != nil {
+		return dst, err
+	}
+	start := len(dst)
+	dst = append(dst, Magic...)
+	dst = append(dst, Version1, e.Flags)
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(len(e.Key)))
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Time))
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(len(e.Values)))
+	dst = binary.LittleEndian.AppendUint16(dst, 0)
+	dst = append(dst, e.Key...)
+	for _, v := range e.Values {
+		dst = append(dst, byte(v.Type), byte(len(v.Name)))
+		dst = append(dst, v.Name...)
+		var p uint64
+		switch v.Type {
+		case Counter:
+			p = v.Counter
+		case Gauge:
+			p = math.Float64bits(v.Gauge)
+		}
+		dst = binary.LittleEndian.AppendUint64(dst, p)
+	}
+	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli)), nil
+}
+
+// ErrCorrupt is wrapped by every *CorruptionError.
+var ErrCorrupt = errors.New("corrupt spool entry")
+
+// CorruptionError says why and where an entry failed to decode or verify.
+// Path is empty when the bytes did not come from a file.
+type CorruptionError struct {
+	Path   string
+	Offset int64
+	Reason string
+}
+
+func (e *CorruptionError) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("corrupt spool entry at offset %d: %s", e.Offset, e.Reason)
+	}
+	return fmt.Sprintf("corrupt spool entry %s at offset %d: %s", e.Path, e.Offset, e.Reason)
+}
+
+// Unwrap returns ErrCorrupt, so errors.Is(err, ErrCorrupt) holds.
+func (e *CorruptionError) Unwrap() error { return ErrCorrupt }
+
+func corrupt(off int, format string, args ...any) error {
+	return &CorruptionError{Offset: int64(off), Reason: fmt.Sprintf(format, args...)}
+}
+
+// Decode verifies and decodes a v1 entry. The checksum is verified before
+// any field is trusted. Errors are *CorruptionError (with an empty Path).
+// The returned entry does not alias data.
+func Decode(data []byte) (Entry, error) {
+	var e Entry
+	if len(data) < headerLen+trailerLen {
+		return e, corrupt(len(data), "truncated: %d bytes, shorter than an empty entry", len(data))
+	}
+	if string(data[:4]) != Magic {
+		return e, corrupt(0, "bad magic %q", data[:4])
+	}
+	if data[4] != Version1 {
+		return e, corrupt(4, "unsupported version %d", data[4])
+	}
+	body := len(data) - trailerLen
+	if want, got := binary.LittleEndian.Uint32(data[body:]), crc32.Checksum(data[:body], castagnoli); want != got {
+		return e, corrupt(body, "checksum mismatch: stored %08x, computed %08x", want, got)
+	}
+	e.Flags = data[5]
+	keyLen := int(binary.LittleEndian.Uint16(data[6:]))
+	t := int64(binary.LittleEndian.Uint64(data[8:]))
+	n := int(binary.LittleEndian.Uint16(data[16:]))
+	switch {
+	case keyLen == 0 || keyLen > MaxKeyLen:
+		return e, corrupt(6, "key length %d not in 1..%d", keyLen, MaxKeyLen)
+	case t < 0:
+		return e, corrupt(8, "negative time %d", t)
+	case n > MaxValues:
+		return e, corrupt(16, "%d values, at most %d", n, MaxValues)
+	case headerLen+keyLen > body:
+		return e, corrupt(headerLen, "key of %d bytes runs past the end", keyLen)
+	}
+	e.Key = string(data[headerLen : headerLen+keyLen])
+	e.Time = t
+	off := headerLen + keyLen
+	if n > 0 {
+		e.Values = make([]Value, n)
+	}
+	for i := range e.Values {
+		if off+2 > body {
+			return Entry{}, corrupt(off, "value %d header runs past the end", i)
+		}
+		typ, nameLen := ValueType(data[off]), int(data[off+1])
+		if typ > Gauge {
+			return Entry{}, corrupt(off, "value %d has unknown type %d", i, typ)
+		}
+		if nameLen == 0 {
+			return Entry{}, corrupt(off+1, "value %d has an empty name", i)
+		}
+		if off+2+nameLen+valuePayloadLen > body {
+			return Entry{}, corrupt(off, "value %d runs past the end", i)
+		}
+		v := &e.Values[i]
+		v.Type = typ
+		v.Name = string(data[off+2 : off+2+nameLen])
+		p := binary.LittleEndian.Uint64(data[off+2+nameLen:])
+		switch typ {
+		case Counter:
+			v.Counter = p
+		case Gauge:
+			v.Gauge = math.Float64frombits(p)
+		default:
+			if p != 0 {
+				return Entry{}, corrupt(off+2+nameLen, "unknown value %d has a payload", i)
+			}
+		}
+		off += 2 + nameLen + valuePayloadLen
+	}
+	if off != body {
+		return Entry{}, corrupt(off, "%d trailing bytes after the last value", body-off)
+	}
+	return e, nil
+}
