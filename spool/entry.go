@@ -132,7 +132,7 @@ func (e *Entry) AppendEncode(dst []byte) ([]byte, error) {
 		}
 		dst = binary.LittleEndian.AppendUint64(dst, p)
 	}
-	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli)), nil
+	return binary.LittleEndian.AppendUint32(dst, crc32c(dst[start:])), nil
 }
 
 // ErrCorrupt is wrapped by every *CorruptionError.
@@ -175,7 +175,7 @@ func Decode(data []byte) (Entry, error) {
 		return e, corrupt(4, "unsupported version %d", data[4])
 	}
 	body := len(data) - trailerLen
-	if want, got := binary.LittleEndian.Uint32(data[body:]), crc32.Checksum(data[:body], castagnoli); want != got {
+	if want, got := binary.LittleEndian.Uint32(data[body:]), crc32c(data[:body]); want != got {
 		return e, corrupt(body, "checksum mismatch: stored %08x, computed %08x", want, got)
 	}
 	e.Flags = data[5]
@@ -233,3 +233,5 @@ func Decode(data []byte) (Entry, error) {
 	}
 	return e, nil
 }
+
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }

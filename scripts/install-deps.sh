@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages spoold's build, tests and demo need, when missing.
+# Idempotent: with everything present it only checks. Runs apt-get as root or via sudo.
+set -euo pipefail
+
+PKGS=(librrd-dev rrdtool pkg-config gcc)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
