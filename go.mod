@@ -3,9 +3,12 @@ module github.com/spoold/spoold
 go 1.26.0
 
 require (
-	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/spf13/pflag v1.1.0 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/spf13/pflag v1.1.0
+	golang.org/x/sys v0.50.0
+)
+
+require (
 	github.com/ziutek/rrd v0.0.3 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
-	golang.org/x/sys v0.50.0 // indirect
 )

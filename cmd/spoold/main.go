@@ -1,0 +1,73 @@
+// Command spoold is the spoold daemon and its operator sub-commands.
+//
+//	spoold load [flags]     walk a spool as the loader would (a dry run for tuning)
+//	spoold version          print the version
+//
+// main owns flag parsing (pflag) and turns flags into each package's
+// Options; no package below reads flags or globals.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+)
+
+// version is set with -ldflags "-X main.version=..."; otherwise the module
+// version from the build info is used.
+var version = ""
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "load":
+		return runLoad(args[1:], stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "spoold", versionString())
+		return exitOK
+	case "help", "-h", "--help":
+		usage(stdout)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "spoold: unknown command %q\n", args[0])
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: spoold <command> [flags]
+
+commands:
+  load      walk a spool directory as the start-up loader does and print a JSON
+            summary; changes nothing but quarantine (a dry run for tuning
+            --loader-files, --loader-sleep, --loader-threshold, --loader-cpu)
+  version   print the version
+
+Run 'spoold <command> --help' for the flags of a command.
+`)
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
