@@ -1,0 +1,67 @@
+package shm
+
+import "time"
+
+// Stats describe an Index. Counts are summed over the shards, each read
+// under its lock, so they are consistent per shard but not one snapshot.
+type Stats struct {
+	Shards int
+	// Keys are the keys present; Entries their times, pending and in
+	// flight; InFlight the times taken and not yet Done.
+	Keys, Entries, InFlight int
+	// Backoff is the number of keys whose retry time is after now.
+	Backoff int
+	// Bytes are the accounted bytes: per key 128 + len(key), per entry 8
+	// (see bytes.go); MaxBytes is the capacity (Options.MaxBytes).
+	Bytes, MaxBytes int64
+	// Counters since New: entries Added; Duplicates, Adds of an entry
+	// already pending or in flight; Full, Adds and SetKeys refused with
+	// ErrFull; Collisions, refused with ErrCollision; Taken, times handed
+	// out in batches; Applied, times Done removed; Requeued, times Done put
+	// back to pending.
+	Added, Duplicates, Full, Collisions, Taken, Applied, Requeued uint64
+	// OldestPending is when the oldest entry still in the index (pending or
+	// in flight) was added; zero if the index is empty.
+	OldestPending time.Time
+}
+
+// Stats returns the index's state and counters. It visits every key (about
+// a millisecond per 100,000 keys), so it is meant for the admin API and
+// metrics, not for a hot path.
+func (ix *Index) Stats() Stats {
+	st := Stats{Shards: len(ix.shards), MaxBytes: ix.maxBytes}
+	now := ix.now().UnixNano()
+	oldest, have := int64(0), false
+	for i := range ix.shards {
+		s := &ix.shards[i]
+		s.mu.Lock()
+		st.Keys += len(s.slots)
+		st.Entries += s.entries
+		st.InFlight += s.inflight
+		st.Added += s.added
+		st.Duplicates += s.duplicates
+		st.Full += s.full
+		st.Collisions += s.collisions
+		st.Taken += s.taken
+		st.Applied += s.applied
+		st.Requeued += s.requeued
+		for j := range s.states {
+			k := &s.states[j]
+			if len(k.pending) == 0 && !k.inFlight() {
+				continue // free slot
+			}
+			if k.retryAt > now {
+				st.Backoff++
+			}
+			if o := k.oldest(); !have || o < oldest {
+				oldest, have = o, true
+			}
+		}
+		s.mu.Unlock()
+	}
+	st.Bytes = ix.bytes.Load()
+	if have {
+		st.OldestPending = time.Unix(0, oldest)
+	}
+	return st
+}

@@ -1,0 +1,148 @@
+package shm
+
+import "time"
+
+// A Batch is all pending times of one key, taken at once. While it is in
+// flight, its times count as indexed (Add of them is a duplicate) and no
+// other batch of the key is handed out; Done ends it.
+type Batch struct {
+	Hash uint64
+	// Key is the key, or "" if not yet known.
+	Key string
+	// Times are the poll times, ascending, without duplicates. They are the
+	// caller's: the index keeps its own copy.
+	Times []int64
+	// Since is when the oldest pending entry of this key was added, on the
+	// index's clock (Options.Now).
+	Since time.Time
+}
+
+// TakeDue appends to dst, and returns, up to max batches of keys that have
+// pending times, are not in flight, are not backing off (retry time after
+// now), and whose due(hash, since) is not after now. The taken times become
+// in flight until Done. due is the writer's delay and jitter policy; it is
+// called with a shard locked, so it must be fast and must not call the index.
+// Keys are visited round robin (shards and the keys within them), so that
+// max does not favour some keys. It allocates only the batches' times (a few
+// arrays per call) and dst's growth.
+func (ix *Index) TakeDue(now time.Time, due func(hash uint64, since time.Time) time.Time, max int, dst []Batch) []Batch {
+	if max <= 0 {
+		return dst
+	}
+	want := len(dst) + max
+	ready := func(st *keyState) bool {
+		return st.retryAt <= now.UnixNano() && !due(st.hash, time.Unix(0, st.since)).After(now)
+	}
+	var arena timesArena
+	start := ix.cursor.Add(1)
+	for i := range uint64(len(ix.shards)) {
+		s := &ix.shards[(start+i)&uint64(len(ix.shards)-1)]
+		if dst = s.take(ready, want, dst, &arena); len(dst) >= want {
+			break
+		}
+	}
+	return dst
+}
+
+// TakeAll appends to dst, and returns, a batch of every key that has pending
+// times and is not in flight, regardless of due time and backoff (the
+// shutdown flush).
+func (ix *Index) TakeAll(dst []Batch) []Batch {
+	var arena timesArena
+	for i := range ix.shards {
+		dst = ix.shards[i].take(nil, -1, dst, &arena)
+	}
+	return dst
+}
+
+// TakeKey takes all pending times of hash regardless of due time and
+// backoff (the flush before a graph is drawn). ok is false if the key has
+// nothing pending or a batch of it is already in flight.
+func (ix *Index) TakeKey(hash uint64) (b Batch, ok bool) {
+	s := ix.shardOf(hash)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, _ := s.lookup(hash)
+	if st == nil || len(st.pending) == 0 || st.inFlight() {
+		return Batch{}, false
+	}
+	var arena timesArena
+	return s.takeKey(st, &arena), true
+}
+
+// take appends batches of the shard's keys that have pending times, are not
+// in flight and satisfy ready (nil: all) until dst has want batches (want < 0:
+// no limit). A limited take resumes where the previous one stopped, so that
+// no key waits behind others that are taken again and again.
+func (s *shard) take(ready func(*keyState) bool, want int, dst []Batch, arena *timesArena) []Batch {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, start := len(s.states), s.next
+	for k := 0; k < n && len(dst) != want; k++ {
+		i := (start + k) % n
+		st := &s.states[i]
+		if len(st.pending) == 0 || st.inFlight() || (ready != nil && !ready(st)) {
+			continue
+		}
+		dst = append(dst, s.takeKey(st, arena))
+		s.next = i + 1
+	}
+	return dst
+}
+
+// takeKey moves the pending times of st in flight and returns them as a
+// batch. The key's backoff ends.
+func (s *shard) takeKey(st *keyState, arena *timesArena) Batch {
+	b := Batch{Hash: st.hash, Key: st.key, Times: arena.copyOf(st.pending), Since: time.Unix(0, st.since)}
+	st.inflight, st.pending = st.pending, st.inflight[:0]
+	st.flightSince = st.since
+	st.retryAt = 0
+	s.inflight += len(st.inflight)
+	s.taken += uint64(len(st.inflight))
+	return b
+}
+
+// Done ends the in-flight batch of hash. The in-flight times that are in
+// applied leave the index (they are in the RRD file or otherwise settled);
+// every other in-flight time goes back to pending, keeping the key's Since.
+// Times in applied that are not in flight are ignored, and so is a Done for
+// a key with no batch in flight. If retryAt is not zero, TakeDue skips the
+// key until then. A key with nothing left is removed and its bytes freed.
+func (ix *Index) Done(hash uint64, applied []int64, retryAt time.Time) {
+	s := ix.shardOf(hash)
+	s.mu.Lock()
+	freed := s.done(hash, applied, retryAt)
+	s.mu.Unlock()
+	ix.release(freed)
+}
+
+// done is Done with the shard locked; it returns the bytes freed.
+func (s *shard) done(hash uint64, applied []int64, retryAt time.Time) int64 {
+	st, slot := s.lookup(hash)
+	if st == nil || !st.inFlight() {
+		return 0
+	}
+	flown := len(st.inflight)
+	left := removeApplied(st.inflight, applied)
+	nApplied := flown - len(left)
+	s.inflight -= flown
+	s.entries -= nApplied
+	s.applied += uint64(nApplied)
+	s.requeued += uint64(len(left))
+	if len(left) > 0 {
+		if len(st.pending) == 0 || st.flightSince < st.since {
+			st.since = st.flightSince
+		}
+		st.pending = mergeTimes(st.pending, left)
+	}
+	st.inflight = st.inflight[:0]
+	if !retryAt.IsZero() {
+		st.retryAt = retryAt.UnixNano()
+	}
+	freed := int64(nApplied) * timeBytes
+	if len(st.pending) == 0 {
+		freed += keyOverhead + int64(len(st.key))
+		s.remove(hash, slot)
+	}
+	return freed
+}
