@@ -7,13 +7,7 @@ import (
 )
 
 func TestGenerateWritesReadableEntries(t *testing.T) {
-	so := spool.DefaultOptions()
-	so.Dir = t.TempDir()
-	sp, err := spool.Open(so)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sp.Close()
+	sp := OpenTest(t, t.TempDir())
 	o := Options{Entries: 50, Keys: 7, Values: 3, Start: 1000, Step: 300, Workers: 3}
 	n, err := Generate(sp, o)
 	if err != nil || n != 50 {

@@ -1,0 +1,70 @@
+package loader
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Params are the loader's throttle settings, named after nginx's
+// proxy_cache_path loader_* parameters.
+type Params struct {
+	// Files is nginx's loader_files: the most files of one iteration.
+	// Not used in CPU mode.
+	Files int
+	// Sleep is nginx's loader_sleep: the pause between iterations. Zero runs
+	// unthrottled. Not used in CPU mode.
+	Sleep time.Duration
+	// Threshold is nginx's loader_threshold: the longest wall time of one
+	// iteration, in both modes.
+	Threshold time.Duration
+	// CPU, when above zero, selects CPU mode: the loader holds itself to
+	// this share of one core (0.25 = 25%), and Files and Sleep are not used.
+	CPU float64
+}
+
+// DefaultParams returns nginx's defaults: 100 files, 50ms sleep, 200ms
+// threshold, and CPU mode off.
+func DefaultParams() Params {
+	return Params{Files: 100, Sleep: 50 * time.Millisecond, Threshold: 200 * time.Millisecond}
+}
+
+// Validate reports the first parameter out of range, named by its flag.
+func (p Params) Validate() error {
+	switch {
+	case p.Files < 1:
+		return fmt.Errorf("loader_files must be >= 1, got %d", p.Files)
+	case p.Sleep < 0:
+		return fmt.Errorf("loader_sleep must be >= 0, got %s", p.Sleep)
+	case p.Threshold <= 0:
+		return fmt.Errorf("loader_threshold must be > 0, got %s", p.Threshold)
+	case math.IsNaN(p.CPU) || p.CPU < 0 || p.CPU > 1:
+		return fmt.Errorf("loader_cpu must be between 0 and 1 (0%% to 100%%), got %v", p.CPU)
+	}
+	return nil
+}
+
+// CPUMode reports whether the loader throttles by CPU share (CPU > 0)
+// rather than by Files and Sleep.
+func (p Params) CPUMode() bool { return p.CPU > 0 }
+
+// ParseCPU parses a share of one core written as a percentage ("25%") or a
+// fraction ("0.25"). It accepts 0 (CPU mode off) up to 100% / 1.
+func ParseCPU(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	scale := 1.0
+	if rest, ok := strings.CutSuffix(t, "%"); ok {
+		t, scale = strings.TrimSpace(rest), 100
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		return 0, fmt.Errorf("parse loader cpu share %q: %w", s, err)
+	}
+	v /= scale
+	if math.IsNaN(v) || v < 0 || v > 1 {
+		return 0, fmt.Errorf("parse loader cpu share %q: want 0%% to 100%% (0 to 1)", s)
+	}
+	return v, nil
+}
