@@ -1,0 +1,121 @@
+// Command pollbench is the poller's half of bench/poller.sh: it polls the
+// targets of a targets file for some cycles into a scratch spool and prints
+// one line per cycle:
+//
+//	poller: devices=10000 ok=10000 seconds=1.23 cpu_seconds=2.01 peak_rss_mb=80
+//
+// With "sim" as its first argument it serves a simulated fleet instead
+// (simulate.Run), for when bin/spoold lacks the simulate sub-command.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/simulate"
+	"github.com/spoold/spoold/spool"
+	"golang.org/x/sys/unix"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "sim" {
+		os.Exit(sim(os.Args[2:]))
+	}
+	os.Exit(poll(os.Args[1:]))
+}
+
+func poll(args []string) int {
+	po := poller.DefaultOptions()
+	var targets, spoolDir string
+	cycles := 1
+	fs := pflag.NewFlagSet("pollbench", pflag.ExitOnError)
+	fs.StringVar(&targets, "targets", "", "targets file")
+	fs.StringVar(&spoolDir, "spool-dir", "", "scratch spool directory")
+	fs.IntVar(&po.Concurrency, "poll-concurrency", po.Concurrency, "polls in flight")
+	fs.DurationVar(&po.Timeout, "poll-timeout", po.Timeout, "timeout")
+	fs.IntVar(&po.Retries, "poll-retries", po.Retries, "retries")
+	fs.IntVar(&cycles, "cycles", cycles, "cycles to run back to back")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the cycles here")
+	_ = fs.Parse(args)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
+	ts, err := poller.LoadTargets(targets, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pollbench:", err)
+		return 1
+	}
+	so := spool.DefaultOptions()
+	so.Dir = spoolDir
+	sp, err := spool.Open(so)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pollbench:", err)
+		return 1
+	}
+	defer sp.Close()
+	p, err := poller.New(po, ts, sp, nil, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pollbench:", err)
+		return 1
+	}
+	for range cycles {
+		cpu0 := cpuSeconds()
+		st := p.Cycle(context.Background())
+		fmt.Printf("poller: devices=%d ok=%d failed=%d overrun=%d values=%d seconds=%.2f cpu_seconds=%.2f peak_rss_mb=%d\n",
+			st.Devices, st.OK, st.Failed, st.Overrun, st.Values, st.Duration.Seconds(), cpuSeconds()-cpu0, peakRSSMB())
+		time.Sleep(time.Second) // entry names have a 1 s resolution
+	}
+	return 0
+}
+
+func cpuSeconds() float64 {
+	var ru unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+func peakRSSMB() int64 {
+	var ru unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return ru.Maxrss / 1024
+}
+
+func sim(args []string) int {
+	o := simulate.DefaultOptions()
+	var targetsOut string
+	fs := pflag.NewFlagSet("pollbench sim", pflag.ExitOnError)
+	fs.StringVar(&o.Addr, "listen", o.Addr, "address")
+	fs.IntVar(&o.Devices, "devices", o.Devices, "devices")
+	fs.IntVar(&o.Interfaces, "interfaces", o.Interfaces, "interfaces")
+	fs.Float64Var(&o.Dead, "dead", 0, "fraction of dead devices")
+	fs.StringVar(&targetsOut, "targets-out", "", "targets file to write")
+	timeout := fs.String("targets-timeout", "", "timeout= of the targets")
+	retries := fs.Int("targets-retries", -1, "retries= of the targets")
+	_ = fs.Parse(args)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := simulate.Run(ctx, o, nil, func(s *simulate.Simulator) error {
+		f, err := os.Create(targetsOut)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return s.Fleet().WriteTargets(f, s.Addr(), fmt.Sprintf("if-mib:%d", o.Interfaces), *timeout, *retries)
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pollbench sim:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,221 @@
+package poller
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// ConfigError is a problem in a targets or profiles file: where it is and
+// what is wrong. It never contains a secret.
+type ConfigError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *ConfigError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// maxLineLen bounds a line of a targets or profiles file.
+const maxLineLen = 64 << 10
+
+// configLine is one significant line: its number and its fields.
+type configLine struct {
+	n      int
+	fields []string
+}
+
+// readConfigLines splits r into lines of whitespace-separated fields,
+// skipping blank lines and comments (lines whose first non-blank character
+// is '#').
+func readConfigLines(r io.Reader, file string) ([]configLine, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), maxLineLen)
+	var lines []configLine
+	n := 0
+	for sc.Scan() {
+		n++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		lines = append(lines, configLine{n: n, fields: strings.Fields(text)})
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, &ConfigError{file, n + 1, fmt.Sprintf("line longer than %d bytes", maxLineLen)}
+		}
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	return lines, nil
+}
+
+// ParseProfiles parses a profiles file (docs/configuration.md); file names
+// it in errors, which are *ConfigError for problems in the text.
+//
+//	profile <name>
+//	use <profile>                        # copy the data sources of a built-in or earlier profile
+//	ds <ds-name> <oid> <TYPE> [min [max]] # min, max: a number or U
+func ParseProfiles(r io.Reader, file string) (Profiles, error) {
+	lines, err := readConfigLines(r, file)
+	if err != nil {
+		return nil, err
+	}
+	ps := Profiles{}
+	var cur *Profile
+	var seenDS, seenOID map[string]int
+	where := map[string]int{}
+	for _, l := range lines {
+		bad := func(format string, args ...any) error {
+			return &ConfigError{file, l.n, fmt.Sprintf(format, args...)}
+		}
+		add := func(d DS) error {
+			if prev, dup := seenDS[d.Name]; dup {
+				return bad("profile %s: data source %s already defined on line %d", cur.Name, d.Name, prev)
+			}
+			if prev, dup := seenOID[d.OID]; dup {
+				return bad("profile %s: OID %s already polled on line %d", cur.Name, d.OID, prev)
+			}
+			if len(cur.DS) >= maxProfileDS {
+				return bad("profile %s: more than %d data sources", cur.Name, maxProfileDS)
+			}
+			seenDS[d.Name], seenOID[d.OID] = l.n, l.n
+			cur.DS = append(cur.DS, d)
+			return nil
+		}
+		switch kw := l.fields[0]; kw {
+		case "profile":
+			if len(l.fields) != 2 {
+				return nil, bad("want \"profile <name>\"")
+			}
+			name := l.fields[1]
+			if !validName(name) {
+				return nil, bad("profile name %q: want 1 to 255 of [A-Za-z0-9._-], starting with a letter or digit", name)
+			}
+			if _, err := builtinProfile(name); err == nil || strings.HasPrefix(name, "if-mib") {
+				return nil, bad("profile name %q is reserved for a built-in profile", name)
+			}
+			if prev, dup := where[name]; dup {
+				return nil, bad("profile %s already defined on line %d", name, prev)
+			}
+			if err := checkNotEmpty(cur, file, where); err != nil {
+				return nil, err
+			}
+			cur = &Profile{Name: name}
+			ps[name], where[name] = cur, l.n
+			seenDS, seenOID = map[string]int{}, map[string]int{}
+		case "use", "ds":
+			if cur == nil {
+				return nil, bad("%q before the first \"profile\" line", kw)
+			}
+			if kw == "use" {
+				if len(l.fields) != 2 {
+					return nil, bad("want \"use <profile>\"")
+				}
+				src, err := ps.Lookup(l.fields[1])
+				if err != nil || src == cur {
+					return nil, bad("use %q: no such built-in or earlier profile", l.fields[1])
+				}
+				for _, d := range src.DS {
+					if err := add(d); err != nil {
+						return nil, err
+					}
+				}
+				continue
+			}
+			d, err := parseDS(l.fields[1:])
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			if err := add(d); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, bad("unknown keyword %q: want profile, use or ds", kw)
+		}
+	}
+	if err := checkNotEmpty(cur, file, where); err != nil {
+		return nil, err
+	}
+	return ps, nil
+}
+
+// maxProfileDS bounds a profile's data sources (an entry's values).
+const maxProfileDS = 4000
+
+func checkNotEmpty(p *Profile, file string, where map[string]int) error {
+	if p != nil && len(p.DS) == 0 {
+		return &ConfigError{file, where[p.Name], fmt.Sprintf("profile %s has no data sources", p.Name)}
+	}
+	return nil
+}
+
+func parseDS(f []string) (DS, error) {
+	if len(f) < 3 || len(f) > 5 {
+		return DS{}, errors.New("want \"ds <ds-name> <oid> <TYPE> [min [max]]\"")
+	}
+	d := DS{Name: f[0], Min: nan(), Max: nan()}
+	if !validDSName(d.Name) {
+		return DS{}, fmt.Errorf("data source name %q: want 1 to 19 of [A-Za-z0-9_]", d.Name)
+	}
+	var err error
+	if d.OID, err = normalizeOID(f[1]); err != nil {
+		return DS{}, err
+	}
+	if d.Type, err = ParseDSType(f[2]); err != nil {
+		return DS{}, fmt.Errorf("data source %s: type %q: want GAUGE, COUNTER, DERIVE or ABSOLUTE", d.Name, f[2])
+	}
+	if len(f) > 3 {
+		if d.Min, err = parseBound(f[3]); err != nil {
+			return DS{}, fmt.Errorf("data source %s: min %w", d.Name, err)
+		}
+	}
+	if len(f) > 4 {
+		if d.Max, err = parseBound(f[4]); err != nil {
+			return DS{}, fmt.Errorf("data source %s: max %w", d.Name, err)
+		}
+	}
+	if d.Min == d.Min && d.Max == d.Max && d.Min >= d.Max {
+		return DS{}, fmt.Errorf("data source %s: min %g not below max %g", d.Name, d.Min, d.Max)
+	}
+	return d, nil
+}
+
+// LoadProfiles parses the profiles file at path.
+func LoadProfiles(path string) (Profiles, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open profiles file: %w", err)
+	}
+	defer f.Close()
+	return ParseProfiles(f, path)
+}
+
+// LoadTargets parses the targets file at path, resolving profile names in
+// profiles (nil: built-ins only) and reading "file:" secrets.
+func LoadTargets(path string, profiles Profiles) ([]*Target, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open targets file: %w", err)
+	}
+	defer f.Close()
+	return ParseTargets(f, path, profiles)
+}
+
+// validName reports whether s is a valid target or profile name.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 255 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,159 @@
+package poller_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/simulate"
+	"github.com/spoold/spoold/spool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// clock is the injected clock the simulator and the poller share.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+	return c.t
+}
+
+// startSim starts a simulator on a free loopback port; it stops at the end
+// of the test.
+func startSim(t *testing.T, o simulate.Options) *simulate.Simulator {
+	t.Helper()
+	o.Addr = "127.0.0.1:0"
+	s, err := simulate.Listen(o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(context.Background()) }()
+	t.Cleanup(func() {
+		s.Close()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return s
+}
+
+// simTargets returns targets for devices of s with the given profile.
+func simTargets(t *testing.T, s *simulate.Simulator, profile, extra string, devices ...int) []*poller.Target {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "defaults profile=%s timeout=2s retries=0\n", profile)
+	for _, i := range devices {
+		name := s.Fleet().Name(i)
+		fmt.Fprintf(&b, "%s %s community=%s %s\n", name, s.Addr(), name, extra)
+	}
+	ts, err := poller.ParseTargets(strings.NewReader(b.String()), "sim.targets", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+func openSpool(t *testing.T) *spool.Spool {
+	t.Helper()
+	o := spool.DefaultOptions()
+	o.Dir = t.TempDir()
+	sp, err := spool.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sp.Close() })
+	return sp
+}
+
+// sink records what the poller adds; with full set it refuses.
+type sink struct {
+	mu    sync.Mutex
+	added []spool.Ref
+	full  bool
+}
+
+var errFull = errors.New("index full")
+
+func (k *sink) Add(hash uint64, key string, ts int64) (bool, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.full {
+		return false, errFull
+	}
+	if spool.KeyHash(key) != hash {
+		return false, fmt.Errorf("hash of %s is not %x", key, hash)
+	}
+	k.added = append(k.added, spool.Ref{Hash: hash, Time: ts})
+	return true, nil
+}
+
+func (k *sink) refs() []spool.Ref {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]spool.Ref(nil), k.added...)
+}
+
+// rig is a simulator, a poller of some of its devices and a spool.
+type rig struct {
+	sim   *simulate.Simulator
+	clock *clock
+	sp    *spool.Spool
+	sink  *sink
+	p     *poller.Poller
+}
+
+func newRig(t *testing.T, so simulate.Options, po poller.Options, profile string, devices ...int) *rig {
+	t.Helper()
+	r := &rig{clock: newClock(), sink: &sink{}}
+	so.Now = r.clock.Now
+	r.sim = startSim(t, so)
+	r.sp = openSpool(t)
+	po.Now = r.clock.Now
+	var err error
+	r.p, err = poller.New(po, simTargets(t, r.sim, profile, "", devices...), r.sp, r.sink, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// entry reads the entry of device i at time at.
+func (r *rig) entry(t *testing.T, i int, at time.Time) spool.Entry {
+	t.Helper()
+	e, err := r.sp.Read(spool.Ref{Hash: spool.KeyHash(r.sim.Fleet().Name(i)), Time: at.Unix()})
+	if err != nil {
+		t.Fatalf("read entry of device %d at %v: %v", i, at, err)
+	}
+	return e
+}
+
+func simOptions(devices int) simulate.Options {
+	o := simulate.DefaultOptions()
+	o.Devices = devices
+	o.Interfaces = 4
+	o.Workers = 2
+	return o
+}
+
+func pollOptions() poller.Options {
+	o := poller.DefaultOptions()
+	o.Concurrency = 8
+	return o
+}

@@ -1,0 +1,198 @@
+package poller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gosnmp/gosnmp"
+	"github.com/spoold/spoold/spool"
+)
+
+// pollResult is one answered poll of a device.
+type pollResult struct {
+	values    []spool.Value
+	unknown   int
+	uptime    uint32
+	hasUptime bool
+	rtt       time.Duration
+}
+
+// errAgent is wrapped by errors of an agent that answered with an error
+// status for the whole request.
+var errAgent = errors.New("agent error")
+
+// newSNMP returns the gosnmp struct of one poll of d; it is used by this
+// poll only and closed after it.
+func (p *Poller) newSNMP(ctx context.Context, d *device, probe bool) *gosnmp.GoSNMP {
+	t := d.t
+	g := &gosnmp.GoSNMP{
+		Target:    t.Host,
+		Port:      t.Port,
+		Transport: "udp",
+		Version:   t.Version,
+		Community: t.Community.Reveal(),
+		Context:   ctx,
+		Timeout:   p.opts.Timeout,
+		Retries:   p.opts.Retries,
+		MaxOids:   p.opts.MaxVarbinds,
+	}
+	if t.Timeout > 0 {
+		g.Timeout = t.Timeout
+	}
+	if t.Retries >= 0 {
+		g.Retries = t.Retries
+	}
+	if probe {
+		g.Retries = 0
+	}
+	if t.V3 != nil {
+		g.SecurityModel = gosnmp.UserSecurityModel
+		g.MsgFlags = gosnmp.NoAuthNoPriv
+		if t.V3.Auth != gosnmp.NoAuth {
+			g.MsgFlags = gosnmp.AuthNoPriv
+			if t.V3.Priv != gosnmp.NoPriv {
+				g.MsgFlags = gosnmp.AuthPriv
+			}
+		}
+		g.ContextName = t.V3.Context
+		g.SecurityParameters = d.usmParams(time.Now())
+	}
+	return g
+}
+
+// usmParams returns the USM parameters for the next poll: a copy of those
+// the last poll learned (engine ID, boots, time and localized keys), with
+// the engine time advanced by the time since, so a poll needs neither
+// engine discovery nor a time-window resync; or fresh ones.
+func (d *device) usmParams(now time.Time) *gosnmp.UsmSecurityParameters {
+	if d.usm != nil {
+		sp := d.usm.Copy().(*gosnmp.UsmSecurityParameters)
+		if dt := now.Sub(d.usmAt); dt > 0 {
+			sp.AuthoritativeEngineTime += uint32(dt / time.Second)
+		}
+		return sp
+	}
+	v := d.t.V3
+	return &gosnmp.UsmSecurityParameters{
+		UserName:                 v.User,
+		AuthenticationProtocol:   v.Auth,
+		AuthenticationPassphrase: v.AuthPass.Reveal(),
+		PrivacyProtocol:          v.Priv,
+		PrivacyPassphrase:        v.PrivPass.Reveal(),
+	}
+}
+
+// keepUSM stores the USM state g learned, for the next poll of d.
+func (d *device) keepUSM(g *gosnmp.GoSNMP, now time.Time) {
+	sp, ok := g.SecurityParameters.(*gosnmp.UsmSecurityParameters)
+	if ok && sp.AuthoritativeEngineID != "" {
+		d.usm, d.usmAt = sp, now
+	}
+}
+
+// poll polls one device: its OIDs in Gets of at most MaxVarbinds.
+func (p *Poller) poll(ctx context.Context, d *device, probe bool) (pollResult, error) {
+	g := p.newSNMP(ctx, d, probe)
+	if err := g.Connect(); err != nil {
+		return pollResult{}, fmt.Errorf("connect to %s: %w", d.t.Address(), err)
+	}
+	defer g.Close()
+	res := pollResult{values: make([]spool.Value, len(d.t.Profile.DS))}
+	for i := range res.values {
+		res.values[i] = spool.Value{Name: d.t.Profile.DS[i].Name}
+	}
+	start := time.Now()
+	var err error
+	for lo := 0; lo < len(d.oids) && err == nil; lo += p.opts.MaxVarbinds {
+		hi := min(lo+p.opts.MaxVarbinds, len(d.oids))
+		err = p.get(g, d, lo, hi, &res)
+	}
+	if d.t.V3 != nil {
+		d.keepUSM(g, time.Now())
+	}
+	if err != nil {
+		return pollResult{}, err
+	}
+	res.rtt = time.Since(start)
+	for _, v := range res.values {
+		if v.Type == spool.Unknown {
+			res.unknown++
+		}
+	}
+	return res, nil
+}
+
+// get requests d.oids[lo:hi] and stores what comes back in res. An agent
+// that says tooBig gets the halves; a v1 agent's noSuchName drops the
+// named OID (left unknown) and asks again for the rest.
+func (p *Poller) get(g *gosnmp.GoSNMP, d *device, lo, hi int, res *pollResult) error {
+	idx := make([]int, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		idx = append(idx, i)
+	}
+	return p.getIndexes(g, d, idx, res)
+}
+
+func (p *Poller) getIndexes(g *gosnmp.GoSNMP, d *device, idx []int, res *pollResult) error {
+	for len(idx) > 0 {
+		oids := make([]string, len(idx))
+		for i, k := range idx {
+			oids[i] = d.oids[k]
+		}
+		pkt, err := g.Get(oids)
+		if err != nil {
+			return fmt.Errorf("get %d OIDs from %s: %w", len(oids), d.t.Address(), err)
+		}
+		switch {
+		case pkt.Error == gosnmp.NoError:
+			p.store(d, idx, pkt.Variables, res)
+			return nil
+		case pkt.Error == gosnmp.TooBig && len(idx) > 1:
+			h := len(idx) / 2
+			if err := p.getIndexes(g, d, idx[:h], res); err != nil {
+				return err
+			}
+			idx = idx[h:]
+		case pkt.Error == gosnmp.NoSuchName && pkt.ErrorIndex >= 1 && int(pkt.ErrorIndex) <= len(idx):
+			k := int(pkt.ErrorIndex) - 1
+			idx = append(idx[:k:k], idx[k+1:]...)
+		default:
+			return fmt.Errorf("get %d OIDs from %s: %w: %v at varbind %d", len(oids), d.t.Address(), errAgent, pkt.Error, pkt.ErrorIndex)
+		}
+	}
+	return nil
+}
+
+// store maps the varbinds answering d.oids[idx[i]] into res.
+func (p *Poller) store(d *device, idx []int, vars []gosnmp.SnmpPDU, res *pollResult) {
+	for i := range vars {
+		pdu := &vars[i]
+		k := -1
+		if i < len(idx) && sameOID(pdu.Name, d.oids[idx[i]]) {
+			k = idx[i]
+		} else {
+			for _, j := range idx { // an agent that reordered the varbinds
+				if sameOID(pdu.Name, d.oids[j]) {
+					k = j
+					break
+				}
+			}
+		}
+		if k < 0 {
+			continue
+		}
+		if k == d.uptimeAt {
+			res.uptime, res.hasUptime = uptimeTicks(pdu)
+		}
+		if k < len(res.values) {
+			if v, ok := mapValue(&d.t.Profile.DS[k], pdu); ok {
+				res.values[k] = v
+			}
+		}
+	}
+}
+
+func sameOID(got, want string) bool { return strings.TrimPrefix(got, ".") == want }

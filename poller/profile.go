@@ -1,0 +1,199 @@
+package poller
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// DSType is the RRD data source type of a profile's value.
+type DSType uint8
+
+// RRD data source types.
+const (
+	Gauge DSType = iota
+	Counter
+	Derive
+	Absolute
+)
+
+var dsTypeNames = [...]string{"GAUGE", "COUNTER", "DERIVE", "ABSOLUTE"}
+
+func (t DSType) String() string {
+	if int(t) < len(dsTypeNames) {
+		return dsTypeNames[t]
+	}
+	return "DSType(" + strconv.Itoa(int(t)) + ")"
+}
+
+// ParseDSType parses GAUGE, COUNTER, DERIVE or ABSOLUTE (any case).
+func ParseDSType(s string) (DSType, error) {
+	for i, n := range dsTypeNames {
+		if strings.EqualFold(s, n) {
+			return DSType(i), nil
+		}
+	}
+	return 0, fmt.Errorf("parse data source type %q: want GAUGE, COUNTER, DERIVE or ABSOLUTE", s)
+}
+
+// Integral reports whether values of this type are written as integers
+// (spool.Counter): every type but GAUGE.
+func (t DSType) Integral() bool { return t != Gauge }
+
+// DS is one value of a profile: the OID polled and the RRD data source it
+// goes to. Min and Max are NaN when unbounded (rrdtool's U).
+type DS struct {
+	Name string // RRD data source name: 1 to 19 of [A-Za-z0-9_]
+	OID  string // numeric, without a leading dot: "1.3.6.1.2.1.31.1.1.1.6.1"
+	Type DSType
+	Min  float64
+	Max  float64
+}
+
+// Profile is what is polled from a device and how it is stored: its data
+// sources in order. A Profile is immutable once built.
+type Profile struct {
+	Name string
+	DS   []DS
+}
+
+// OIDs returns the profile's OIDs in DS order.
+func (p *Profile) OIDs() []string {
+	oids := make([]string, len(p.DS))
+	for i, d := range p.DS {
+		oids[i] = d.OID
+	}
+	return oids
+}
+
+// Well-known OIDs.
+const (
+	OIDSysUpTime = "1.3.6.1.2.1.1.3.0"
+
+	oidIfHCInOctets      = "1.3.6.1.2.1.31.1.1.1.6"
+	oidIfHCInUcastPkts   = "1.3.6.1.2.1.31.1.1.1.7"
+	oidIfHCOutOctets     = "1.3.6.1.2.1.31.1.1.1.10"
+	oidIfHCOutUcastPkts  = "1.3.6.1.2.1.31.1.1.1.11"
+	maxBuiltinInterfaces = 1000
+)
+
+// IfMIBProfile returns the built-in profile "if-mib:<n>": the 64-bit IF-MIB
+// counters ifHCInOctets, ifHCOutOctets, ifHCInUcastPkts and
+// ifHCOutUcastPkts of interfaces 1..n (ifIndex), as COUNTER data sources
+// named in<i>, out<i>, inpkt<i> and outpkt<i>. n is 1..1000.
+func IfMIBProfile(n int) (*Profile, error) {
+	if n < 1 || n > maxBuiltinInterfaces {
+		return nil, fmt.Errorf("build profile if-mib:%d: interfaces must be 1..%d", n, maxBuiltinInterfaces)
+	}
+	p := &Profile{Name: "if-mib:" + strconv.Itoa(n), DS: make([]DS, 0, 4*n)}
+	cols := []struct{ prefix, oid string }{
+		{"in", oidIfHCInOctets}, {"out", oidIfHCOutOctets},
+		{"inpkt", oidIfHCInUcastPkts}, {"outpkt", oidIfHCOutUcastPkts},
+	}
+	for i := 1; i <= n; i++ {
+		for _, c := range cols {
+			p.DS = append(p.DS, DS{
+				Name: c.prefix + strconv.Itoa(i), OID: c.oid + "." + strconv.Itoa(i),
+				Type: Counter, Min: 0, Max: math.NaN(),
+			})
+		}
+	}
+	return p, nil
+}
+
+// HostProfile returns the built-in profile "host": CPU time counters, load
+// averages, memory and process counts from UCD-SNMP-MIB and
+// HOST-RESOURCES-MIB, as net-snmp's snmpd serves them.
+func HostProfile() *Profile {
+	u := math.NaN()
+	return &Profile{Name: "host", DS: []DS{
+		{"uptime", OIDSysUpTime, Gauge, 0, u},
+		{"cpu_user", "1.3.6.1.4.1.2021.11.50.0", Counter, 0, u},
+		{"cpu_system", "1.3.6.1.4.1.2021.11.52.0", Counter, 0, u},
+		{"cpu_idle", "1.3.6.1.4.1.2021.11.53.0", Counter, 0, u},
+		{"load1", "1.3.6.1.4.1.2021.10.1.5.1", Gauge, 0, u},
+		{"load5", "1.3.6.1.4.1.2021.10.1.5.2", Gauge, 0, u},
+		{"load15", "1.3.6.1.4.1.2021.10.1.5.3", Gauge, 0, u},
+		{"mem_total", "1.3.6.1.4.1.2021.4.5.0", Gauge, 0, u},
+		{"mem_avail", "1.3.6.1.4.1.2021.4.6.0", Gauge, 0, u},
+		{"mem_buffer", "1.3.6.1.4.1.2021.4.14.0", Gauge, 0, u},
+		{"mem_cached", "1.3.6.1.4.1.2021.4.15.0", Gauge, 0, u},
+		{"processes", "1.3.6.1.2.1.25.1.6.0", Gauge, 0, u},
+		{"users", "1.3.6.1.2.1.25.1.5.0", Gauge, 0, u},
+	}}
+}
+
+// Profiles is a set of profiles by name.
+type Profiles map[string]*Profile
+
+// Lookup returns the named profile: one of the set, or a built-in
+// ("host", "if-mib:<n>").
+func (ps Profiles) Lookup(name string) (*Profile, error) {
+	if p, ok := ps[name]; ok {
+		return p, nil
+	}
+	return builtinProfile(name)
+}
+
+// Names returns the names of the set, sorted.
+func (ps Profiles) Names() []string {
+	names := make([]string, 0, len(ps))
+	for n := range ps {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func builtinProfile(name string) (*Profile, error) {
+	if name == "host" {
+		return HostProfile(), nil
+	}
+	if rest, ok := strings.CutPrefix(name, "if-mib:"); ok {
+		n, err := strconv.Atoi(rest)
+		if err != nil {
+			return nil, fmt.Errorf("look up profile %q: interface count %q is not a number", name, rest)
+		}
+		return IfMIBProfile(n)
+	}
+	return nil, fmt.Errorf("look up profile %q: no such profile (built-in: host, if-mib:<n>)", name)
+}
+
+// validDSName reports whether s is a valid RRD data source name.
+func validDSName(s string) bool {
+	if len(s) == 0 || len(s) > 19 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// normalizeOID checks a numeric OID and returns it without a leading dot.
+func normalizeOID(s string) (string, error) {
+	s = strings.TrimPrefix(s, ".")
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 || len(parts) > 128 {
+		return "", fmt.Errorf("OID %q: want 2 to 128 numeric arcs", s)
+	}
+	for _, p := range parts {
+		if p == "" || len(p) > 10 {
+			return "", fmt.Errorf("OID %q: bad arc %q", s, p)
+		}
+		v, err := strconv.ParseUint(p, 10, 32)
+		if err != nil || (len(p) > 1 && p[0] == '0') {
+			return "", fmt.Errorf("OID %q: bad arc %q", s, p)
+		}
+		_ = v
+	}
+	if parts[0] != "0" && parts[0] != "1" && parts[0] != "2" {
+		return "", fmt.Errorf("OID %q: first arc must be 0, 1 or 2", s)
+	}
+	return s, nil
+}

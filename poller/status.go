@@ -1,0 +1,110 @@
+package poller
+
+import (
+	"time"
+)
+
+// DeviceStatus is what the poller knows about one device.
+type DeviceStatus struct {
+	Name    string
+	Address string
+	Profile string
+	// LastPoll is when the last poll ended, answered or not.
+	LastPoll    time.Time
+	LastSuccess time.Time
+	// LastError is the last poll's error; empty after a success.
+	LastError     string
+	LastErrorTime time.Time
+	// RTT is the duration of the last answered poll (all its Gets).
+	RTT time.Duration
+	// ConsecutiveFailures counts polls without an answer since the last
+	// success; from Options.BackoffAfter on, the device is in backoff.
+	ConsecutiveFailures int
+	// SkipCycles is the cycles the device will sit out before its next probe.
+	SkipCycles int
+	// Unknown is the unknown values of the last answered poll.
+	Unknown int
+	// Polls, Failures and Restarts count since the device was added;
+	// Restarts are polls flagged with spool.FlagDiscontinuity.
+	Polls, Failures, Restarts uint64
+}
+
+// CycleStats describe one poll cycle.
+type CycleStats struct {
+	Seq      uint64
+	Start    time.Time
+	Duration time.Duration
+	// Devices is the number of targets; every one of them is counted in
+	// exactly one of OK, Failed, Skipped and Overrun.
+	Devices int
+	OK      int // answered; an entry was written (or a write was attempted)
+	Failed  int // no answer: timeout, refused, authentication
+	Skipped int // sat this cycle out in backoff
+	Overrun int // not polled, or cut short, by the cycle deadline
+	// Values are the values written; Unknown the unknown ones among them.
+	Values, Unknown int
+	// Discontinuities are entries flagged with spool.FlagDiscontinuity.
+	Discontinuities int
+	// WriteErrors are answered polls whose entry could not be written.
+	WriteErrors int
+	// IndexDeferred are entries the Sink refused (they wait on disk for a
+	// rescan).
+	IndexDeferred int
+}
+
+// Status returns the status of the named device.
+func (p *Poller) Status(name string) (DeviceStatus, bool) {
+	p.mu.RLock()
+	d := p.byName[name]
+	p.mu.RUnlock()
+	if d == nil {
+		return DeviceStatus{}, false
+	}
+	return d.status(), true
+}
+
+// Statuses returns the status of every device, in targets order.
+func (p *Poller) Statuses() []DeviceStatus {
+	p.mu.RLock()
+	devs := p.devices
+	p.mu.RUnlock()
+	out := make([]DeviceStatus, len(devs))
+	for i, d := range devs {
+		out[i] = d.status()
+	}
+	return out
+}
+
+// LastCycle returns the stats of the last finished cycle (zero before the
+// first).
+func (p *Poller) LastCycle() CycleStats {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.last
+}
+
+func (d *device) status() DeviceStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.st
+	s.Name, s.Address, s.Profile = d.t.Name, d.t.Address(), d.t.Profile.Name
+	return s
+}
+
+// backoffSkips returns how many cycles a device sits out after its n-th
+// consecutive failure: none before after failures, then 1, 2, 4... up to
+// max.
+func backoffSkips(n, after, max int) int {
+	if n < after {
+		return 0
+	}
+	k := n - after
+	if k > 30 {
+		k = 30
+	}
+	s := 1 << k
+	if s > max {
+		s = max
+	}
+	return s
+}
