@@ -34,6 +34,10 @@ type Options struct {
 	Fsync FsyncPolicy
 	// Logger receives quarantine and clean-up messages; nil discards them.
 	Logger *slog.Logger
+	// PrecreateDirs makes Open create every level directory (for layouts
+	// of at most 65,536 leaves), so the first poll cycle of a fresh spool
+	// creates files only. Otherwise directories are created on demand.
+	PrecreateDirs bool
 }
 
 // DefaultOptions returns levels "1:2" and the fsync policy none.
@@ -104,6 +108,10 @@ func Open(opts Options) (*Spool, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := makeLevelDirs(opts.Dir, layout, opts.PrecreateDirs); err != nil {
+		lock.Close()
+		return nil, err
+	}
 	s := &Spool{
 		dir:      opts.Dir,
 		layout:   layout,
@@ -114,6 +122,35 @@ func Open(opts Options) (*Spool, error) {
 	}
 	s.noAtime.Store(true)
 	return s, nil
+}
+
+// maxPrecreatedDirs bounds the level directories Open creates up front.
+const maxPrecreatedDirs = 1 << 16
+
+// makeLevelDirs, when wanted, creates every level directory of a layout with at most
+// maxPrecreatedDirs leaves, so that the first poll cycle after a fresh start
+// creates files only (larger layouts create directories on demand).
+func makeLevelDirs(dir string, l Layout, want bool) error {
+	if !want || l.LeafDirs() > maxPrecreatedDirs {
+		return nil
+	}
+	var mk func(path string, level int) error
+	mk = func(path string, level int) error {
+		if level == l.Levels() {
+			return nil
+		}
+		for i := 0; i < 1<<(4*l.Width(level)); i++ {
+			sub := filepath.Join(path, fmt.Sprintf("%0*x", l.Width(level), i))
+			if err := os.Mkdir(sub, 0o750); err != nil && !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("create spool level directory: %w", err)
+			}
+			if err := mk(sub, level+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return mk(dir, 0)
 }
 
 func lockDir(dir string) (*os.File, error) {

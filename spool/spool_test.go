@@ -206,3 +206,21 @@ func TestParseFsyncPolicy(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenCreatesEveryLevelDirectory(t *testing.T) {
+	dir := t.TempDir()
+	opts := DefaultOptions()
+	opts.Dir, opts.Levels, opts.PrecreateDirs = dir, "1:1", true
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	leaves, _ := filepath.Glob(filepath.Join(dir, "?", "?"))
+	if len(leaves) != 256 {
+		t.Fatalf("%d leaf directories, want 256", len(leaves))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "f", "a")); err != nil {
+		t.Fatal(err)
+	}
+}
