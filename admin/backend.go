@@ -1,0 +1,132 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/spoold/spoold/loader"
+	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/shm"
+	"github.com/spoold/spoold/spool"
+)
+
+// ErrUnknownTarget is returned by Backend.Graph for a name that is not a
+// configured target; the handler answers 404.
+var ErrUnknownTarget = errors.New("unknown target")
+
+// Backend is what the admin interface needs of the daemon. Its methods are
+// called from the http.Server's goroutines, concurrently, and must be safe
+// for that.
+type Backend interface {
+	// Status returns a snapshot for /status, /metrics and the page. It is
+	// called once per request and should not block on I/O.
+	Status() Status
+	// Graph flushes target's pending entries and renders its graph. target
+	// has passed ValidTargetName; the Backend returns an error wrapping
+	// ErrUnknownTarget unless it is a configured target, and must not turn
+	// the name into a path other than through rrdwriter.RRDPath.
+	Graph(ctx context.Context, target string, o rrdwriter.GraphOptions) ([]byte, error)
+	// FlushAll writes every pending entry now (rrdwriter.Writer.FlushAll).
+	FlushAll(ctx context.Context) error
+	// SetLoaderParams makes p the running loader's parameters (and those of
+	// later rescans). p has passed p.Validate.
+	SetLoaderParams(p loader.Params) error
+}
+
+// Status is a snapshot of the daemon. The JSON form is documented on
+// MarshalJSON; field values are exactly what the packages report.
+type Status struct {
+	Version string
+	Started time.Time
+	// Now is when the snapshot was taken; zero means the time of the
+	// request (Options.Now). Uptime is Now - Started.
+	Now time.Time
+	// Settings are the effective flags, name → value, with secrets already
+	// removed or masked by the daemon.
+	Settings map[string]string
+
+	Spool spool.Stats
+	Index shm.Stats
+	// IndexOverflowed is shm.Index.Overflowed: an Add failed with ErrFull
+	// and entries wait on disk for a rescan.
+	IndexOverflowed bool
+	Loader          loader.Stats
+	// LoaderNextRescan is when the next rescan walk starts; zero if none is
+	// scheduled.
+	LoaderNextRescan time.Time
+	Writer           rrdwriter.Stats
+	WriterErrors     []rrdwriter.TargetError
+	// LastCycle is the last finished poll cycle; nil before the first.
+	LastCycle *poller.CycleStats
+	// PollInterval is the time between cycle starts (for the page).
+	PollInterval time.Duration
+	// Targets are the configured targets, in the order to show them.
+	Targets []TargetStatus
+}
+
+// Health is a target's state at a glance.
+type Health string
+
+// Health values.
+const (
+	HealthOK      Health = "ok"      // last poll answered, no write error
+	HealthFailing Health = "failing" // last poll failed, or its RRD file cannot be written
+	HealthBackoff Health = "backoff" // failing long enough to sit out cycles
+	HealthNew     Health = "new"     // not polled yet
+)
+
+// healthStates are the values of the spoold_target_health state set.
+var healthStates = []Health{HealthOK, HealthFailing, HealthBackoff, HealthNew}
+
+// TargetStatus is one configured target as the page and /status show it.
+type TargetStatus struct {
+	Name    string
+	Profile string
+	Address string
+	Health  Health
+
+	LastPoll            time.Time // zero before the first poll
+	LastSuccess         time.Time // zero before the first answer
+	LastError           string    // the last poll's error; empty after a success
+	LastErrorTime       time.Time
+	RTT                 time.Duration // of the last answered poll
+	ConsecutiveFailures int
+	SkipCycles          int // cycles to sit out before the next probe
+	Polls, Failures     uint64
+
+	// WriteError is the writer's current error for this target's RRD file
+	// (rrdwriter.TargetError.Err) and WriteErrorKind its kind; empty when
+	// the last write succeeded.
+	WriteError     string
+	WriteErrorKind string
+}
+
+// NewTargetStatus builds a target's status from the poller's view of it and
+// the writer's current error for it (nil if none). Health is backoff while
+// the device sits out cycles, failing after a failed poll or with a write
+// error, new before the first poll, and ok otherwise.
+func NewTargetStatus(d poller.DeviceStatus, we *rrdwriter.TargetError) TargetStatus {
+	t := TargetStatus{
+		Name: d.Name, Profile: d.Profile, Address: d.Address,
+		LastPoll: d.LastPoll, LastSuccess: d.LastSuccess,
+		LastError: d.LastError, LastErrorTime: d.LastErrorTime, RTT: d.RTT,
+		ConsecutiveFailures: d.ConsecutiveFailures, SkipCycles: d.SkipCycles,
+		Polls: d.Polls, Failures: d.Failures,
+	}
+	if we != nil {
+		t.WriteError, t.WriteErrorKind = we.Err, we.Kind.String()
+	}
+	switch {
+	case d.SkipCycles > 0:
+		t.Health = HealthBackoff
+	case d.ConsecutiveFailures > 0 || d.LastError != "" || we != nil:
+		t.Health = HealthFailing
+	case d.Polls == 0:
+		t.Health = HealthNew
+	default:
+		t.Health = HealthOK
+	}
+	return t
+}

@@ -1,0 +1,45 @@
+// Package admin owns spoold's admin HTTP interface: a JSON status document,
+// a Prometheus text exposition, on-demand RRD graphs, an operator's HTML page
+// that refreshes itself, and two live controls (flush everything, retune the
+// loader).
+//
+// The daemon supplies the data through the Backend interface; this package
+// only reads Backend.Status snapshots and forwards the requests it has
+// validated. Nothing taken from a URL ever becomes a file path: a graph's
+// target name is checked for syntax here (see ValidTargetName) and then only
+// looked up by the Backend among the configured targets.
+//
+// # Endpoints
+//
+//	GET  /                  HTML page: state at a glance, targets, graphs
+//	GET  /status            JSON (see Status.MarshalJSON)
+//	GET  /metrics           Prometheus text format 0.0.4, prefix spoold_
+//	GET  /graph/{target}.png?ds=&start=&end=&width=&height=
+//	POST /flush             write every pending entry now
+//	POST /loader            change loader_files, loader_sleep,
+//	                        loader_threshold, loader_cpu while it runs
+//
+// Graph parameters (all optional; see ParseGraphQuery):
+//
+//	ds      data source names, comma-separated or repeated ([A-Za-z0-9_]{1,19},
+//	        at most 32); none means every data source
+//	start   unix seconds, "now", or a negative offset from now: "-6h", "-90m",
+//	        "-2d", "-1w" (s, m, h, d, w and Go durations such as "-1h30m");
+//	        default end - 1 day
+//	end     same forms; default now
+//	width   100..2000 pixels of the drawing area, default 600
+//	height  50..1000 pixels, default 200
+//
+// GET and HEAD requests are open to whoever reaches the listener (by default
+// 127.0.0.1 only). When Options.Token is set, the POST endpoints require
+// "Authorization: Bearer <token>"; cross-origin browser POSTs are refused in
+// any case (net/http.CrossOriginProtection), so a web page the operator visits
+// cannot flush or retune the daemon.
+//
+// # Goroutines
+//
+// NewHandler starts none. A Server owns the goroutines of its http.Server:
+// one that accepts connections (started by Start, ended by Shutdown, which
+// waits for it) and one per open connection, which net/http runs and
+// Shutdown drains.
+package admin

@@ -1,0 +1,185 @@
+package admin
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/spoold/spoold/rrdwriter"
+)
+
+// Graph size bounds, in pixels of the drawing area (rrdtool graph --width,
+// --height), and the defaults used when a size is not given.
+const (
+	MinGraphWidth, MaxGraphWidth   = 100, 2000
+	MinGraphHeight, MaxGraphHeight = 50, 1000
+	DefaultGraphWidth              = 600
+	DefaultGraphHeight             = 200
+	// MaxGraphDS is the most data sources one graph request may name.
+	MaxGraphDS = 32
+	// MaxGraphSpan is the longest time range of one graph.
+	MaxGraphSpan = 20 * 366 * 24 * time.Hour
+)
+
+// ValidTargetName reports whether name may be a target name in a URL: 1 to
+// 255 bytes of valid UTF-8 without control characters, '/' or '\\', and not
+// starting with '.'. It checks syntax only (the Backend decides what is
+// configured), and is wider than the targets file's grammar so that the page
+// works for whatever names the daemon has; RRD file paths are built by
+// rrdwriter.RRDPath, never from the URL.
+func ValidTargetName(name string) bool {
+	if name == "" || len(name) > 255 || name[0] == '.' || !utf8.ValidString(name) {
+		return false
+	}
+	for _, r := range name {
+		if r == '/' || r == '\\' || unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// GraphQueryError is a bad graph request parameter; the handler answers 400
+// with its message.
+type GraphQueryError struct {
+	Param string // "ds", "start", "end", "width", "height", or the unknown name
+	Value string
+	Why   string
+}
+
+func (e *GraphQueryError) Error() string {
+	return fmt.Sprintf("bad graph parameter %s=%q: %s", e.Param, e.Value, e.Why)
+}
+
+// ParseGraphQuery turns the query of a /graph request into GraphOptions with
+// explicit Start, End, Width and Height; now is the reference of relative
+// times. See the package doc for the accepted forms; any other parameter is
+// an error.
+func ParseGraphQuery(q url.Values, now time.Time) (rrdwriter.GraphOptions, error) {
+	o := rrdwriter.GraphOptions{Width: DefaultGraphWidth, Height: DefaultGraphHeight}
+	for k, vs := range q {
+		switch k {
+		case "ds", "start", "end", "width", "height":
+			if k != "ds" && len(vs) > 1 {
+				return o, &GraphQueryError{k, strings.Join(vs, ","), "given more than once"}
+			}
+		default:
+			return o, &GraphQueryError{k, strings.Join(vs, ","), "unknown parameter (want ds, start, end, width, height)"}
+		}
+	}
+	var err error
+	if o.DS, err = parseDS(q["ds"]); err != nil {
+		return o, err
+	}
+	if o.Width, err = parseSize(q, "width", DefaultGraphWidth, MinGraphWidth, MaxGraphWidth); err != nil {
+		return o, err
+	}
+	if o.Height, err = parseSize(q, "height", DefaultGraphHeight, MinGraphHeight, MaxGraphHeight); err != nil {
+		return o, err
+	}
+	o.End = now
+	if v := q.Get("end"); v != "" {
+		if o.End, err = parseGraphTime(v, now); err != nil {
+			return o, &GraphQueryError{"end", v, err.Error()}
+		}
+	}
+	o.Start = o.End.Add(-24 * time.Hour)
+	if v := q.Get("start"); v != "" {
+		if o.Start, err = parseGraphTime(v, now); err != nil {
+			return o, &GraphQueryError{"start", v, err.Error()}
+		}
+	}
+	if !o.Start.Before(o.End) {
+		return o, &GraphQueryError{"start", q.Get("start"), "must be before end"}
+	}
+	if o.End.Sub(o.Start) > MaxGraphSpan {
+		return o, &GraphQueryError{"start", q.Get("start"), "range longer than 20 years"}
+	}
+	return o, nil
+}
+
+func parseDS(vs []string) ([]string, error) {
+	var ds []string
+	for _, v := range vs {
+		for _, name := range strings.Split(v, ",") {
+			if !validDSName(name) {
+				return nil, &GraphQueryError{"ds", name, "a data source name is 1 to 19 of A-Z a-z 0-9 _"}
+			}
+			ds = append(ds, name)
+		}
+	}
+	if len(ds) > MaxGraphDS {
+		return nil, &GraphQueryError{"ds", strings.Join(vs, ","), fmt.Sprintf("more than %d data sources", MaxGraphDS)}
+	}
+	return ds, nil
+}
+
+func validDSName(s string) bool {
+	if len(s) == 0 || len(s) > 19 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func parseSize(q url.Values, name string, def, lo, hi int) (int, error) {
+	v := q.Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, &GraphQueryError{name, v, fmt.Sprintf("want an integer from %d to %d", lo, hi)}
+	}
+	return n, nil
+}
+
+// parseGraphTime parses "now", Unix seconds, or a negative offset from now
+// ("-6h", "-2d", "-1w", "-1h30m").
+func parseGraphTime(v string, now time.Time) (time.Time, error) {
+	switch {
+	case v == "now":
+		return now, nil
+	case strings.HasPrefix(v, "-"):
+		d, err := parseOffset(v[1:])
+		if err != nil {
+			return time.Time{}, err
+		}
+		return now.Add(-d), nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 || n > 1<<40 {
+		return time.Time{}, errors.New(`want Unix seconds, "now", or a negative offset such as -6h, -2d, -1w`)
+	}
+	return time.Unix(n, 0), nil
+}
+
+func parseOffset(v string) (time.Duration, error) {
+	bad := errors.New(`want an offset such as -90s, -30m, -6h, -2d, -1w or -1h30m`)
+	if n := len(v); n >= 2 && (v[n-1] == 'd' || v[n-1] == 'w') {
+		k, err := strconv.Atoi(v[:n-1])
+		if err != nil || k <= 0 || k > 20*366 {
+			return 0, bad
+		}
+		unit := 24 * time.Hour
+		if v[n-1] == 'w' {
+			unit *= 7
+		}
+		return time.Duration(k) * unit, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 || strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+") {
+		return 0, bad
+	}
+	return d, nil
+}

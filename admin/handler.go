@@ -1,0 +1,227 @@
+package admin
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Options configure the admin handler and server.
+type Options struct {
+	// Listen is the server's TCP address. Default "127.0.0.1:8780": local
+	// only, since GETs need no token.
+	Listen string
+	// Token, when not empty, is the bearer token POST /flush and POST
+	// /loader require ("Authorization: Bearer <token>").
+	Token string
+	// Refresh is how often the HTML page reloads itself. Default 30 s;
+	// at most once per second.
+	Refresh time.Duration
+	// PageGraphs is the most targets whose graphs the HTML page shows (the
+	// first ones in Status.Targets order; every target is listed). Each
+	// graph flushes and renders on every refresh. Default 24.
+	PageGraphs int
+	// GraphTimeout bounds one graph request (flush and render). Default 30 s.
+	GraphTimeout time.Duration
+	// FlushTimeout bounds POST /flush. Default 2 minutes.
+	FlushTimeout time.Duration
+	// Logger receives failed requests; nil discards.
+	Logger *slog.Logger
+	// Now is the clock of relative graph times and uptimes; nil is time.Now.
+	Now func() time.Time
+}
+
+// DefaultOptions returns the defaults documented on Options.
+func DefaultOptions() Options {
+	return Options{
+		Listen: "127.0.0.1:8780", Refresh: 30 * time.Second, PageGraphs: 24,
+		GraphTimeout: 30 * time.Second, FlushTimeout: 2 * time.Minute,
+	}
+}
+
+// maxBodyBytes bounds the body of a POST request.
+const maxBodyBytes = 64 << 10
+
+type handler struct {
+	b     Backend
+	o     Options
+	log   *slog.Logger
+	token [sha256.Size]byte
+}
+
+// NewHandler returns the admin interface over b: the endpoints listed in the
+// package doc. Zero fields of o take their defaults (Listen is not used).
+// It starts no goroutines.
+func NewHandler(b Backend, o Options) http.Handler {
+	o = withDefaults(o)
+	h := &handler{b: b, o: o, log: o.Logger, token: sha256.Sum256([]byte(o.Token))}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", h.page)
+	mux.HandleFunc("GET /status", h.status)
+	mux.HandleFunc("GET /metrics", h.metrics)
+	mux.HandleFunc("GET /graph/{file}", h.graph)
+	mux.Handle("POST /flush", h.auth(h.flush))
+	mux.Handle("POST /loader", h.auth(h.loader))
+	cop := http.NewCrossOriginProtection()
+	return securityHeaders(cop.Handler(mux))
+}
+
+func withDefaults(o Options) Options {
+	d := DefaultOptions()
+	if o.Listen == "" {
+		o.Listen = d.Listen
+	}
+	if o.Refresh <= 0 {
+		o.Refresh = d.Refresh
+	}
+	o.Refresh = max(o.Refresh, time.Second)
+	if o.PageGraphs <= 0 {
+		o.PageGraphs = d.PageGraphs
+	}
+	if o.GraphTimeout <= 0 {
+		o.GraphTimeout = d.GraphTimeout
+	}
+	if o.FlushTimeout <= 0 {
+		o.FlushTimeout = d.FlushTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// auth requires the bearer token, if one is set, and bounds the body.
+func (h *handler) auth(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.o.Token != "" && !h.tokenOK(r.Header.Get("Authorization")) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="spoold"`)
+			httpError(w, http.StatusUnauthorized, "missing or wrong bearer token")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		next(w, r)
+	})
+}
+
+// tokenOK compares the header's token in constant time (over fixed-length
+// digests, so the token's length does not leak either).
+func (h *handler) tokenOK(header string) bool {
+	scheme, tok, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	return subtle.ConstantTimeCompare(got[:], h.token[:]) == 1
+}
+
+// snapshot returns the backend's status with Now filled in.
+func (h *handler) snapshot() Status {
+	s := h.b.Status()
+	if s.Now.IsZero() {
+		s.Now = h.o.Now()
+	}
+	return s
+}
+
+func (h *handler) status(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, h.snapshot())
+}
+
+func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
+	s := h.snapshot()
+	w.Header().Set("Content-Type", metricsContentType)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(writeMetrics(s, s.Now))
+}
+
+func (h *handler) graph(w http.ResponseWriter, r *http.Request) {
+	file := r.PathValue("file")
+	target, ok := strings.CutSuffix(file, ".png")
+	if !ok || !ValidTargetName(target) {
+		httpError(w, http.StatusNotFound, "no such graph: want /graph/<configured target>.png")
+		return
+	}
+	o, err := ParseGraphQuery(r.URL.Query(), h.o.Now())
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	o.Title = target
+	ctx, cancel := context.WithTimeout(r.Context(), h.o.GraphTimeout)
+	defer cancel()
+	png, err := h.b.Graph(ctx, target, o)
+	switch {
+	case errors.Is(err, ErrUnknownTarget):
+		httpError(w, http.StatusNotFound, "unknown target "+quote(target))
+		return
+	case err != nil && ctx.Err() != nil:
+		h.log.Warn("graph timed out", "target", target, "err", err)
+		httpError(w, http.StatusServiceUnavailable, "graph of "+quote(target)+" timed out")
+		return
+	case err != nil:
+		h.log.Error("graph failed", "target", target, "err", err)
+		httpError(w, http.StatusInternalServerError, "graph of "+quote(target)+" failed: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(png)
+}
+
+func (h *handler) flush(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), h.o.FlushTimeout)
+	defer cancel()
+	start := time.Now()
+	err := h.b.FlushAll(ctx)
+	elapsed := time.Since(start).Seconds()
+	if err != nil {
+		h.log.Error("flush failed", "err", err)
+		writeJSON(w, http.StatusInternalServerError, map[string]any{
+			"flushed": false, "error": err.Error(), "duration_seconds": elapsed})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"flushed": true, "duration_seconds": elapsed})
+}
+
+// writeJSON writes v as indented JSON with status code.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "encode JSON: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
+
+// httpError writes a plain-text error message.
+func httpError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Del("Content-Type")
+	http.Error(w, msg, code)
+}
+
+// quote quotes a name for a plain-text message.
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

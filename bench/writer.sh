@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# RRD writer benchmark (issue 3). Same machine, same run, FILES RRD files of
+# DS COUNTER data sources (profile: step 300 s, rrdwriter.DefaultRRAs), with
+# VALUES pending values per file (one hour of 5-minute polls):
+#   spoold:      spool entries on disk -> RRD files, entries removed (FlushAll,
+#                --writers 4);
+#   rrdcached:   Debian's, on a unix socket with -j journal, -t 4 threads:
+#                BATCH of UPDATEs, then FLUSHALL until STATS show all written;
+#   rrdtool_cli: one `rrdtool update` process per file on CLI_FILES files,
+#                scaled to values/s.
+# Also reports pages written back to disk per file update (/proc/vmstat
+# nr_written around a sync) for spoold and rrdcached.
+# Usage: bench/writer.sh [FILES] [CLI_FILES]   (defaults 10000 500)
+# Disk: each file is about 1.8 MB (40 DS x 5,744 rows x 8 B); the script
+# creates two sets of FILES files plus CLI_FILES, in a temp directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FILES=${1:-10000}
+CLI_FILES=${2:-500}
+DS=${DS:-40}
+VALUES=${VALUES:-12}
+export CGO_ENABLED=1
+if ! command -v rrdcached >/dev/null; then
+	apt-get install -y rrdcached >/dev/null
+fi
+RRDCACHED=$(command -v rrdcached || echo /usr/bin/rrdcached)
+WORK=$(mktemp -d /tmp/spoold-bench-writer.XXXXXX)
+CACHED_PID=""
+cleanup() {
+	if [ -n "$CACHED_PID" ]; then kill "$CACHED_PID" 2>/dev/null || true; fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+go build -o "$WORK/writerbench" ./rrdwriter/internal/writerbench
+B="$WORK/writerbench -files $FILES -ds $DS -values $VALUES"
+$B -mode create -dir "$WORK/spoold-rrd"
+$B -mode create -dir "$WORK/cached-rrd"
+"$WORK/writerbench" -mode create -files "$CLI_FILES" -ds "$DS" -dir "$WORK/cli-rrd"
+sync
+
+written() { sync; awk '$1 == "nr_written" {print $2}' /proc/vmstat; }
+
+w0=$(written)
+spoold=$($B -mode spoold -dir "$WORK/spoold-rrd" -spool "$WORK/spool" -writers 4)
+w1=$(written)
+
+mkdir -p "$WORK/journal"
+"$RRDCACHED" -g -t 4 -w 3600 -l "unix:$WORK/sock" -j "$WORK/journal" \
+	-b "$WORK/cached-rrd" -B -p "$WORK/rrdcached.pid" >"$WORK/rrdcached.log" 2>&1 &
+CACHED_PID=$!
+for _ in $(seq 100); do [ -S "$WORK/sock" ] && break; sleep 0.1; done
+w2=$(written)
+rrdcached=$($B -mode rrdcached -dir "$WORK/cached-rrd" -sock "$WORK/sock")
+w3=$(written)
+kill "$CACHED_PID"; wait "$CACHED_PID" 2>/dev/null || true; CACHED_PID=""
+
+cli=$("$WORK/writerbench" -mode cli -files "$CLI_FILES" -ds "$DS" -values "$VALUES" -dir "$WORK/cli-rrd")
+
+python3 - "$spoold" "$rrdcached" "$cli" "$w0" "$w1" "$w2" "$w3" "$FILES" <<'PY'
+import sys
+s, c, cli = (float(x) for x in sys.argv[1:4])
+w0, w1, w2, w3, files = (int(x) for x in sys.argv[4:9])
+print(f"writer: spoold={s:.0f} rrdcached={c:.0f} rrdtool_cli={cli:.0f} ratio_rrdcached={s / c:.2f}")
+print(f"pages written back per file update: spoold={(w1 - w0) / files:.1f} rrdcached={(w3 - w2) / files:.1f} "
+      f"(spoold's include its {files * 12} spool entries' directory and inode updates)")
+PY

@@ -1,0 +1,46 @@
+// Package rrdwriter owns the second stage of spoold: it takes the pending
+// entries of each target from the index (package shm), reads them from the
+// spool, writes all of a target's values into its RRD file in one librrd
+// update call, and removes the entries only after librrd accepted them. It
+// also creates RRD files from a target's Profile and draws graphs.
+//
+// # Flush policy
+//
+// Like rrdcached, a target is written WriteDelay (-w) after its oldest
+// pending entry arrived, plus a jitter of up to WriteJitter (-z) that is
+// pseudo-random per target and batch, so that the writes of targets polled
+// together spread out. At most Writers files are written at once and at most
+// WriteRate files start per second. FlushKey (before a graph) and FlushAll
+// (at shutdown) bypass delay, jitter, rate and backoff.
+//
+// # Exactly once
+//
+// The RRD file's last update time is read lazily, once per file, and cached.
+// Entries at or before it were applied before (a crash between update and
+// removal): they are removed without being applied again. librrd applies the
+// rows of one update in order and stops at the first one it rejects; the
+// writer then re-reads the last update, removes the entries that landed,
+// quarantines the rejected entry with librrd's message and retries the rest.
+// Target-level failures (permission, full disk, corrupt RRD file, profile
+// mismatch) keep every entry and back the target off exponentially; other
+// targets go on.
+//
+// # Files
+//
+// A target's RRD file is Options.Dir + RRDPath(key): bytes outside
+// [A-Za-z0-9._-] are escaped, "/" separates subdirectories only when every
+// segment is non-empty, and no segment can be "." or "..". Missing
+// directories are created.
+//
+// # Concurrency
+//
+// One goroutine per file being written, at most Writers of them, is started
+// by Run (which returns only after they finished) and by FlushAll (which
+// waits for them). FlushKey and Graph work on the caller's goroutine. A
+// per-file lock inside the process makes sure updates and graph reads of one
+// file never overlap: librrd's fcntl lock does not protect goroutines of one
+// process from each other.
+//
+// Only librrd.go calls librrd (through github.com/ziutek/rrd); everything else
+// talks to the RRD interface, so the policy is tested with a fake.
+package rrdwriter

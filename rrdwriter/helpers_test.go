@@ -1,0 +1,248 @@
+package rrdwriter
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/spoold/spoold/shm"
+	"github.com/spoold/spoold/spool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// t0 is a step boundary (a multiple of 300 s).
+const t0 = int64(1_700_000_100)
+
+// clock is a settable clock, safe for concurrent use.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+func (c *clock) Advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+	return c.t
+}
+
+type env struct {
+	t     *testing.T
+	sp    *spool.Spool
+	ix    *shm.Index
+	w     *Writer
+	clock *clock
+	dir   string // RRD files
+}
+
+// testProfile has a COUNTER "c" and a GAUGE "g", step 300 s.
+func testProfile() Profile {
+	return Profile{
+		Step: 300 * time.Second,
+		DS: []DataSource{
+			{Name: "c", Type: Counter, Heartbeat: 600 * time.Second, Min: 0, Max: nanF()},
+			{Name: "g", Type: Gauge, Heartbeat: 600 * time.Second, Min: nanF(), Max: nanF()},
+		},
+		RRAs: DefaultRRAs(300 * time.Second),
+	}
+}
+
+func newEnv(t *testing.T, r RRD, edit func(*Options)) *env {
+	t.Helper()
+	so := spool.DefaultOptions()
+	so.Dir = filepath.Join(t.TempDir(), "spool")
+	sp, err := spool.Open(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sp.Close() })
+	c := &clock{t: time.Unix(t0+3600, 0)}
+	io := shm.DefaultOptions()
+	io.Shards, io.Now = 4, c.Now
+	ix, err := shm.New(io)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.Dir = filepath.Join(t.TempDir(), "rrd")
+	o.RRD, o.Now = r, c.Now
+	o.Profile = func(string) (Profile, bool) { return testProfile(), true }
+	if edit != nil {
+		edit(&o)
+	}
+	w, err := New(sp, ix, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, sp: sp, ix: ix, w: w, clock: c, dir: o.Dir}
+}
+
+// put writes an entry into the spool and indexes it.
+func (e *env) put(key string, ts int64, flags uint8, vals ...spool.Value) spool.Ref {
+	e.t.Helper()
+	ent := spool.Entry{Key: key, Time: ts, Flags: flags, Values: vals}
+	ref, err := e.sp.Write(&ent)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.ix.Add(ref.Hash, key, ts); err != nil {
+		e.t.Fatal(err)
+	}
+	return ref
+}
+
+// putCG puts an entry with counter c and gauge g.
+func (e *env) putCG(key string, ts int64, c uint64, g float64) spool.Ref {
+	return e.put(key, ts, 0, cnt("c", c), gauge("g", g))
+}
+
+func cnt(name string, v uint64) spool.Value {
+	return spool.Value{Name: name, Type: spool.Counter, Counter: v}
+}
+func gauge(name string, v float64) spool.Value {
+	return spool.Value{Name: name, Type: spool.Gauge, Gauge: v}
+}
+
+func (e *env) exists(ref spool.Ref) bool {
+	_, err := os.Stat(e.sp.EntryPath(ref))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		e.t.Fatal(err)
+	}
+	return err == nil
+}
+
+// quarantined returns the reasons of the quarantined files.
+func (e *env) quarantined() []string {
+	e.t.Helper()
+	names, err := filepath.Glob(filepath.Join(e.sp.Dir(), spool.QuarantineDir, "*.reason"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []string
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
+func (e *env) rrdPath(key string) string { return filepath.Join(e.dir, RRDPath(key)) }
+
+// fakeRRD behaves like librrd on a map of files: rows apply in order up to
+// the first rejected one.
+type fakeRRD struct {
+	mu      sync.Mutex
+	files   map[string]*fakeFile
+	calls   int
+	failAll error                         // every call fails with it
+	reject  func(path string, r Row) bool // rows librrd would reject
+}
+
+type fakeFile struct {
+	info FileInfo
+	rows []Row
+}
+
+func newFake() *fakeRRD { return &fakeRRD{files: make(map[string]*fakeFile)} }
+
+func (f *fakeRRD) Create(path string, p Profile, start int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failAll != nil {
+		return f.failAll
+	}
+	if _, ok := f.files[path]; ok {
+		return fmt.Errorf("create rrd %s: %w", path, fs.ErrExist)
+	}
+	fi := FileInfo{Last: start, Step: p.Step}
+	for _, ds := range p.DS {
+		fi.DS = append(fi.DS, DSInfo{Name: ds.Name, Type: ds.Type})
+	}
+	f.files[path] = &fakeFile{info: fi}
+	return nil
+}
+
+func (f *fakeRRD) Info(path string) (FileInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failAll != nil {
+		return FileInfo{}, f.failAll
+	}
+	ff, ok := f.files[path]
+	if !ok {
+		return FileInfo{}, fmt.Errorf("read rrd info %s: %w", path, fs.ErrNotExist)
+	}
+	return ff.info, nil
+}
+
+func (f *fakeRRD) Update(path string, template []string, rows []Row) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.failAll != nil {
+		return f.failAll
+	}
+	ff := f.files[path]
+	for _, r := range rows {
+		if r.Time <= ff.info.Last {
+			return fmt.Errorf("%s: illegal attempt to update using time %d when last update time is %d (minimum one second step)", path, r.Time, ff.info.Last)
+		}
+		if f.reject != nil && f.reject(path, r) {
+			return fmt.Errorf("%s: not a simple unsigned integer: '%s'", path, r.Values[0])
+		}
+		ff.rows = append(ff.rows, Row{Time: r.Time, Values: append([]string(nil), r.Values...)})
+		ff.info.Last = r.Time
+	}
+	return nil
+}
+
+func (f *fakeRRD) Graph(path string, ds []string, g GraphOptions) ([]byte, error) {
+	return []byte("\x89PNG fake"), nil
+}
+
+func (f *fakeRRD) rows(path string) []Row {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if ff := f.files[path]; ff != nil {
+		return append([]Row(nil), ff.rows...)
+	}
+	return nil
+}
+
+func (f *fakeRRD) setFail(err error) {
+	f.mu.Lock()
+	f.failAll = err
+	f.mu.Unlock()
+}
+
+func (f *fakeRRD) updateCalls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+func nanF() float64 { return math.NaN() }

@@ -1,0 +1,263 @@
+// Command writerbench measures RRD write throughput for bench/writer.sh:
+// spoold's writer (spool entries on disk → RRD files, entries removed),
+// rrdcached (BATCH of UPDATEs, then FLUSHALL until STATS show every value
+// written) and one rrdtool process per file. It prints values per second.
+// It starts no goroutines beyond the writer's.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/shm"
+	"github.com/spoold/spoold/spool"
+)
+
+const start = int64(1_700_000_100)
+
+var (
+	mode    = flag.String("mode", "", "create | spoold | rrdcached | cli")
+	dir     = flag.String("dir", "", "RRD directory")
+	spoolD  = flag.String("spool", "", "spool directory (spoold)")
+	files   = flag.Int("files", 10000, "RRD files")
+	nds     = flag.Int("ds", 40, "data sources per file")
+	nvals   = flag.Int("values", 12, "pending values per file")
+	sock    = flag.String("sock", "", "rrdcached unix socket")
+	writers = flag.Int("writers", 4, "spoold --writers")
+	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the timed part (spoold)")
+)
+
+func main() {
+	flag.Parse()
+	var err error
+	switch *mode {
+	case "create":
+		err = create()
+	case "spoold":
+		err = runSpoold()
+	case "rrdcached":
+		err = runRRDCached()
+	case "cli":
+		err = runCLI()
+	default:
+		err = fmt.Errorf("unknown mode %q", *mode)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+func key(i int) string { return fmt.Sprintf("t%06d", i) }
+
+func profile() rrdwriter.Profile {
+	p := rrdwriter.Profile{Step: 300 * time.Second, RRAs: rrdwriter.DefaultRRAs(300 * time.Second)}
+	for d := range *nds {
+		p.DS = append(p.DS, rrdwriter.DataSource{Name: fmt.Sprintf("ds%02d", d), Type: rrdwriter.Counter, Heartbeat: 600 * time.Second, Min: 0, Max: nan()})
+	}
+	return p
+}
+
+func nan() float64 { var z float64; return z / z }
+
+// value is the counter of data source d of file i at poll v.
+func value(i, d, v int) uint64 { return uint64((i+d+1)*1000 + v*300*(d+1)) }
+
+func create() error {
+	r, p := rrdwriter.LibRRD(), profile()
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return err
+	}
+	for i := range *files {
+		if err := r.Create(filepath.Join(*dir, rrdwriter.RRDPath(key(i))), p, start-1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runSpoold() error {
+	so := spool.DefaultOptions()
+	so.Dir = *spoolD
+	sp, err := spool.Open(so)
+	if err != nil {
+		return err
+	}
+	defer sp.Close()
+	io := shm.DefaultOptions()
+	ix, err := shm.New(io)
+	if err != nil {
+		return err
+	}
+	if err := fill(sp, ix); err != nil {
+		return err
+	}
+	o := rrdwriter.DefaultOptions()
+	o.Dir, o.Writers = *dir, *writers
+	p := profile()
+	o.Profile = func(string) (rrdwriter.Profile, bool) { return p, true }
+	w, err := rrdwriter.New(sp, ix, o)
+	if err != nil {
+		return err
+	}
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	t := time.Now()
+	if err := w.FlushAll(context.Background()); err != nil {
+		return err
+	}
+	el := time.Since(t)
+	s := w.Stats()
+	if s.ValuesWritten != uint64(*files**nvals**nds) || s.EntriesPending != 0 {
+		return fmt.Errorf("spoold wrote %+v", s)
+	}
+	fmt.Printf("%.0f\n", float64(s.ValuesWritten)/el.Seconds())
+	return nil
+}
+
+// fill writes the entries into the spool (not timed) and indexes them.
+func fill(sp *spool.Spool, ix *shm.Index) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < *files; i += 4 {
+				for v := range *nvals {
+					e := spool.Entry{Key: key(i), Time: start + int64(v)*300}
+					for d := range *nds {
+						e.Values = append(e.Values, spool.Value{Name: fmt.Sprintf("ds%02d", d), Type: spool.Counter, Counter: value(i, d, v)})
+					}
+					ref, err := sp.Write(&e)
+					if err == nil {
+						_, err = ix.Add(ref.Hash, e.Key, e.Time)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func updateArgs(i int) []string {
+	var args []string
+	for v := range *nvals {
+		b := strconv.AppendInt(nil, start+int64(v)*300, 10)
+		for d := range *nds {
+			b = append(b, ':')
+			b = strconv.AppendUint(b, value(i, d, v), 10)
+		}
+		args = append(args, string(b))
+	}
+	return args
+}
+
+func runRRDCached() error {
+	c, err := net.Dial("unix", *sock)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	rd, wr := bufio.NewReader(c), bufio.NewWriterSize(c, 1<<20)
+	t := time.Now()
+	// BATCH answers "0 Go ahead..." at once and "<n> errors" after ".".
+	if err := command(wr, rd, "BATCH\n", nil); err != nil {
+		return err
+	}
+	for i := range *files {
+		// Paths relative to rrdcached's -b; one value per line, as collectd
+		// sends them (rrdcached's command line is bounded).
+		for _, v := range updateArgs(i) {
+			fmt.Fprintf(wr, "UPDATE %s %s\n", rrdwriter.RRDPath(key(i)), v)
+		}
+	}
+	fmt.Fprintf(wr, ".\n")
+	if err := wr.Flush(); err != nil {
+		return err
+	}
+	if line, err := rd.ReadString('\n'); err != nil || !strings.HasPrefix(line, "0 ") {
+		return fmt.Errorf("batch: %q %v", line, err)
+	}
+	t1 := time.Now()
+	want := uint64(*files * *nvals)
+	for {
+		if err := command(wr, rd, "FLUSHALL\n", nil); err != nil {
+			return err
+		}
+		stats := map[string]uint64{}
+		if err := command(wr, rd, "STATS\n", stats); err != nil {
+			return err
+		}
+		if stats["DataSetsWritten"] >= want && stats["QueueLength"] == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Printf("%.0f\n", float64(want*uint64(*nds))/time.Since(t).Seconds())
+	fmt.Fprintf(os.Stderr, "rrdcached: batch sent and journaled in %s, written %s later\n", t1.Sub(t), time.Since(t1))
+	return nil
+}
+
+// command sends cmd and reads rrdcached's answer: "N message" then N lines.
+func command(wr *bufio.Writer, rd *bufio.Reader, cmd string, stats map[string]uint64) error {
+	wr.WriteString(cmd)
+	if err := wr.Flush(); err != nil {
+		return err
+	}
+	line, err := rd.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(strings.Fields(line)[0])
+	if err != nil || n < 0 {
+		return fmt.Errorf("%s: %q", strings.TrimSpace(cmd), line)
+	}
+	for range n {
+		l, err := rd.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), ": "); ok && stats != nil {
+			stats[k], _ = strconv.ParseUint(v, 10, 64)
+		}
+	}
+	return nil
+}
+
+func runCLI() error {
+	t := time.Now()
+	for i := range *files {
+		args := append([]string{"update", filepath.Join(*dir, rrdwriter.RRDPath(key(i)))}, updateArgs(i)...)
+		if out, err := exec.Command("rrdtool", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("rrdtool update: %v: %s", err, out)
+		}
+	}
+	fmt.Printf("%.0f\n", float64(*files**nvals**nds)/time.Since(t).Seconds())
+	return nil
+}

@@ -1,0 +1,90 @@
+package rrdwriter
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Options configure a Writer.
+type Options struct {
+	// Dir holds the RRD files; see RRDPath. It is created if missing.
+	Dir string
+	// Profile returns the profile of a target, used to create its file and
+	// to check an existing file's data sources. Without a profile an
+	// existing file is still written; a missing one is an error
+	// (KindNoProfile) on that target.
+	Profile func(key string) (Profile, bool)
+	// WriteDelay is how long a target's oldest pending entry waits before
+	// the target is written (rrdcached -w, default there 300 s). Default
+	// 10 minutes: with 5-minute polls each update carries 2 to 3 values,
+	// graphs are flushed first, and the spool keeps everything durable
+	// meanwhile.
+	WriteDelay time.Duration
+	// WriteJitter adds up to this much to WriteDelay, pseudo-randomly per
+	// target and batch (rrdcached -z), so targets polled together are
+	// written at different times. Default 5 minutes.
+	WriteJitter time.Duration
+	// Writers is the number of files written at once. Default 4.
+	Writers int
+	// WriteRate caps files started per second by Run; 0 means no cap.
+	// Priority flushes are not counted.
+	WriteRate float64
+	// BackoffMin and BackoffMax bound the exponential backoff of a failing
+	// target. Defaults 10 s and 10 min.
+	BackoffMin, BackoffMax time.Duration
+	// MaxRetries bounds the update calls of one batch after librrd rejected
+	// a row (each rejection quarantines one entry). Default 16.
+	MaxRetries int
+	// Tick is how often Run looks for due targets. Default 1 s.
+	Tick time.Duration
+	// RRD is the librrd boundary; nil means LibRRD().
+	RRD RRD
+	// Logger receives failures and quarantines; nil discards.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now. It must be the index's clock.
+	Now func() time.Time
+}
+
+// DefaultOptions returns the defaults documented on Options (Dir and
+// Profile are left empty).
+func DefaultOptions() Options {
+	return Options{
+		WriteDelay:  10 * time.Minute,
+		WriteJitter: 5 * time.Minute,
+		Writers:     4,
+		BackoffMin:  10 * time.Second,
+		BackoffMax:  10 * time.Minute,
+		MaxRetries:  16,
+		Tick:        time.Second,
+	}
+}
+
+func (o *Options) check() error {
+	switch {
+	case o.Dir == "":
+		return errors.New("no rrd directory given")
+	case o.WriteDelay < 0 || o.WriteJitter < 0 || o.WriteRate < 0:
+		return fmt.Errorf("negative write delay %s, jitter %s or rate %g", o.WriteDelay, o.WriteJitter, o.WriteRate)
+	case o.Writers < 1:
+		return fmt.Errorf("writers %d, want at least 1", o.Writers)
+	case o.BackoffMin <= 0 || o.BackoffMax < o.BackoffMin:
+		return fmt.Errorf("backoff %s..%s is not a positive range", o.BackoffMin, o.BackoffMax)
+	case o.MaxRetries < 1 || o.Tick <= 0:
+		return fmt.Errorf("max retries %d and tick %s must be positive", o.MaxRetries, o.Tick)
+	}
+	if o.RRD == nil {
+		o.RRD = LibRRD()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Profile == nil {
+		o.Profile = func(string) (Profile, bool) { return Profile{}, false }
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package rrdwriter
+
+import (
+	"strings"
+
+	"github.com/spoold/spoold/spool"
+)
+
+// maxSegment bounds one escaped path segment, leaving room for ".rrd" and
+// the hash suffix under NAME_MAX (255).
+const maxSegment = 200
+
+// RRDPath returns the path of key's RRD file relative to Options.Dir. It is
+// never absolute, never contains a "." or ".." segment or a hidden name,
+// and always ends in ".rrd":
+//
+//   - bytes outside [A-Za-z0-9._-] become %XX (so '%' itself is escaped and
+//     the mapping is one-to-one);
+//   - a leading '.' of a segment and the '.' of a directory segment ending
+//     in ".rrd" become %2E, so no directory is named like an RRD file;
+//   - "/" separates subdirectories when every segment between slashes is
+//     non-empty; otherwise every "/" is escaped and the file is flat;
+//   - a segment longer than 200 bytes after escaping is cut to 200 bytes and
+//     suffixed with "~" and the key's hash in hex ('~' never appears
+//     otherwise).
+func RRDPath(key string) string {
+	segs := strings.Split(key, "/")
+	for _, s := range segs {
+		if s == "" {
+			segs = []string{key}
+			break
+		}
+	}
+	var b strings.Builder
+	for i, s := range segs {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(escapeSegment(key, s, i < len(segs)-1))
+	}
+	b.WriteString(".rrd")
+	return b.String()
+}
+
+func escapeSegment(key, seg string, isDir bool) string {
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(seg)+8)
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		dotRRD := isDir && c == '.' && i == len(seg)-4 && seg[i:] == ".rrd"
+		if safeByte(c) && !(c == '.' && i == 0) && !dotRRD {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', hex[c>>4], hex[c&0xf])
+	}
+	if len(b) > maxSegment {
+		b = append(b[:maxSegment], '~')
+		b = append(b, spool.Ref{Hash: spool.KeyHash(key)}.String()[:16]...)
+	}
+	return string(b)
+}
+
+func safeByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+}

@@ -1,0 +1,139 @@
+package rrdwriter
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// DSType is the type of an RRD data source, as rrdcreate(1) spells it.
+type DSType string
+
+// Data source types.
+const (
+	Counter  DSType = "COUNTER"
+	Derive   DSType = "DERIVE"
+	Gauge    DSType = "GAUGE"
+	Absolute DSType = "ABSOLUTE"
+)
+
+// isRate reports whether values of the type are turned into rates against
+// the previous value, so a counter discontinuity would write a spike.
+func (t DSType) isRate() bool { return t == Counter || t == Derive }
+
+// DataSource is one data source of an RRD file. Min and Max are NaN when
+// unknown ("U" in rrdcreate).
+type DataSource struct {
+	Name      string
+	Type      DSType
+	Heartbeat time.Duration
+	Min, Max  float64
+}
+
+// Profile says how to create the RRD file of a target: its step, data
+// sources and round-robin archives (full rrdcreate RRA: arguments).
+type Profile struct {
+	Step time.Duration
+	DS   []DataSource
+	RRAs []string
+}
+
+// DSNames returns the names of the profile's data sources, in order.
+func (p Profile) DSNames() []string {
+	names := make([]string, len(p.DS))
+	for i, ds := range p.DS {
+		names[i] = ds.Name
+	}
+	return names
+}
+
+// Validate reports whether librrd can create a file from the profile: a
+// whole-second step, 1 to 19 character data source names of [A-Za-z0-9_]
+// without duplicates, a known type, a heartbeat of at least a second, and
+// at least one RRA.
+func (p Profile) Validate() error {
+	if p.Step < time.Second || p.Step%time.Second != 0 {
+		return fmt.Errorf("validate profile: step %s is not a positive whole number of seconds", p.Step)
+	}
+	if len(p.DS) == 0 || len(p.RRAs) == 0 {
+		return errors.New("validate profile: need at least one data source and one RRA")
+	}
+	seen := make(map[string]bool, len(p.DS))
+	for _, ds := range p.DS {
+		if err := ds.validate(); err != nil {
+			return fmt.Errorf("validate profile: %w", err)
+		}
+		if seen[ds.Name] {
+			return fmt.Errorf("validate profile: data source %q twice", ds.Name)
+		}
+		seen[ds.Name] = true
+	}
+	return nil
+}
+
+func (ds DataSource) validate() error {
+	if !validDSName(ds.Name) {
+		return fmt.Errorf("data source name %q is not 1-19 of [A-Za-z0-9_]", ds.Name)
+	}
+	switch ds.Type {
+	case Counter, Derive, Gauge, Absolute:
+	default:
+		return fmt.Errorf("data source %s has unknown type %q", ds.Name, ds.Type)
+	}
+	if ds.Heartbeat < time.Second {
+		return fmt.Errorf("data source %s has heartbeat %s, under a second", ds.Name, ds.Heartbeat)
+	}
+	return nil
+}
+
+func validDSName(s string) bool {
+	if len(s) == 0 || len(s) > 19 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// rraSpans are the resolutions and spans of DefaultRRAs: the classic MRTG
+// archives (600 × 5 min, 700 × 30 min, 775 × 2 h, 797 × 1 day).
+var rraSpans = []struct{ res, span time.Duration }{
+	{5 * time.Minute, 600 * 5 * time.Minute},
+	{30 * time.Minute, 700 * 30 * time.Minute},
+	{2 * time.Hour, 775 * 2 * time.Hour},
+	{24 * time.Hour, 797 * 24 * time.Hour},
+}
+
+// DefaultRRAs returns the archives an rrdtool user would pick: AVERAGE and
+// MAX at 5 minutes for about 2 days, 30 minutes for about 2 weeks, 2 hours
+// for about 2 months and 1 day for about 2 years. A resolution finer than
+// step becomes one step per row. For step 300 s that is
+// RRA:AVERAGE:0.5:1:600, ...:6:700, ...:24:775, ...:288:797 and the same for
+// MAX. step must be at least a second.
+func DefaultRRAs(step time.Duration) []string {
+	if step < time.Second {
+		step = time.Second
+	}
+	var rras []string
+	for _, cf := range []string{"AVERAGE", "MAX"} {
+		for _, s := range rraSpans {
+			pdp := max(int64(s.res/step), 1)
+			rows := max(int64(s.span/(time.Duration(pdp)*step)), 1)
+			rras = append(rras, fmt.Sprintf("RRA:%s:0.5:%d:%d", cf, pdp, rows))
+		}
+	}
+	return rras
+}
+
+// formatLimit formats a Min or Max for rrdcreate: "U" for NaN.
+func formatLimit(v float64) string {
+	if math.IsNaN(v) {
+		return "U"
+	}
+	return formatFloat(v)
+}

@@ -1,0 +1,64 @@
+package rrdwriter
+
+import (
+	"math"
+	"strconv"
+	"time"
+)
+
+// RRD is the boundary to librrd. LibRRD is the real one; tests use a fake.
+// Implementations must be safe for concurrent use on different paths; the
+// writer never calls two methods on one path at once.
+type RRD interface {
+	// Create creates the RRD file at path from p, accepting updates after
+	// start (Unix seconds). It must not replace an existing file: if path
+	// exists the error wraps fs.ErrExist.
+	Create(path string, p Profile, start int64) error
+	// Info returns the file's last update time and data sources. A missing
+	// file gives an error wrapping fs.ErrNotExist.
+	Info(path string) (FileInfo, error)
+	// Update applies rows in order with template naming the data source of
+	// each value. Like librrd it may apply a prefix of rows and fail on the
+	// first one it rejects; the error then carries librrd's message.
+	Update(path string, template []string, rows []Row) error
+	// Graph renders a PNG of the file's data sources ds.
+	Graph(path string, ds []string, g GraphOptions) ([]byte, error)
+}
+
+// FileInfo describes an existing RRD file.
+type FileInfo struct {
+	Last int64         // last update, Unix seconds
+	Step time.Duration // base interval
+	DS   []DSInfo      // in the file's order
+}
+
+// DSInfo is a data source of an existing RRD file.
+type DSInfo struct {
+	Name string
+	Type DSType
+}
+
+// Row is one update: a time and one formatted value per template name
+// ("U" for unknown).
+type Row struct {
+	Time   int64
+	Values []string
+}
+
+// GraphOptions say what Graph draws. DS empty means every data source;
+// zero Start/End mean the last day; zero Width/Height mean 600×200.
+type GraphOptions struct {
+	DS            []string
+	Start, End    time.Time
+	Width, Height int
+	Title         string
+}
+
+// formatFloat formats v exactly (shortest round-trip representation); NaN
+// and ±Inf become "U": RRD cannot use them.
+func formatFloat(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "U"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}

@@ -1,0 +1,77 @@
+package rrdwriter
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/spoold/spoold/spool"
+)
+
+// counters are the writer's counters since New.
+type counters struct {
+	updateCalls, valuesWritten, entriesWritten, skipped, vanished atomic.Uint64
+	quarantined, removeErrors, creates, backoffs, flushesPriority atomic.Uint64
+	graphs                                                        atomic.Uint64
+	errors                                                        [numKinds]atomic.Uint64
+}
+
+// written counts entries whose values librrd accepted.
+func (c *counters) written(entries []spool.Entry) {
+	var values uint64
+	for i := range entries {
+		values += uint64(len(entries[i].Values))
+	}
+	c.entriesWritten.Add(uint64(len(entries)))
+	c.valuesWritten.Add(values)
+}
+
+// Stats are rrdcached's STATS and more. The queue figures come from the
+// index; the counters count since New.
+type Stats struct {
+	// QueueLength is the number of targets with entries pending or being
+	// written (rrdcached QueueLength); EntriesPending their entries.
+	QueueLength, EntriesPending int
+	// InFlight are the entries being written now; BackingOff the targets
+	// waiting for a retry; TargetsFailing the targets with a current error.
+	InFlight, BackingOff, TargetsFailing int
+	// OldestPendingAge is how long the oldest entry has been waiting.
+	OldestPendingAge time.Duration
+
+	UpdateCalls           uint64 // librrd update calls (rrdcached UpdatesWritten)
+	EntriesWritten        uint64 // entries whose values librrd accepted
+	ValuesWritten         uint64 // their values (rrdcached DataSetsWritten counts rows)
+	SkippedAlreadyApplied uint64 // entries at or before the file's last update, removed unapplied
+	Vanished              uint64 // entries already gone from the spool when read
+	Quarantined           uint64 // corrupt entries and entries librrd rejected
+	RemoveErrors          uint64 // applied entries that could not be removed
+	Creates               uint64 // RRD files created
+	Backoffs              uint64 // failed batches (each backs its target off)
+	FlushesPriority       uint64 // FlushKey calls that took a batch
+	Graphs                uint64 // graphs rendered
+	// Errors counts failed batches by kind, indexed by ErrorKind.
+	Errors [numKinds]uint64
+}
+
+// Stats returns the writer's statistics. It reads the index's Stats, which
+// visits every key.
+func (w *Writer) Stats() Stats {
+	is := w.ix.Stats()
+	c := &w.c
+	s := Stats{
+		QueueLength: is.Keys, EntriesPending: is.Entries, InFlight: is.InFlight, BackingOff: is.Backoff,
+		UpdateCalls: c.updateCalls.Load(), EntriesWritten: c.entriesWritten.Load(), ValuesWritten: c.valuesWritten.Load(),
+		SkippedAlreadyApplied: c.skipped.Load(), Vanished: c.vanished.Load(), Quarantined: c.quarantined.Load(),
+		RemoveErrors: c.removeErrors.Load(), Creates: c.creates.Load(), Backoffs: c.backoffs.Load(),
+		FlushesPriority: c.flushesPriority.Load(), Graphs: c.graphs.Load(),
+	}
+	if !is.OldestPending.IsZero() {
+		s.OldestPendingAge = w.o.Now().Sub(is.OldestPending)
+	}
+	for k := range s.Errors {
+		s.Errors[k] = c.errors[k].Load()
+	}
+	w.errMu.Lock()
+	s.TargetsFailing = len(w.errs)
+	w.errMu.Unlock()
+	return s
+}

@@ -1,0 +1,149 @@
+package rrdwriter
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+)
+
+// target is the writer's state of one RRD file. mu is the per-file lock:
+// it is held for every librrd call on the file (update, info, create,
+// graph), so they never overlap inside the process.
+type target struct {
+	mu    sync.Mutex
+	key   string
+	path  string
+	known bool           // info is loaded (or derived from a create)
+	info  FileInfo       // cached: Last moves forward with every update
+	index map[string]int // data source name → position in info.DS
+}
+
+// setInfo caches fi as the file's state.
+func (t *target) setInfo(fi FileInfo) {
+	t.info, t.known = fi, true
+	t.index = make(map[string]int, len(fi.DS))
+	for i, ds := range fi.DS {
+		t.index[ds.Name] = i
+	}
+}
+
+// template returns the file's data source names, in the file's order.
+func (t *target) template() []string {
+	names := make([]string, len(t.info.DS))
+	for i, ds := range t.info.DS {
+		names[i] = ds.Name
+	}
+	return names
+}
+
+// target returns the state of the file of (hash, key), creating it.
+func (w *Writer) target(hash uint64, key string) *target {
+	w.tmu.Lock()
+	defer w.tmu.Unlock()
+	t := w.targets[hash]
+	if t == nil {
+		t = &target{key: key, path: filepath.Join(w.o.Dir, RRDPath(key))}
+		w.targets[hash] = t
+	}
+	return t
+}
+
+// TargetError is the last failure of a target that has not been written
+// successfully since.
+type TargetError struct {
+	Key      string
+	Path     string
+	Kind     ErrorKind
+	Err      string
+	At       time.Time // when it last failed
+	Failures int       // consecutive failures
+	RetryAt  time.Time // TakeDue skips the target until then
+}
+
+// writeError is an error with its kind decided.
+type writeError struct {
+	kind ErrorKind
+	err  error
+}
+
+func (e *writeError) Error() string { return e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
+
+func kindError(k ErrorKind, err error) error { return &writeError{kind: k, err: err} }
+
+// kindOf returns the kind of a write error.
+func kindOf(err error) ErrorKind {
+	var we *writeError
+	if errors.As(err, &we) {
+		return we.kind
+	}
+	return classify(err)
+}
+
+// fail records err as the target's last error, counts it and returns when
+// the target may be retried (exponential backoff).
+func (w *Writer) fail(hash uint64, key, path string, err error) time.Time {
+	kind := kindOf(err)
+	now := w.o.Now()
+	w.c.errors[kind].Add(1)
+	w.c.backoffs.Add(1)
+	w.errMu.Lock()
+	te := w.errs[hash]
+	te.Failures++
+	te.Key, te.Path, te.Kind, te.Err, te.At = key, path, kind, err.Error(), now
+	te.RetryAt = now.Add(w.backoff(te.Failures))
+	w.errs[hash] = te
+	w.errMu.Unlock()
+	w.log.Warn("rrd write failed; target backs off", "key", key, "path", path, "kind", kind.String(),
+		"failures", te.Failures, "retry_at", te.RetryAt, "err", err)
+	return te.RetryAt
+}
+
+// succeed clears the target's last error.
+func (w *Writer) succeed(hash uint64) {
+	w.errMu.Lock()
+	delete(w.errs, hash)
+	w.errMu.Unlock()
+}
+
+// backoff returns BackoffMin × 2^(failures-1), capped at BackoffMax.
+func (w *Writer) backoff(failures int) time.Duration {
+	d := w.o.BackoffMin
+	for i := 1; i < failures && d < w.o.BackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, w.o.BackoffMax)
+}
+
+// TargetErrors returns the last error of every target failing now, by key.
+// A target's entry disappears when it is written successfully.
+func (w *Writer) TargetErrors() []TargetError {
+	w.errMu.Lock()
+	out := make([]TargetError, 0, len(w.errs))
+	for _, te := range w.errs {
+		out = append(out, te)
+	}
+	w.errMu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// checkProfile reports a KindMismatch error when the target has a profile
+// whose data source names differ from the file's.
+func (w *Writer) checkProfile(t *target) error {
+	p, ok := w.o.Profile(t.key)
+	if !ok {
+		return nil
+	}
+	want, have := p.DSNames(), t.template()
+	slices.Sort(want)
+	slices.Sort(have)
+	if !slices.Equal(want, have) {
+		return kindError(KindMismatch, fmt.Errorf("check rrd %s: data sources %v differ from profile %v; move the file away or fix the profile", t.path, have, want))
+	}
+	return nil
+}

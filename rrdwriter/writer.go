@@ -1,0 +1,290 @@
+package rrdwriter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spoold/spoold/shm"
+	"github.com/spoold/spoold/spool"
+)
+
+// Writer writes the pending entries of an index into RRD files. Create it
+// with New; it is safe for concurrent use.
+type Writer struct {
+	o   Options
+	sp  *spool.Spool
+	ix  *shm.Index
+	log *slog.Logger
+
+	tmu     sync.Mutex
+	targets map[uint64]*target
+
+	// takeMu orders taking batches from the index with registering them
+	// in inflight, so FlushKey never misses a batch being written.
+	takeMu   sync.Mutex
+	inflight map[uint64]chan struct{} // closed when the batch is Done
+	lim      limiter
+
+	errMu sync.Mutex
+	errs  map[uint64]TargetError
+
+	running atomic.Bool
+	c       counters
+}
+
+// New returns a writer of the entries indexed in ix, stored in sp, into
+// RRD files under o.Dir (created if missing). The index must use the same
+// clock as o.Now.
+func New(sp *spool.Spool, ix *shm.Index, o Options) (*Writer, error) {
+	if err := o.check(); err != nil {
+		return nil, fmt.Errorf("new rrd writer: %w", err)
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("new rrd writer: create directory: %w", err)
+	}
+	return &Writer{
+		o: o, sp: sp, ix: ix, log: o.Logger,
+		targets:  make(map[uint64]*target),
+		inflight: make(map[uint64]chan struct{}),
+		errs:     make(map[uint64]TargetError),
+		lim:      newLimiter(o.WriteRate),
+	}, nil
+}
+
+// Run writes due targets until ctx ends: every Tick, and whenever a writer
+// slot frees, it takes up to the free slots (and the rate allows) of due
+// targets and writes each on its own goroutine, at most Writers at once.
+// When ctx ends it waits for the files being written and returns nil; the
+// caller then calls FlushAll for the rest. Only one Run may run at a time.
+func (w *Writer) Run(ctx context.Context) error {
+	if !w.running.CompareAndSwap(false, true) {
+		return errors.New("run rrd writer: already running")
+	}
+	defer w.running.Store(false)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	slots := make(chan struct{}, w.o.Writers)
+	freed := make(chan struct{}, 1)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		case <-freed:
+		}
+		now := w.o.Now()
+		for _, b := range w.takeDue(now, cap(slots)-len(slots)) {
+			slots <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_ = w.apply(b) // counted and shown by fail
+				<-slots
+				select {
+				case freed <- struct{}{}:
+				default:
+				}
+			}()
+		}
+		timer.Reset(w.nextWait(now))
+	}
+}
+
+func (w *Writer) nextWait(now time.Time) time.Duration {
+	w.takeMu.Lock()
+	defer w.takeMu.Unlock()
+	if d := w.lim.wait(now); d > 0 && d < w.o.Tick {
+		return d
+	}
+	return w.o.Tick
+}
+
+// runOnce writes the targets due at now on the caller's goroutine, like
+// one round of Run, and returns how many batches it wrote. For tests.
+func (w *Writer) runOnce(now time.Time) int {
+	batches := w.takeDue(now, w.o.Writers)
+	for _, b := range batches {
+		_ = w.apply(b)
+	}
+	return len(batches)
+}
+
+// takeDue takes up to max due batches, as the rate allows, and registers
+// them in flight.
+func (w *Writer) takeDue(now time.Time, max int) []shm.Batch {
+	w.takeMu.Lock()
+	defer w.takeMu.Unlock()
+	n := w.lim.allow(now, max)
+	if n == 0 {
+		return nil
+	}
+	batches := w.ix.TakeDue(now, w.due, n, nil)
+	w.lim.spend(len(batches))
+	w.register(batches)
+	return batches
+}
+
+// register marks batches in flight; takeMu is held.
+func (w *Writer) register(batches []shm.Batch) {
+	for _, b := range batches {
+		w.inflight[b.Hash] = make(chan struct{})
+	}
+}
+
+// finish ends the in-flight state of hash (after Done).
+func (w *Writer) finish(hash uint64) {
+	w.takeMu.Lock()
+	ch := w.inflight[hash]
+	delete(w.inflight, hash)
+	w.takeMu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+}
+
+// FlushKey writes every pending entry of key now, bypassing delay, jitter,
+// rate and backoff; if a batch of key is being written it waits for it
+// first. It returns the write's error, or ctx's if ctx ends while waiting.
+// When it returns nil, every entry of key indexed before the call is in the
+// RRD file (or was settled otherwise: vanished, quarantined).
+func (w *Writer) FlushKey(ctx context.Context, key string) error {
+	hash := spool.KeyHash(key)
+	for {
+		w.takeMu.Lock()
+		if ch := w.inflight[hash]; ch != nil {
+			w.takeMu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return fmt.Errorf("flush %s: %w", key, ctx.Err())
+			}
+		}
+		b, ok := w.ix.TakeKey(hash)
+		if ok {
+			w.register([]shm.Batch{b})
+		}
+		w.takeMu.Unlock()
+		if !ok {
+			return nil
+		}
+		w.c.flushesPriority.Add(1)
+		if b.Key == "" {
+			b.Key = key
+		}
+		return w.apply(b)
+	}
+}
+
+// FlushAll writes every pending entry now, Writers files at once,
+// bypassing delay, jitter, rate and backoff (the shutdown flush). It also
+// waits for batches Run is writing. A target that fails is tried once per
+// pass and left alone once it failed; FlushAll returns when a pass finds
+// nothing new to write, or when ctx ends. Its error counts the targets that
+// failed (TargetErrors has the details).
+func (w *Writer) FlushAll(ctx context.Context) error {
+	failed := make(map[uint64]bool)
+	for {
+		if err := w.waitInflight(ctx); err != nil {
+			return err
+		}
+		batches := w.takeAll(failed)
+		if len(batches) == 0 {
+			break
+		}
+		w.applyAll(ctx, batches, failed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("flush all: %w", err)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("flush all: %d targets failed; see TargetErrors", len(failed))
+	}
+	return nil
+}
+
+// takeAll takes every pending batch; those of targets that failed in this
+// FlushAll are given back at once.
+func (w *Writer) takeAll(failed map[uint64]bool) []shm.Batch {
+	w.takeMu.Lock()
+	defer w.takeMu.Unlock()
+	all := w.ix.TakeAll(nil)
+	todo := all[:0]
+	for _, b := range all {
+		if failed[b.Hash] {
+			w.ix.Done(b.Hash, nil, w.retryAt(b.Hash))
+			continue
+		}
+		todo = append(todo, b)
+	}
+	w.register(todo)
+	return todo
+}
+
+func (w *Writer) retryAt(hash uint64) time.Time {
+	w.errMu.Lock()
+	defer w.errMu.Unlock()
+	return w.errs[hash].RetryAt
+}
+
+// applyAll writes batches with Writers goroutines and records failures.
+func (w *Writer) applyAll(ctx context.Context, batches []shm.Batch, failed map[uint64]bool) {
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		sem = make(chan struct{}, w.o.Writers)
+	)
+	for _, b := range batches {
+		if ctx.Err() != nil {
+			w.finishUntried(b)
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.apply(b); err != nil {
+				mu.Lock()
+				failed[b.Hash] = true
+				mu.Unlock()
+			}
+			<-sem
+		}()
+	}
+	wg.Wait()
+}
+
+// finishUntried gives a taken batch back untouched.
+func (w *Writer) finishUntried(b shm.Batch) {
+	w.ix.Done(b.Hash, nil, time.Time{})
+	w.finish(b.Hash)
+}
+
+// waitInflight waits until no batch is in flight, or ctx ends.
+func (w *Writer) waitInflight(ctx context.Context) error {
+	for {
+		w.takeMu.Lock()
+		var ch chan struct{}
+		for _, c := range w.inflight {
+			ch = c
+			break
+		}
+		w.takeMu.Unlock()
+		if ch == nil {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("flush all: %w", ctx.Err())
+		}
+	}
+}
