@@ -10,6 +10,6 @@ require (
 
 require (
 	github.com/gosnmp/gosnmp v1.47.0
-	github.com/ziutek/rrd v0.0.3 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
+	github.com/ziutek/rrd v0.0.3
+	go.uber.org/goleak v1.3.0
 )

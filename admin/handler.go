@@ -27,6 +27,9 @@ type Options struct {
 	// first ones in Status.Targets order; every target is listed). Each
 	// graph flushes and renders on every refresh. Default 24.
 	PageGraphs int
+	// PageGraphSpan is the time range of the page's graphs, ending now.
+	// Default 1 day; the demo, polling every few seconds, shows less.
+	PageGraphSpan time.Duration
 	// GraphTimeout bounds one graph request (flush and render). Default 30 s.
 	GraphTimeout time.Duration
 	// FlushTimeout bounds POST /flush. Default 2 minutes.
@@ -40,7 +43,7 @@ type Options struct {
 // DefaultOptions returns the defaults documented on Options.
 func DefaultOptions() Options {
 	return Options{
-		Listen: "127.0.0.1:8780", Refresh: 30 * time.Second, PageGraphs: 24,
+		Listen: "127.0.0.1:8780", Refresh: 30 * time.Second, PageGraphs: 24, PageGraphSpan: 24 * time.Hour,
 		GraphTimeout: 30 * time.Second, FlushTimeout: 2 * time.Minute,
 	}
 }
@@ -81,6 +84,9 @@ func withDefaults(o Options) Options {
 		o.Refresh = d.Refresh
 	}
 	o.Refresh = max(o.Refresh, time.Second)
+	if o.PageGraphSpan <= 0 {
+		o.PageGraphSpan = d.PageGraphSpan
+	}
 	if o.PageGraphs <= 0 {
 		o.PageGraphs = d.PageGraphs
 	}

@@ -47,7 +47,6 @@ func cspHash(s string) string {
 const (
 	pageGraphWidth   = 480
 	pageGraphHeight  = 120
-	pageGraphStart   = "-1d"
 	pageMaxErrors    = 50
 	pageMaxAttention = 50
 )
@@ -165,7 +164,7 @@ func (h *handler) pageData(s Status) pageData {
 			d.Cycle.Load = float64(c.Duration) / float64(s.PollInterval)
 		}
 	}
-	q := url.Values{"start": {pageGraphStart}, "width": {strconv.Itoa(pageGraphWidth)},
+	q := url.Values{"start": {"-" + strconv.FormatInt(int64(h.o.PageGraphSpan/time.Second), 10) + "s"}, "width": {strconv.Itoa(pageGraphWidth)},
 		"height": {strconv.Itoa(pageGraphHeight)}}
 	for _, t := range s.Targets {
 		v := targetViewOf(t, now, q)

@@ -26,7 +26,7 @@ func TestPageListsTargetsWithEscapedGraphURLs(t *testing.T) {
 	if strings.Contains(body, "<img src=x") {
 		t.Errorf("a target name reached the page unescaped")
 	}
-	if !strings.Contains(body, `src="/graph/a%20b&amp;c.png?height=120&amp;start=-1d&amp;width=480"`) {
+	if !strings.Contains(body, `src="/graph/a%20b&amp;c.png?height=120&amp;start=-86400s&amp;width=480"`) {
 		t.Errorf("graph URL of %q not escaped as expected", odd)
 	}
 	// Every target is listed, every graph URL resolves to that target.

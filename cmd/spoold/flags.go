@@ -89,5 +89,6 @@ func (v *cpuValue) Set(s string) (err error) {
 }
 
 // seconds formats a duration for JSON summaries.
-func seconds(d time.Duration) float64 { return float64(d.Round(time.Microsecond)) / float64(time.Second) }
-
+func seconds(d time.Duration) float64 {
+	return float64(d.Round(time.Microsecond)) / float64(time.Second)
+}

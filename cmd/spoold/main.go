@@ -1,6 +1,7 @@
 // Command spoold is the spoold daemon and its operator sub-commands.
 //
 //	spoold load [flags]     walk a spool as the loader would (a dry run for tuning)
+//	spoold simulate [flags] serve a simulated SNMP fleet on 127.0.0.1
 //	spoold version          print the version
 //
 // main owns flag parsing (pflag) and turns flags into each package's
@@ -30,13 +31,16 @@ const (
 )
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stderr)
-		return exitUsage
+	if len(args) == 0 || len(args[0]) > 0 && args[0][0] == '-' && args[0] != "-h" && args[0] != "--help" && args[0] != "-v" && args[0] != "--version" {
+		return runDaemon(args, stdout, stderr)
 	}
 	switch args[0] {
 	case "load":
 		return runLoad(args[1:], stdout, stderr)
+	case "demo":
+		return runDemo(args[1:], stdout, stderr)
+	case "simulate":
+		return runSimulate(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "spoold", versionString())
 		return exitOK
@@ -53,9 +57,11 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: spoold <command> [flags]
 
 commands:
+  demo      run spoold against a simulated fleet on 127.0.0.1 with its admin page
   load      walk a spool directory as the start-up loader does and print a JSON
             summary; changes nothing but quarantine (a dry run for tuning
             --loader-files, --loader-sleep, --loader-threshold, --loader-cpu)
+  simulate  serve a simulated SNMP fleet on 127.0.0.1 (for demos, tests, benchmarks)
   version   print the version
 
 Run 'spoold <command> --help' for the flags of a command.

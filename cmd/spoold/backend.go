@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spoold/spoold/admin"
+	"github.com/spoold/spoold/loader"
+	"github.com/spoold/spoold/rrdwriter"
+)
+
+// The daemon is the admin server's Backend.
+var _ admin.Backend = (*daemon)(nil)
+
+// startAdmin starts the admin HTTP server unless --admin-listen is empty.
+func (d *daemon) startAdmin() error {
+	if d.cfg.adminListen == "" {
+		return nil
+	}
+	o := admin.DefaultOptions()
+	o.Listen, o.Token, o.Logger = d.cfg.adminListen, d.cfg.adminToken, d.log.With("component", "admin")
+	if d.cfg.poller.Interval < o.Refresh {
+		o.Refresh = max(d.cfg.poller.Interval, time.Second)
+	}
+	// Show about 300 steps of the poll interval, at most a day.
+	o.PageGraphSpan = min(300*d.cfg.poller.Interval, o.PageGraphSpan)
+	s := admin.NewServer(d, o)
+	if err := s.Start(nil); err != nil {
+		return fmt.Errorf("start admin server on %s: %w", d.cfg.adminListen, err)
+	}
+	d.admin = s
+	d.log.Info("admin server listening", "url", "http://"+s.Addr()+"/")
+	return nil
+}
+
+// Status is a snapshot of every component for /status, /metrics and the page.
+func (d *daemon) Status() admin.Status {
+	werrs := d.wr.TargetErrors()
+	byKey := make(map[string]*rrdwriter.TargetError, len(werrs))
+	for i := range werrs {
+		byKey[werrs[i].Key] = &werrs[i]
+	}
+	devices := d.pl.Statuses()
+	targets := make([]admin.TargetStatus, 0, len(devices))
+	for _, dev := range devices {
+		targets = append(targets, admin.NewTargetStatus(dev, byKey[dev.Name]))
+	}
+	st := admin.Status{
+		Version: versionString(), Started: d.started, Settings: d.settings,
+		Spool: d.sp.Stats(), Index: d.ix.Stats(), IndexOverflowed: d.ix.Overflowed(),
+		Loader: d.ld.Stats(), Writer: d.wr.Stats(), WriterErrors: werrs,
+		PollInterval: d.cfg.poller.Interval, Targets: targets,
+	}
+	if c := d.pl.LastCycle(); c.Seq > 0 {
+		st.LastCycle = &c
+	}
+	return st
+}
+
+// Graph renders a configured target's graph after flushing it.
+func (d *daemon) Graph(ctx context.Context, target string, o rrdwriter.GraphOptions) ([]byte, error) {
+	if _, ok := d.fleet.get().byName[target]; !ok {
+		return nil, fmt.Errorf("graph %q: %w", target, admin.ErrUnknownTarget)
+	}
+	return d.wr.Graph(ctx, target, o)
+}
+
+// FlushAll writes everything pending now (POST /flush).
+func (d *daemon) FlushAll(ctx context.Context) error { return d.flushAll(ctx) }
+
+// SetLoaderParams changes the running loader's throttle (POST /loader).
+func (d *daemon) SetLoaderParams(p loader.Params) error {
+	if err := d.ld.SetParams(p); err != nil {
+		return err
+	}
+	d.log.Info("loader parameters changed", "loader_files", p.Files, "loader_sleep", p.Sleep,
+		"loader_threshold", p.Threshold, "loader_cpu", p.CPU)
+	return nil
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spoold/spoold/loader"
+	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/shm"
+	"github.com/spoold/spoold/spool"
+)
+
+// config is everything the daemon's flags set. Each package's part is its
+// own Options; the rest is the daemon's.
+type config struct {
+	spool  spool.Options
+	index  shm.Options
+	loader loader.Options
+	writer rrdwriter.Options
+	poller poller.Options
+
+	targetsFile    string
+	profilesFile   string
+	rescanInterval time.Duration
+
+	adminListen     string
+	adminToken      string
+	shutdownTimeout time.Duration
+	pidFile         string
+	logFormat       string
+	logLevel        string
+
+	checkOnly   bool
+	showVersion bool
+}
+
+// defaultConfig is sane for about 2,500 devices polled every 5 minutes.
+func defaultConfig() config {
+	c := config{
+		spool: spool.DefaultOptions(), index: shm.DefaultOptions(), loader: loader.DefaultOptions(),
+		writer: rrdwriter.DefaultOptions(), poller: poller.DefaultOptions(),
+		targetsFile: "/etc/spoold/targets.conf", rescanInterval: 15 * time.Minute,
+		adminListen: "127.0.0.1:8780", shutdownTimeout: 2 * time.Minute,
+		logFormat: "text", logLevel: "info",
+	}
+	c.spool.Dir = "/var/spool/spoold"
+	c.spool.PrecreateDirs = true
+	c.writer.Dir = "/var/lib/spoold/rrd"
+	return c
+}
+
+// flagGroup is a titled set of flags for --help.
+type flagGroup struct {
+	title string
+	fs    *pflag.FlagSet
+}
+
+// daemonFlags registers every daemon flag on one set and returns the groups
+// for --help.
+func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
+	group := func(title string) flagGroup {
+		return flagGroup{title, pflag.NewFlagSet(title, pflag.ContinueOnError)}
+	}
+	g := []flagGroup{group("Polling"), group("Spool and index"), group("Loader"), group("RRD writer"), group("Admin and process")}
+
+	fs := g[0].fs
+	fs.StringVar(&c.targetsFile, "targets", c.targetsFile, "targets file (docs/configuration.md); reloaded on SIGHUP")
+	fs.StringVar(&c.profilesFile, "profiles", c.profilesFile, "profiles file; empty = built-in profiles only; reloaded on SIGHUP")
+	fs.DurationVar(&c.poller.Interval, "poll-interval", c.poller.Interval, "time between poll cycle starts; also the RRD step of new files")
+	fs.IntVar(&c.poller.Concurrency, "poll-concurrency", c.poller.Concurrency, "most SNMP polls in flight (one UDP socket each)")
+	fs.DurationVar(&c.poller.Timeout, "poll-timeout", c.poller.Timeout, "wait for one SNMP response; a target's timeout= overrides it")
+	fs.IntVar(&c.poller.Retries, "poll-retries", c.poller.Retries, "resends after a timeout; a target's retries= overrides it")
+	fs.DurationVar(&c.poller.CycleTimeout, "poll-cycle-timeout", c.poller.CycleTimeout, "end a cycle after this long (0 = 90% of --poll-interval)")
+	fs.IntVar(&c.poller.MaxVarbinds, "poll-max-varbinds", c.poller.MaxVarbinds, "most OIDs in one SNMP Get")
+
+	addSpoolFlags(g[1].fs, &c.spool)
+	addIndexFlags(g[1].fs, &c.index)
+
+	addLoaderFlags(g[2].fs, &c.loader.Params)
+	g[2].fs.DurationVar(&c.rescanInterval, "rescan-interval", c.rescanInterval, "walk the spool again this often, for entries other processes dropped in or a full index left on disk (0 = never)")
+
+	fs = g[3].fs
+	fs.StringVar(&c.writer.Dir, "rrd-dir", c.writer.Dir, "directory of the RRD files")
+	fs.DurationVar(&c.writer.WriteDelay, "write-delay", c.writer.WriteDelay, "rrdcached -w: how long a target's oldest value waits before its file is written")
+	fs.DurationVar(&c.writer.WriteJitter, "write-jitter", c.writer.WriteJitter, "rrdcached -z: random extra delay per file, to spread writes")
+	fs.IntVar(&c.writer.Writers, "writers", c.writer.Writers, "RRD files written in parallel")
+	fs.Float64Var(&c.writer.WriteRate, "write-rate", c.writer.WriteRate, "most RRD files written per second (0 = no cap); graphs and shutdown bypass it")
+
+	fs = g[4].fs
+	fs.StringVar(&c.adminListen, "admin-listen", c.adminListen, "address of the admin HTTP server (status, metrics, graphs); empty = off")
+	fs.StringVar(&c.adminToken, "admin-token", c.adminToken, "bearer token required by POST /flush and POST /loader (empty = none)")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", c.shutdownTimeout, "on SIGTERM, how long to flush pending values into RRD files; the rest stays in the spool")
+	fs.StringVar(&c.pidFile, "pid-file", c.pidFile, "write the process id to this file")
+	fs.StringVar(&c.logFormat, "log-format", c.logFormat, "log format: text or json")
+	fs.StringVar(&c.logLevel, "log-level", c.logLevel, "log level: debug, info, warn or error")
+	fs.BoolVarP(&c.checkOnly, "test", "t", false, "check flags, targets and profiles, print the effective settings, and exit")
+	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
+
+	all := pflag.NewFlagSet("spoold", pflag.ContinueOnError)
+	for _, grp := range g {
+		all.AddFlagSet(grp.fs)
+	}
+	return all, g
+}
+
+func printDaemonUsage(w io.Writer, groups []flagGroup) {
+	fmt.Fprint(w, "usage: spoold [flags]          run the daemon\n       spoold <command> [flags]  see 'spoold help'\n")
+	for _, g := range groups {
+		fmt.Fprintf(w, "\n%s:\n%s", g.title, g.fs.FlagUsages())
+	}
+}
+
+// check validates what the flag types could not.
+func (c *config) check() error {
+	if err := c.loader.Params.Validate(); err != nil {
+		return fmt.Errorf("check --loader-*: %w", err)
+	}
+	checks := []struct {
+		bad  bool
+		flag string
+		msg  string
+	}{
+		{c.spool.Dir == "", "spool-dir", "must not be empty"},
+		{c.writer.Dir == "", "rrd-dir", "must not be empty"},
+		{c.targetsFile == "", "targets", "must not be empty"},
+		{c.poller.Interval < time.Second, "poll-interval", "must be at least 1s"},
+		{c.poller.Concurrency < 1, "poll-concurrency", "must be at least 1"},
+		{c.poller.Timeout <= 0, "poll-timeout", "must be positive"},
+		{c.poller.Retries < 0, "poll-retries", "must be >= 0"},
+		{c.poller.MaxVarbinds < 1, "poll-max-varbinds", "must be at least 1"},
+		{c.rescanInterval < 0, "rescan-interval", "must be >= 0"},
+		{c.writer.WriteDelay < 0, "write-delay", "must be >= 0"},
+		{c.writer.WriteJitter < 0, "write-jitter", "must be >= 0"},
+		{c.writer.Writers < 1, "writers", "must be at least 1"},
+		{c.writer.WriteRate < 0, "write-rate", "must be >= 0"},
+		{c.shutdownTimeout <= 0, "shutdown-timeout", "must be positive"},
+		{c.logFormat != "text" && c.logFormat != "json", "log-format", "must be text or json"},
+		{parseLevel(c.logLevel) == nil, "log-level", "must be debug, info, warn or error"},
+	}
+	for _, k := range checks {
+		if k.bad {
+			return fmt.Errorf("check --%s: %s", k.flag, k.msg)
+		}
+	}
+	return nil
+}
+
+func parseLevel(s string) *slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return nil
+	}
+	return &l
+}
+
+func (c *config) logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: *parseLevel(c.logLevel)}
+	if c.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// settings returns the effective value of every flag, secrets masked.
+func settings(fs *pflag.FlagSet) map[string]string {
+	m := map[string]string{}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name == "test" || f.Name == "version" {
+			return
+		}
+		v := f.Value.String()
+		if f.Name == "admin-token" && v != "" {
+			v = "(set)"
+		}
+		m[f.Name] = v
+	})
+	return m
+}
+
+func printSettings(w io.Writer, m map[string]string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "%s=%s\n", k, m[k])
+	}
+}

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spoold/spoold/loader"
+	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/shm"
+	"github.com/spoold/spoold/spool"
+)
+
+// daemon is one running spoold: poller → spool → index → writer, the loader
+// at start-up and on rescans, and the admin server. It owns the goroutines
+// of those components (started by start, ended by stop, in order).
+type daemon struct {
+	cfg      config
+	settings map[string]string
+	log      *slog.Logger
+	started  time.Time
+
+	sp    *spool.Spool
+	ix    *shm.Index
+	ld    *loader.Loader
+	wr    *rrdwriter.Writer
+	pl    *poller.Poller
+	fleet fleetHolder
+	admin adminServer
+
+	pollCancel, loadCancel, writeCancel context.CancelFunc
+	pollDone, loadDone, writeDone       chan struct{}
+	stopOnce                            sync.Once
+}
+
+// adminServer is what the daemon needs of the admin HTTP server.
+type adminServer interface {
+	Addr() string
+	Shutdown(ctx context.Context) error
+}
+
+// newDaemon opens the spool (taking its lock) and builds every component;
+// nothing runs yet.
+func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemon, error) {
+	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now()}
+	f, err := loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval)
+	if err != nil {
+		return nil, err
+	}
+	d.fleet.set(f)
+	cfg.spool.Logger = log.With("component", "spool")
+	if d.sp, err = spool.Open(cfg.spool); err != nil {
+		return nil, err
+	}
+	if err := d.build(cfg, f); err != nil {
+		d.sp.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *daemon) build(cfg config, f *fleet) error {
+	var err error
+	if d.ix, err = shm.New(cfg.index); err != nil {
+		return err
+	}
+	lo := cfg.loader
+	lo.FullErr, lo.Logger = shm.ErrFull, d.log.With("component", "loader")
+	if d.ld, err = loader.New(d.sp, d.ix, lo); err != nil {
+		return err
+	}
+	wo := cfg.writer
+	wo.Profile, wo.Logger = d.fleet.rrdProfile, d.log.With("component", "writer")
+	if d.wr, err = rrdwriter.New(d.sp, d.ix, wo); err != nil {
+		return err
+	}
+	d.pl, err = poller.New(cfg.poller, f.targets, d.sp, d.ix, d.log.With("component", "poller"))
+	return err
+}
+
+// start runs the writer, the loader (start-up walk, then rescans) and the
+// poller, each in its own goroutine.
+func (d *daemon) start() {
+	d.writeCancel, d.writeDone = d.goRun("writer", d.wr.Run)
+	d.loadCancel, d.loadDone = d.goRun("loader", d.loaderLoop)
+	d.pollCancel, d.pollDone = d.goRun("poller", d.pl.Run)
+	d.log.Info("spoold started", "version", versionString(), "targets", len(d.fleet.get().targets),
+		"spool", d.cfg.spool.Dir, "rrd_dir", d.cfg.writer.Dir, "pid", os.Getpid())
+}
+
+func (d *daemon) goRun(name string, run func(context.Context) error) (context.CancelFunc, chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			d.log.Error(name+" stopped", "err", err)
+		}
+	}()
+	return cancel, done
+}
+
+// loaderLoop walks the spool at start-up, then again every rescan interval,
+// and early when the index overflowed and has room again.
+func (d *daemon) loaderLoop(ctx context.Context) error {
+	var tick <-chan time.Time
+	if d.cfg.rescanInterval > 0 {
+		t := time.NewTicker(d.cfg.rescanInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	room := time.NewTicker(overflowCheck)
+	defer room.Stop()
+	for {
+		d.ix.ClearOverflow()
+		if _, err := d.ld.Run(ctx); err != nil {
+			return err
+		}
+		if err := d.waitRescan(ctx, tick, room.C); err != nil {
+			return err
+		}
+	}
+}
+
+// overflowCheck is how often the loader loop looks whether an index that
+// refused entries has room for them again.
+const overflowCheck = 10 * time.Second
+
+// waitRescan returns when the next walk is due: the rescan interval, or an overflowed index that the
+// writer has drained to below 90% of its capacity.
+func (d *daemon) waitRescan(ctx context.Context, tick, room <-chan time.Time) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick:
+			return nil
+		case <-room:
+			if st := d.ix.Stats(); d.ix.Overflowed() && st.Bytes < st.MaxBytes/10*9 {
+				d.log.Info("index has room again after refusing entries; rescanning the spool")
+				return nil
+			}
+		}
+	}
+}
+
+// stop ends everything in order: polling, the loader, the writer's loop,
+// then a flush of everything pending within the shutdown timeout (what is
+// not flushed stays in the spool), the admin server, and the spool lock.
+// It is safe to call twice.
+func (d *daemon) stop() error {
+	var err error
+	d.stopOnce.Do(func() { err = d.stopOrdered() })
+	return err
+}
+
+func (d *daemon) stopOrdered() error {
+	d.log.Info("stopping: polling")
+	d.pollCancel()
+	<-d.pollDone
+	d.loadCancel()
+	<-d.loadDone
+	d.writeCancel()
+	<-d.writeDone
+	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.shutdownTimeout)
+	defer cancel()
+	d.log.Info("stopping: flushing pending values", "entries", d.ix.Len(), "timeout", d.cfg.shutdownTimeout)
+	flushErr := d.wr.FlushAll(ctx)
+	if flushErr != nil {
+		d.log.Warn("flush at shutdown incomplete; the rest stays in the spool", "err", flushErr, "entries_left", d.ix.Len())
+	}
+	if d.admin != nil {
+		if err := d.admin.Shutdown(ctx); err != nil {
+			d.log.Warn("stop admin server", "err", err)
+		}
+	}
+	ws := d.wr.Stats()
+	d.log.Info("spoold stopped", "entries_left", d.ix.Len(), "values_written", ws.ValuesWritten, "update_calls", ws.UpdateCalls)
+	return d.sp.Close()
+}
+
+// reload re-reads the targets and profiles files (SIGHUP). On an error the
+// running fleet stays; nothing pending is touched either way.
+func (d *daemon) reload() {
+	f, err := loadFleet(d.cfg.targetsFile, d.cfg.profilesFile, d.cfg.poller.Interval)
+	if err == nil {
+		err = d.pl.SetTargets(f.targets)
+	}
+	if err != nil {
+		d.log.Error("reload: keeping the running targets", "err", err)
+		return
+	}
+	d.fleet.set(f)
+	d.log.Info("reloaded targets and profiles", "targets", len(f.targets))
+}
+
+// flushAll writes everything pending now (SIGUSR1, POST /flush).
+func (d *daemon) flushAll(ctx context.Context) error {
+	n := d.ix.Len()
+	err := d.wr.FlushAll(ctx)
+	d.log.Info("flushed", "entries_before", n, "entries_after", d.ix.Len(), "err", err)
+	return err
+}
+
+// runDaemon is `spoold [flags]`: it parses flags, runs until SIGTERM or
+// SIGINT, and returns the exit code.
+func runDaemon(args []string, stdout, stderr io.Writer) int {
+	cfg := defaultConfig()
+	fs, groups := daemonFlags(&cfg)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { printDaemonUsage(stderr, groups) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			printDaemonUsage(stdout, groups)
+			return exitOK
+		}
+		fmt.Fprintln(stderr, "spoold:", err)
+		return exitUsage
+	}
+	if cfg.showVersion {
+		fmt.Fprintln(stdout, "spoold", versionString())
+		return exitOK
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "spoold: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if err := cfg.check(); err != nil {
+		fmt.Fprintln(stderr, "spoold:", err)
+		return exitUsage
+	}
+	if cfg.checkOnly {
+		return checkConfig(cfg, fs, stdout, stderr)
+	}
+	return serve(cfg, settings(fs), cfg.logger(stderr))
+}
+
+// checkConfig is `spoold -t`: targets and profiles parse, settings printed.
+func checkConfig(cfg config, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
+	f, err := loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval)
+	if err != nil {
+		fmt.Fprintln(stderr, "spoold: configuration test failed:", err)
+		return exitError
+	}
+	printSettings(stdout, settings(fs))
+	fmt.Fprintf(stdout, "spoold: configuration ok: %d targets\n", len(f.targets))
+	return exitOK
+}
+
+func serve(cfg config, settings map[string]string, log *slog.Logger) int {
+	d, err := newDaemon(cfg, settings, log)
+	if err != nil {
+		log.Error("start spoold", "err", err)
+		return exitError
+	}
+	if cfg.pidFile != "" {
+		if err := os.WriteFile(cfg.pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+			log.Error("write pid file", "path", cfg.pidFile, "err", err)
+			d.sp.Close()
+			return exitError
+		}
+		defer os.Remove(cfg.pidFile)
+	}
+	if err := d.startAdmin(); err != nil {
+		log.Error("start admin server", "err", err)
+		d.sp.Close()
+		return exitError
+	}
+	d.start()
+	d.waitSignals(context.Background())
+	if err := d.stop(); err != nil {
+		log.Error("stop spoold", "err", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// waitSignals handles SIGHUP (reload) and SIGUSR1 (flush) until SIGTERM,
+// SIGINT or the end of ctx.
+func (d *daemon) waitSignals(ctx context.Context) {
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
+	defer signal.Stop(sig)
+	for {
+		var s os.Signal
+		select {
+		case <-ctx.Done():
+			return
+		case s = <-sig:
+		}
+		switch s {
+		case syscall.SIGHUP:
+			d.reload()
+		case syscall.SIGUSR1:
+			go d.flushAll(context.Background())
+		default:
+			d.log.Info("signal received, shutting down", "signal", s.String())
+			return
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrdwriter"
+)
+
+// fleet is one loaded generation of the targets and profiles files. SIGHUP
+// builds a new one and swaps it in whole; a bad file keeps the old one.
+type fleet struct {
+	targets []*poller.Target
+	byName  map[string]*poller.Target
+	step    time.Duration
+}
+
+// loadFleet reads the profiles file (if any) and the targets file.
+func loadFleet(targetsFile, profilesFile string, step time.Duration) (*fleet, error) {
+	var profiles poller.Profiles
+	if profilesFile != "" {
+		p, err := poller.LoadProfiles(profilesFile)
+		if err != nil {
+			return nil, err
+		}
+		profiles = p
+	}
+	targets, err := poller.LoadTargets(targetsFile, profiles)
+	if err != nil {
+		return nil, err
+	}
+	f := &fleet{targets: targets, byName: make(map[string]*poller.Target, len(targets)), step: step}
+	for _, t := range targets {
+		f.byName[t.Name] = t
+	}
+	return f, nil
+}
+
+// rrdProfile is the RRD layout of a target: one data source per profile
+// value, with a heartbeat of two steps, and the default RRAs.
+func (f *fleet) rrdProfile(key string) (rrdwriter.Profile, bool) {
+	t, ok := f.byName[key]
+	if !ok {
+		return rrdwriter.Profile{}, false
+	}
+	p := rrdwriter.Profile{Step: f.step, RRAs: rrdwriter.DefaultRRAs(f.step)}
+	for _, ds := range t.Profile.DS {
+		p.DS = append(p.DS, rrdwriter.DataSource{
+			Name: ds.Name, Type: rrdType(ds.Type), Heartbeat: 2 * f.step,
+			Min: ds.Min, Max: ds.Max, // NaN = U in both
+		})
+	}
+	return p, true
+}
+
+func rrdType(t poller.DSType) rrdwriter.DSType {
+	switch t {
+	case poller.Counter:
+		return rrdwriter.Counter
+	case poller.Derive:
+		return rrdwriter.Derive
+	case poller.Absolute:
+		return rrdwriter.Absolute
+	}
+	return rrdwriter.Gauge
+}
+
+// fleetHolder is the current fleet, read by the writer and the admin API
+// while SIGHUP swaps it.
+type fleetHolder struct{ p atomic.Pointer[fleet] }
+
+func (h *fleetHolder) get() *fleet  { return h.p.Load() }
+func (h *fleetHolder) set(f *fleet) { h.p.Store(f) }
+
+func (h *fleetHolder) rrdProfile(key string) (rrdwriter.Profile, bool) {
+	return h.get().rrdProfile(key)
+}
+
+func (f *fleet) String() string { return fmt.Sprintf("%d targets", len(f.targets)) }
