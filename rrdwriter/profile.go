@@ -114,12 +114,21 @@ var rraSpans = []struct{ res, span time.Duration }{
 // for about 2 months and 1 day for about 2 years. A resolution finer than
 // step becomes one step per row. For step 300 s that is
 // RRA:AVERAGE:0.5:1:600, ...:6:700, ...:24:775, ...:288:797 and the same for
-// MAX. step must be at least a second.
+// MAX. A step shorter than 5 minutes adds one AVERAGE RRA at the step's own
+// resolution first (at most 4,000 rows). step must be at least a second.
 func DefaultRRAs(step time.Duration) []string {
+	const maxFineRows = 4000
 	if step < time.Second {
 		step = time.Second
 	}
 	var rras []string
+	if step < rraSpans[0].res {
+		// Polls faster than the finest RRA: keep every step too, for
+		// about two days but at most maxFineRows rows (4,000 rows of a
+		// 10 s step is 11 hours), so fresh graphs show the raw polls.
+		rows := min(int64(rraSpans[0].span/step), maxFineRows)
+		rras = append(rras, fmt.Sprintf("RRA:AVERAGE:0.5:1:%d", rows))
+	}
 	for _, cf := range []string{"AVERAGE", "MAX"} {
 		for _, s := range rraSpans {
 			pdp := max(int64(s.res/step), 1)
