@@ -21,7 +21,7 @@ func (d *daemon) startAdmin() error {
 	o := admin.DefaultOptions()
 	o.Listen, o.Token, o.Logger = d.cfg.adminListen, d.cfg.adminToken, d.log.With("component", "admin")
 	if d.cfg.poller.Interval < o.Refresh {
-		o.Refresh = max(d.cfg.poller.Interval, time.Second)
+		o.Refresh = max(d.cfg.poller.Interval, 5*time.Second)
 	}
 	// Show about 300 steps of the poll interval, at most a day.
 	o.PageGraphSpan = min(300*d.cfg.poller.Interval, o.PageGraphSpan)

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/spoold/spoold/internal/browsertest"
+)
+
+// TestAdminPageOfARunningDaemon loads the real daemon's admin page in
+// headless Chromium once RRD files exist: every graph image renders, the
+// screenshot is a PNG; /status is JSON and /metrics is Prometheus text.
+func TestAdminPageOfARunningDaemon(t *testing.T) {
+	requireRRDTool(t)
+	bin := browsertest.Binary(t)
+	f := startFleet(t, 3)
+	dir := t.TempDir()
+	p := startDaemon(t, daemonArgs(dir, f, "--write-delay", "2s", "--write-jitter", "1s")...)
+	p.waitFor(t, "3 cycles and values written", func(st map[string]any) bool {
+		return num(st, "last_cycle", "seq") >= 3 && num(st, "writer", "values_written") > 0
+	})
+
+	dom := string(browsertest.Run(t, bin, "--virtual-time-budget=4000", "--dump-dom", p.admin+"/"))
+	loaded, failed, done, ok := browsertest.Images(dom)
+	if !ok || loaded != 3 || failed != 0 || !done {
+		t.Fatalf("graphs on the page: %d rendered, %d failed, settled %v (script ran: %v), want 3 rendered", loaded, failed, done, ok)
+	}
+	for i := range 3 {
+		if name := f.sim.Fleet().Name(i); !strings.Contains(dom, name) {
+			t.Errorf("the page does not list %s", name)
+		}
+	}
+	shot := filepath.Join(t.TempDir(), "page.png")
+	browsertest.Run(t, bin, "--screenshot="+shot, "--window-size=1280,1000", "--virtual-time-budget=4000", p.admin+"/")
+	b, err := os.ReadFile(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := png.DecodeConfig(bytes.NewReader(b)); err != nil || cfg.Width != 1280 {
+		t.Fatalf("screenshot: %v %+v", err, cfg)
+	}
+	if out := os.Getenv("SPOOLD_SCREENSHOT"); out != "" {
+		os.WriteFile(out, b, 0o644)
+	}
+
+	var st map[string]any
+	if err := json.Unmarshal(get(t, p.admin+"/status"), &st); err != nil {
+		t.Fatalf("/status is not JSON: %v", err)
+	}
+	metrics := string(get(t, p.admin+"/metrics"))
+	for _, want := range []string{"# TYPE spoold_writer_values_written_total counter", "spoold_loader_progress", `spoold_target_health{`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(metrics), "\n") {
+		if !strings.HasPrefix(line, "#") && len(strings.Fields(line)) < 2 {
+			t.Errorf("/metrics line %q is not `name value`", line)
+		}
+	}
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+}
+
+func get(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s\n%s", url, resp.Status, b)
+	}
+	return b
+}
