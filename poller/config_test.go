@@ -289,3 +289,22 @@ func FuzzParseProfiles(f *testing.F) {
 		}
 	})
 }
+
+func TestDefaultsOfTheOtherVersionAreNotInherited(t *testing.T) {
+	in := "defaults version=2c community=public profile=host\n" +
+		"a 127.0.0.1\n" +
+		"b 127.0.0.1 version=3 user=spoold auth=SHA auth-pass=12345678\n" +
+		"defaults user=ops\n" +
+		"c 127.0.0.1\n"
+	ts, err := ParseTargets(strings.NewReader(in), "t.conf", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts[0].Community.Reveal() != "public" || ts[1].V3 == nil || ts[1].Community != "" || ts[2].V3 != nil {
+		t.Fatalf("targets = %v", ts)
+	}
+	// Written on the target line itself, the wrong version's option is an error.
+	if _, err := ParseTargets(strings.NewReader("x 127.0.0.1 profile=host version=3 user=u community=c\n"), "t.conf", nil); err == nil {
+		t.Fatal("community on a v3 target line accepted")
+	}
+}

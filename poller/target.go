@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,11 +124,7 @@ func parseTargets(r io.Reader, file string, profiles Profiles, readFile func(str
 		if err != nil {
 			return nil, bad("target %s: %v", name, err)
 		}
-		for k, v := range defaults {
-			if _, set := kv[k]; !set {
-				kv[k] = v
-			}
-		}
+		inheritDefaults(kv, defaults)
 		t, err := buildTarget(name, l.fields[1], kv, profiles, cache, readFile)
 		if err != nil {
 			return nil, bad("target %s: %v", name, err)
@@ -163,6 +160,30 @@ func parseKeyValues(fields []string) (map[string]string, error) {
 		kv[k] = v
 	}
 	return kv, nil
+}
+
+// v3Keys are the options of SNMPv3 only.
+var v3Keys = []string{"user", "auth", "auth-pass", "priv", "priv-pass", "context"}
+
+// inheritDefaults fills kv with the defaults it does not set itself, except
+// those of the other SNMP version: a defaults line with community= and a
+// version=3 target (or v3 defaults and a v2c target) is a normal mixed
+// file, not an error. Options written on the target line itself are always
+// checked.
+func inheritDefaults(kv, defaults map[string]string) {
+	version, set := kv["version"]
+	if !set {
+		version = defaults["version"]
+	}
+	skip := v3Keys
+	if version == "3" {
+		skip = []string{"community"}
+	}
+	for k, v := range defaults {
+		if _, set := kv[k]; !set && !slices.Contains(skip, k) {
+			kv[k] = v
+		}
+	}
 }
 
 // printable shortens s for an error message; it is never called on a
@@ -213,7 +234,7 @@ func buildTarget(name, addr string, kv map[string]string, profiles Profiles, cac
 		if v == "1" {
 			t.Version = gosnmp.Version1
 		}
-		for _, k := range []string{"user", "auth", "auth-pass", "priv", "priv-pass", "context"} {
+		for _, k := range v3Keys {
 			if _, set := kv[k]; set {
 				return nil, fmt.Errorf("%s is for version 3 only", k)
 			}
