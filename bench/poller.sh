@@ -26,12 +26,7 @@ trap cleanup EXIT
 
 go build -o "$WORK/pollbench" ./bench/pollbench
 go build -o "$WORK/spoold" ./cmd/spoold
-# `spoold simulate` once cmd/spoold dispatches it; pollbench's copy until then.
-if "$WORK/spoold" simulate --help >/dev/null 2>&1; then
-	SIM=("$WORK/spoold" simulate)
-else
-	SIM=("$WORK/pollbench" sim)
-fi
+SIM=("$WORK/spoold" simulate)
 
 port=$((20000 + RANDOM % 20000))
 run_case() { # name dead-fraction [target timeout] [target retries]

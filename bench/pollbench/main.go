@@ -4,8 +4,6 @@
 //
 //	poller: devices=10000 ok=10000 seconds=1.23 cpu_seconds=2.01 peak_rss_mb=80
 //
-// With "sim" as its first argument it serves a simulated fleet instead
-// (simulate.Run), for when bin/spoold lacks the simulate sub-command.
 package main
 
 import (
@@ -13,22 +11,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"runtime/pprof"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/spoold/spoold/poller"
-	"github.com/spoold/spoold/simulate"
 	"github.com/spoold/spoold/spool"
 	"golang.org/x/sys/unix"
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "sim" {
-		os.Exit(sim(os.Args[2:]))
-	}
 	os.Exit(poll(os.Args[1:]))
 }
 
@@ -57,6 +49,7 @@ func poll(args []string) int {
 		return 1
 	}
 	so := spool.DefaultOptions()
+	so.PrecreateDirs = true // as the daemon does
 	so.Dir = spoolDir
 	sp, err := spool.Open(so)
 	if err != nil {
@@ -89,33 +82,4 @@ func peakRSSMB() int64 {
 	var ru unix.Rusage
 	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
 	return ru.Maxrss / 1024
-}
-
-func sim(args []string) int {
-	o := simulate.DefaultOptions()
-	var targetsOut string
-	fs := pflag.NewFlagSet("pollbench sim", pflag.ExitOnError)
-	fs.StringVar(&o.Addr, "listen", o.Addr, "address")
-	fs.IntVar(&o.Devices, "devices", o.Devices, "devices")
-	fs.IntVar(&o.Interfaces, "interfaces", o.Interfaces, "interfaces")
-	fs.Float64Var(&o.Dead, "dead", 0, "fraction of dead devices")
-	fs.StringVar(&targetsOut, "targets-out", "", "targets file to write")
-	timeout := fs.String("targets-timeout", "", "timeout= of the targets")
-	retries := fs.Int("targets-retries", -1, "retries= of the targets")
-	_ = fs.Parse(args)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := simulate.Run(ctx, o, nil, func(s *simulate.Simulator) error {
-		f, err := os.Create(targetsOut)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		return s.Fleet().WriteTargets(f, s.Addr(), fmt.Sprintf("if-mib:%d", o.Interfaces), *timeout, *retries)
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "pollbench sim:", err)
-		return 1
-	}
-	return 0
 }
