@@ -163,8 +163,11 @@ func TestConcurrentUse(t *testing.T) {
 	if len(sp.files) != 0 || st.Keys != 0 || st.Entries != 0 || st.Bytes != 0 {
 		t.Fatalf("after the run: %d files left, index %+v; want all empty", len(sp.files), st)
 	}
-	if st.Requeued == 0 || st.Duplicates == 0 {
-		t.Fatalf("the run did not exercise requeues and duplicates: %+v", st)
+	// Whether the rescanning loader re-added a still-pending entry depends
+	// on scheduling (add_test.go checks idempotence deterministically);
+	// requeues come from the injected write failures and always happen.
+	if st.Requeued == 0 {
+		t.Fatalf("the run did not exercise requeues: %+v", st)
 	}
 	t.Logf("%+v", st)
 }

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -66,11 +67,30 @@ func (f *e2eFleet) truthRate(i int, ds poller.DS) float64 {
 	return float64(v1-v0) / 100
 }
 
+// logBuf collects the child's log lines; the test reads it while the
+// reader goroutine appends.
+type logBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuf) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(line + "\n")
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // daemonProc is spoold running as a child process.
 type daemonProc struct {
 	cmd    *exec.Cmd
 	admin  string // base URL, from the start-up log
-	stderr *strings.Builder
+	stderr *logBuf
 	exited chan error
 }
 
@@ -80,7 +100,7 @@ func startDaemon(t *testing.T, args ...string) *daemonProc {
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
-	p := &daemonProc{cmd: cmd, stderr: &strings.Builder{}, exited: make(chan error, 1)}
+	p := &daemonProc{cmd: cmd, stderr: &logBuf{}, exited: make(chan error, 1)}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +109,7 @@ func startDaemon(t *testing.T, args ...string) *daemonProc {
 		sc := bufio.NewScanner(pr)
 		re := regexp.MustCompile(`msg="admin server listening".* url=(\S+)`)
 		for sc.Scan() {
-			p.stderr.WriteString(sc.Text() + "\n")
+			p.stderr.add(sc.Text())
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				url <- strings.TrimSuffix(m[1], "/")
 			}
