@@ -8,8 +8,15 @@
 #                BATCH of UPDATEs, then FLUSHALL until STATS show all written;
 #   rrdtool_cli: one `rrdtool update` process per file on CLI_FILES files,
 #                scaled to values/s.
+# Every mode starts from the same state: dirty pages written back (sync)
+# and, with COLD=1 (the default), the RRD files dropped from the page cache
+# (posix_fadvise DONTNEED), so they are read from disk as in a daemon whose
+# files do not all fit in memory. spoold's spool entries are written (and
+# synced) before that, untimed, and stay cached, as the poller wrote them
+# minutes before.
 # Also reports pages written back to disk per file update (/proc/vmstat
-# nr_written around a sync) for spoold and rrdcached.
+# nr_written around a sync of the timed part) for spoold and rrdcached;
+# nr_written counts every process, so the machine should be quiet.
 # Usage: bench/writer.sh [FILES] [CLI_FILES]   (defaults 10000 500)
 # Disk: each file is about 1.8 MB (40 DS x 5,744 rows x 8 B); the script
 # creates two sets of FILES files plus CLI_FILES, in a temp directory.
@@ -19,6 +26,9 @@ FILES=${1:-10000}
 CLI_FILES=${2:-500}
 DS=${DS:-40}
 VALUES=${VALUES:-12}
+COLD=${COLD:-1}
+COLDFLAG=""
+[ "$COLD" = 1 ] && COLDFLAG="-cold"
 export CGO_ENABLED=1
 if ! command -v rrdcached >/dev/null; then
 	apt-get install -y rrdcached >/dev/null
@@ -33,35 +43,32 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$WORK/writerbench" ./rrdwriter/internal/writerbench
-B="$WORK/writerbench -files $FILES -ds $DS -values $VALUES"
+B="$WORK/writerbench -files $FILES -ds $DS -values $VALUES $COLDFLAG"
 $B -mode create -dir "$WORK/spoold-rrd"
 $B -mode create -dir "$WORK/cached-rrd"
 "$WORK/writerbench" -mode create -files "$CLI_FILES" -ds "$DS" -dir "$WORK/cli-rrd"
 sync
 
-written() { sync; awk '$1 == "nr_written" {print $2}' /proc/vmstat; }
-
-w0=$(written)
-spoold=$($B -mode spoold -dir "$WORK/spoold-rrd" -spool "$WORK/spool" -writers 4)
-w1=$(written)
+spoold=$($B -mode spoold -dir "$WORK/spoold-rrd" -spool "$WORK/spool" -writers "${WRITERS:-4}")
 
 mkdir -p "$WORK/journal"
 "$RRDCACHED" -g -t 4 -w 3600 -l "unix:$WORK/sock" -j "$WORK/journal" \
 	-b "$WORK/cached-rrd" -B -p "$WORK/rrdcached.pid" >"$WORK/rrdcached.log" 2>&1 &
 CACHED_PID=$!
 for _ in $(seq 100); do [ -S "$WORK/sock" ] && break; sleep 0.1; done
-w2=$(written)
 rrdcached=$($B -mode rrdcached -dir "$WORK/cached-rrd" -sock "$WORK/sock")
-w3=$(written)
 kill "$CACHED_PID"; wait "$CACHED_PID" 2>/dev/null || true; CACHED_PID=""
 
-cli=$("$WORK/writerbench" -mode cli -files "$CLI_FILES" -ds "$DS" -values "$VALUES" -dir "$WORK/cli-rrd")
+cli=$($B -mode cli -files "$CLI_FILES" -dir "$WORK/cli-rrd")
 
-python3 - "$spoold" "$rrdcached" "$cli" "$w0" "$w1" "$w2" "$w3" "$FILES" <<'PY'
+read -r s s_pages <<<"$spoold"
+read -r c c_pages <<<"$rrdcached"
+python3 - "$s" "$c" "$cli" "$s_pages" "$c_pages" "$FILES" "$VALUES" "$COLD" <<'PY'
 import sys
 s, c, cli = (float(x) for x in sys.argv[1:4])
-w0, w1, w2, w3, files = (int(x) for x in sys.argv[4:9])
+sp, cp, files, values, cold = sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7], sys.argv[8]
 print(f"writer: spoold={s:.0f} rrdcached={c:.0f} rrdtool_cli={cli:.0f} ratio_rrdcached={s / c:.2f}")
-print(f"pages written back per file update: spoold={(w1 - w0) / files:.1f} rrdcached={(w3 - w2) / files:.1f} "
-      f"(spoold's include its {files * 12} spool entries' directory and inode updates)")
+print(f"pages written back per file update: spoold={sp} rrdcached={cp} "
+      f"({files} files, {values} values each, RRD files {'dropped from the page cache before each mode' if cold == '1' else 'in the page cache'}; "
+      f"spoold's include removing its entries, rrdcached's its journal)")
 PY

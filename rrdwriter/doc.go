@@ -42,5 +42,8 @@
 // process from each other.
 //
 // Only librrd.go calls librrd (through github.com/ziutek/rrd); everything else
-// talks to the RRD interface, so the policy is tested with a fake.
+// talks to the RRD interface, so the policy is tested with a fake. The last
+// update and data sources of a file are read from its header in Go
+// (rrdheader.go, one pread); librrd's rrd_info_r reads the files that reader
+// does not recognize.
 package rrdwriter

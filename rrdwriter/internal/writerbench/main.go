@@ -1,7 +1,8 @@
 // Command writerbench measures RRD write throughput for bench/writer.sh:
 // spoold's writer (spool entries on disk → RRD files, entries removed),
 // rrdcached (BATCH of UPDATEs, then FLUSHALL until STATS show every value
-// written) and one rrdtool process per file. It prints values per second.
+// written) and one rrdtool process per file. It prints values per second
+// and (spoold, rrdcached) pages written back to disk per file updated.
 // It starts no goroutines beyond the writer's.
 package main
 
@@ -10,6 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log"
 	"net"
 	"os"
@@ -19,11 +21,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
+	"golang.org/x/sys/unix"
 )
 
 const start = int64(1_700_000_100)
@@ -38,6 +42,7 @@ var (
 	sock    = flag.String("sock", "", "rrdcached unix socket")
 	writers = flag.Int("writers", 4, "spoold --writers")
 	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the timed part (spoold)")
+	cold    = flag.Bool("cold", false, "drop the RRD files from the page cache (after a sync) just before the timed part")
 )
 
 func main() {
@@ -104,6 +109,11 @@ func runSpoold() error {
 	if err := fill(sp, ix); err != nil {
 		return err
 	}
+	// The poller wrote the entries minutes before: they are on disk, not
+	// dirty pages written back during the timed part.
+	if err := settle(); err != nil {
+		return err
+	}
 	o := rrdwriter.DefaultOptions()
 	o.Dir, o.Writers = *dir, *writers
 	p := profile()
@@ -121,17 +131,77 @@ func runSpoold() error {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
+	w0 := pagesWritten()
 	t := time.Now()
 	if err := w.FlushAll(context.Background()); err != nil {
 		return err
 	}
 	el := time.Since(t)
+	pprof.StopCPUProfile()
+	pages := float64(pagesWritten()-w0) / float64(*files)
 	s := w.Stats()
 	if s.ValuesWritten != uint64(*files**nvals**nds) || s.EntriesPending != 0 {
 		return fmt.Errorf("spoold wrote %+v", s)
 	}
-	fmt.Printf("%.0f\n", float64(s.ValuesWritten)/el.Seconds())
+	if n, err := countFiles(*spoolD); err != nil || n != 0 {
+		return fmt.Errorf("spoold left %d spool entries (%v)", n, err)
+	}
+	fmt.Printf("%.0f %.1f\n", float64(s.ValuesWritten)/el.Seconds(), pages)
 	return nil
+}
+
+// settle writes every dirty page back and, with -cold, drops the RRD files
+// of -dir from the page cache (posix_fadvise DONTNEED), so the timed part
+// reads them from disk, the same for every mode; spool entries, written
+// by the poller minutes before, stay cached.
+func settle() error {
+	syscall.Sync()
+	if !*cold {
+		return nil
+	}
+	return filepath.WalkDir(*dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+			return fmt.Errorf("-cold: %s: %w", path, err)
+		}
+		return nil
+	})
+}
+
+// pagesWritten syncs and returns /proc/vmstat nr_written: pages written
+// back to disk since boot, by every process (the machine should be quiet).
+func pagesWritten() uint64 {
+	syscall.Sync()
+	b, err := os.ReadFile("/proc/vmstat")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "nr_written "); ok {
+			n, _ := strconv.ParseUint(v, 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// countFiles counts the regular files under dir but its lock file.
+func countFiles(dir string) (int, error) {
+	n := 0
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && path != filepath.Join(dir, spool.LockFile) {
+			n++
+		}
+		return err
+	})
+	return n, err
 }
 
 // fill writes the entries into the spool (not timed) and indexes them.
@@ -185,6 +255,10 @@ func runRRDCached() error {
 	}
 	defer c.Close()
 	rd, wr := bufio.NewReader(c), bufio.NewWriterSize(c, 1<<20)
+	if err := settle(); err != nil {
+		return err
+	}
+	w0 := pagesWritten()
 	t := time.Now()
 	// BATCH answers "0 Go ahead..." at once and "<n> errors" after ".".
 	if err := command(wr, rd, "BATCH\n", nil); err != nil {
@@ -219,8 +293,10 @@ func runRRDCached() error {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	fmt.Printf("%.0f\n", float64(want*uint64(*nds))/time.Since(t).Seconds())
-	fmt.Fprintf(os.Stderr, "rrdcached: batch sent and journaled in %s, written %s later\n", t1.Sub(t), time.Since(t1))
+	el := time.Since(t)
+	pages := float64(pagesWritten()-w0) / float64(*files)
+	fmt.Printf("%.0f %.1f\n", float64(want*uint64(*nds))/el.Seconds(), pages)
+	fmt.Fprintf(os.Stderr, "rrdcached: batch sent and journaled in %s, written %s later\n", t1.Sub(t), el-t1.Sub(t))
 	return nil
 }
 
@@ -251,6 +327,9 @@ func command(wr *bufio.Writer, rd *bufio.Reader, cmd string, stats map[string]ui
 }
 
 func runCLI() error {
+	if err := settle(); err != nil {
+		return err
+	}
 	t := time.Now()
 	for i := range *files {
 		args := append([]string{"update", filepath.Join(*dir, rrdwriter.RRDPath(key(i)))}, updateArgs(i)...)

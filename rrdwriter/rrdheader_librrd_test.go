@@ -1,0 +1,146 @@
+//go:build cgo
+
+package rrdwriter
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestReadHeaderMatchesLibRRD checks the Go header reader against
+// rrd_info_r and, independently, against the rrdtool command, on files
+// made by `rrdtool create` directly and by Create, before and after
+// updates.
+func TestReadHeaderMatchesLibRRD(t *testing.T) {
+	needRRDTool(t)
+	many := []string{"--step", "60"}
+	for i := range 100 { // 12 KB of ds_def: the reader needs a second pread
+		many = append(many, fmt.Sprintf("DS:d%03d:GAUGE:120:U:U", i))
+	}
+	many = append(many, "RRA:AVERAGE:0.5:1:10", "RRA:MAX:0.5:5:10")
+	for _, tc := range []struct {
+		name    string
+		args    []string // rrdtool create arguments after the path and --start
+		updates []string // rrdtool update arguments
+		version string   // rrd_version rrdtool makes of them
+	}{
+		{"counter and gauge", []string{"--step", "300", "DS:in:COUNTER:600:0:U", "DS:load:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:10"},
+			[]string{"1700000300:100:0.5", "1700000601:400:1.25"}, "0003"},
+		{"every type", []string{"DS:c:COUNTER:600:0:U", "DS:d:DERIVE:600:U:U", "DS:a:ABSOLUTE:600:U:U", "DS:g:GAUGE:600:U:U",
+			"DS:sum:COMPUTE:c,d,+", "RRA:AVERAGE:0.5:1:10", "RRA:LAST:0.5:1:10"}, []string{"--template", "g:c", "1700000300.25:1:2"}, "0003"},
+		{"dcounter (version 5)", []string{"DS:x:DCOUNTER:600:U:U", "DS:y:DDERIVE:600:U:U", "RRA:AVERAGE:0.5:1:10"},
+			[]string{"1700000300:1.5:2.5"}, "0005"},
+		{"holt-winters (version 4)", []string{"DS:x:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:100", "RRA:MHWPREDICT:100:0.1:0.0035:20"},
+			[]string{"1700000300:1", "1700000600:2"}, "0004"},
+		{"100 data sources", many, []string{"1700000060:" + strings.TrimSuffix(strings.Repeat("1:", 100), ":")}, "0003"},
+		{"never updated", []string{"DS:x:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:10"}, nil, "0003"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "f.rrd")
+			rrdtool(t, append([]string{"create", path, "--start", "1700000000"}, tc.args...)...)
+			checkHeader(t, path)
+			if v := fmt.Sprintf("rrd_version = %q\n", tc.version); !strings.Contains(rrdtool(t, "info", path), v) {
+				t.Fatalf("rrdtool info lacks %s", v)
+			}
+			if len(tc.updates) > 0 {
+				rrdtool(t, append([]string{"update", path}, tc.updates...)...)
+				checkHeader(t, path)
+			}
+		})
+	}
+	t.Run("Create", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "f.rrd")
+		if err := LibRRD().Create(path, testProfile(), t0); err != nil {
+			t.Fatal(err)
+		}
+		checkHeader(t, path)
+		if err := LibRRD().Update(path, []string{"g", "c"}, []Row{{t0 + 300, []string{"1", "2"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if fi := checkHeader(t, path); fi.Last != t0+300 || len(fi.DS) != 2 || fi.DS[0] != (DSInfo{"c", Counter}) {
+			t.Fatalf("header %+v", fi)
+		}
+	})
+}
+
+// checkHeader compares readHeader with rrd_info_r and `rrdtool last` and
+// `rrdtool info`, and returns what it read.
+func checkHeader(t *testing.T, path string) FileInfo {
+	t.Helper()
+	got, err := readHeader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := librrdInfo(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Go reader %+v, rrd_info_r %+v", got, want)
+	}
+	last, err := strconv.ParseInt(strings.TrimSpace(rrdtool(t, "last", path)), 10, 64)
+	if err != nil || last != got.Last {
+		t.Fatalf("rrdtool last %d (%v), Go reader %d", last, err, got.Last)
+	}
+	info := rrdtool(t, "info", path)
+	for i, ds := range got.DS {
+		for _, s := range []string{fmt.Sprintf("ds[%s].index = %d\n", ds.Name, i), fmt.Sprintf("ds[%s].type = %q\n", ds.Name, ds.Type)} {
+			if !strings.Contains(info, s) {
+				t.Fatalf("rrdtool info lacks %q", s)
+			}
+		}
+	}
+	if s := fmt.Sprintf("step = %d\n", int64(got.Step.Seconds())); !strings.Contains(info, s) {
+		t.Fatalf("rrdtool info lacks %q", s)
+	}
+	return got
+}
+
+// TestInfoFallsBackToLibRRD: what the Go reader does not recognize goes to
+// rrd_info_r, which gives librrd's verdict.
+func TestInfoFallsBackToLibRRD(t *testing.T) {
+	needRRDTool(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.rrd")
+	if err := LibRRD().Create(good, testProfile(), t0); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"garbage", []byte("this is not an RRD file at all, just some text that is long enough\n")},
+		{"truncated header", b[:300]},
+		{"other architecture", append(append(append([]byte(nil), b[:16]...), 0, 0, 0, 0, 0, 0, 0, 0), b[24:]...)},
+		{"empty", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name+".rrd")
+			if err := os.WriteFile(path, tc.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := readHeader(path); !errors.Is(err, errHeaderUnknown) {
+				t.Fatalf("Go reader: %v, want errHeaderUnknown", err)
+			}
+			_, err := LibRRD().Info(path)
+			// ensureFile maps a failed header read to KindCorrupt with orCorrupt.
+			if err == nil || orCorrupt(classify(err)) != KindCorrupt || !strings.Contains(err.Error(), path) {
+				t.Fatalf("Info: %v (kind %s), want librrd's corrupt-file error", err, classify(err))
+			}
+		})
+	}
+	if _, err := LibRRD().Info(filepath.Join(dir, "missing.rrd")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+}
