@@ -218,7 +218,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	cfg := defaultConfig()
 	fs, groups := daemonFlags(&cfg)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { printDaemonUsage(stderr, groups) }
+	fs.Usage = func() {} // printed below, once, on --help
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			printDaemonUsage(stdout, groups)

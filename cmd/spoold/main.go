@@ -37,6 +37,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "load":
 		return runLoad(args[1:], stdout, stderr)
+	case "doctor":
+		return runDoctor(args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(args[1:], stdout, stderr)
 	case "simulate":
@@ -46,6 +48,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "help", "-h", "--help":
 		usage(stdout)
+		cfg := defaultConfig()
+		_, groups := daemonFlags(&cfg)
+		printDaemonUsage(stdout, groups)
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "spoold: unknown command %q\n", args[0])
@@ -57,6 +62,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: spoold <command> [flags]
 
 commands:
+  doctor    check read-ahead, mount options, space, limits, loader time and the cost of one RRD update
   demo      run spoold against a simulated fleet on 127.0.0.1 with its admin page
   load      walk a spool directory as the start-up loader does and print a JSON
             summary; changes nothing but quarantine (a dry run for tuning

@@ -1,0 +1,12 @@
+// Package diskstat reads the kernel's block-device and per-task I/O
+// counters: it finds the block device behind a directory (and the disk
+// that owns a partition, for its queue settings such as read_ahead_kb),
+// parses /proc/diskstats and computes from two samples what `iostat -x`
+// shows (reads/s, writes/s, r_await, w_await, %util), and parses
+// /proc/self/io, /proc/thread-self/io and /proc/vmstat.
+//
+// Parsers take an io.Reader or a string so they are tested from fixtures;
+// the Read* functions open the real files. Package diskstat starts no
+// goroutines and keeps no state: a caller that samples periodically keeps
+// the previous Sample itself.
+package diskstat

@@ -1,0 +1,49 @@
+package doctor
+
+import (
+	"time"
+
+	"github.com/spoold/spoold/loader"
+	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/spool"
+)
+
+// Options say what to examine, with the daemon's settings to weigh it by.
+type Options struct {
+	// SpoolDir and RRDDir are the daemon's --spool-dir and --rrd-dir. A
+	// directory that does not exist yet is examined through its nearest
+	// existing parent.
+	SpoolDir, RRDDir string
+	// Levels is the spool layout (--levels), used to count entries.
+	Levels string
+	// Loader are the loader settings whose load time is estimated.
+	Loader loader.Params
+	// PollConcurrency and Writers are the open files the daemon needs at
+	// once (one UDP socket per poll, an RRD file and a spool entry per
+	// writer), checked against RLIMIT_NOFILE.
+	PollConcurrency, Writers int
+	// RRD creates and updates the sample file of the measurement; nil skips
+	// the measurement.
+	RRD rrdwriter.RRD
+	// LoadTimeLimit is the implied loader time above which the spool
+	// finding warns. Default 5 minutes, one poll cycle.
+	LoadTimeLimit time.Duration
+	// MountinfoPath is read for mount options; default /proc/self/mountinfo.
+	MountinfoPath string
+}
+
+// DefaultOptions returns the daemon's defaults and the real librrd.
+func DefaultOptions() Options {
+	return Options{
+		SpoolDir:        "/var/spool/spoold",
+		RRDDir:          "/var/lib/spoold/rrd",
+		Levels:          spool.DefaultOptions().Levels,
+		Loader:          loader.DefaultParams(),
+		PollConcurrency: poller.DefaultOptions().Concurrency,
+		Writers:         rrdwriter.DefaultOptions().Writers,
+		RRD:             rrdwriter.LibRRD(),
+		LoadTimeLimit:   5 * time.Minute,
+		MountinfoPath:   "/proc/self/mountinfo",
+	}
+}
