@@ -3,6 +3,7 @@ package admin
 import (
 	"errors"
 	"fmt"
+	"github.com/spoold/spoold/spool"
 	"net/url"
 	"strconv"
 	"strings"
@@ -107,7 +108,7 @@ func parseDS(vs []string) ([]string, error) {
 	var ds []string
 	for _, v := range vs {
 		for _, name := range strings.Split(v, ",") {
-			if !validDSName(name) {
+			if !spool.ValidDSName(name) {
 				return nil, &GraphQueryError{"ds", name, "a data source name is 1 to 19 of A-Z a-z 0-9 _"}
 			}
 			ds = append(ds, name)
@@ -117,19 +118,6 @@ func parseDS(vs []string) ([]string, error) {
 		return nil, &GraphQueryError{"ds", strings.Join(vs, ","), fmt.Sprintf("more than %d data sources", MaxGraphDS)}
 	}
 	return ds, nil
-}
-
-func validDSName(s string) bool {
-	if len(s) == 0 || len(s) > 19 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 func parseSize(q url.Values, name string, def, lo, hi int) (int, error) {

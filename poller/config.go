@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/spoold/spoold/spool"
 	"io"
 	"os"
 	"strings"
@@ -158,7 +159,7 @@ func parseDS(f []string) (DS, error) {
 		return DS{}, errors.New("want \"ds <ds-name> <oid> <TYPE> [min [max]]\"")
 	}
 	d := DS{Name: f[0], Min: nan(), Max: nan()}
-	if !validDSName(d.Name) {
+	if !spool.ValidDSName(d.Name) {
 		return DS{}, fmt.Errorf("data source name %q: want 1 to 19 of [A-Za-z0-9_]", d.Name)
 	}
 	var err error

@@ -3,6 +3,7 @@ package poller
 import (
 	"errors"
 	"fmt"
+	"github.com/spoold/spoold/spool"
 	"math"
 	"os"
 	"path/filepath"
@@ -214,7 +215,7 @@ func TestBuiltinProfiles(t *testing.T) {
 		}
 		seen := map[string]bool{}
 		for _, d := range p.DS {
-			if !validDSName(d.Name) || seen[d.Name] || seen[d.OID] {
+			if !spool.ValidDSName(d.Name) || seen[d.Name] || seen[d.OID] {
 				t.Errorf("%s: bad or repeated data source %+v", name, d)
 			}
 			if _, err := normalizeOID(d.OID); err != nil {
@@ -279,7 +280,7 @@ func FuzzParseProfiles(f *testing.F) {
 				t.Fatalf("bad profile %q: %d data sources", name, len(p.DS))
 			}
 			for _, d := range p.DS {
-				if !validDSName(d.Name) || d.Min >= d.Max {
+				if !spool.ValidDSName(d.Name) || d.Min >= d.Max {
 					t.Fatalf("bad data source %+v", d)
 				}
 				if _, err := normalizeOID(d.OID); err != nil {

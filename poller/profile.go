@@ -161,20 +161,6 @@ func builtinProfile(name string) (*Profile, error) {
 	return nil, fmt.Errorf("look up profile %q: no such profile (built-in: host, if-mib:<n>)", name)
 }
 
-// validDSName reports whether s is a valid RRD data source name.
-func validDSName(s string) bool {
-	if len(s) == 0 || len(s) > 19 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
 // normalizeOID checks a numeric OID and returns it without a leading dot.
 func normalizeOID(s string) (string, error) {
 	s = strings.TrimPrefix(s, ".")

@@ -3,6 +3,7 @@ package rrdwriter
 import (
 	"errors"
 	"fmt"
+	"github.com/spoold/spoold/spool"
 	"math"
 	"time"
 )
@@ -73,7 +74,7 @@ func (p Profile) Validate() error {
 }
 
 func (ds DataSource) validate() error {
-	if !validDSName(ds.Name) {
+	if !spool.ValidDSName(ds.Name) {
 		return fmt.Errorf("data source name %q is not 1-19 of [A-Za-z0-9_]", ds.Name)
 	}
 	switch ds.Type {
@@ -85,19 +86,6 @@ func (ds DataSource) validate() error {
 		return fmt.Errorf("data source %s has heartbeat %s, under a second", ds.Name, ds.Heartbeat)
 	}
 	return nil
-}
-
-func validDSName(s string) bool {
-	if len(s) == 0 || len(s) > 19 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // rraSpans are the resolutions and spans of DefaultRRAs: the classic MRTG
