@@ -3,7 +3,6 @@
 // one line per cycle:
 //
 //	poller: devices=10000 ok=10000 seconds=1.23 cpu_seconds=2.01 peak_rss_mb=80
-//
 package main
 
 import (

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,12 +35,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.interval, "poll-interval", o.interval, "poll interval (the RRD step of new files)")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after this long, flush, print a summary (0 = until interrupted)")
 	fs.StringVar(&o.listen, "admin-listen", o.listen, "admin page address")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintln(stderr, "spoold demo:", err)
-		return exitUsage
+	if code, ok := parseCommandFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if err := demo(o, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "spoold demo:", err)

@@ -33,12 +33,8 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.PollConcurrency, "poll-concurrency", o.PollConcurrency, "most SNMP polls in flight (one UDP socket each)")
 	fs.IntVar(&o.Writers, "writers", o.Writers, "RRD files written in parallel")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON document instead of text")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintln(stderr, "spoold doctor:", err)
-		return exitUsage
+	if code, ok := parseCommandFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if err := doctorUsageError(fs, lo.Validate(), o.PollConcurrency, o.Writers); err != nil {
 		fmt.Fprintln(stderr, "spoold doctor:", err)

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -91,4 +94,19 @@ func (v *cpuValue) Set(s string) (err error) {
 // seconds formats a duration for JSON summaries.
 func seconds(d time.Duration) float64 {
 	return float64(d.Round(time.Microsecond)) / float64(time.Second)
+}
+
+// parseCommandFlags parses a sub-command's flags. When it returns false the
+// command is over and code is its exit code: 0 after --help (pflag printed
+// the usage), 2 with the error printed as "<fs name>: <error>".
+func parseCommandFlags(fs *pflag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return exitOK, true
+	case errors.Is(err, pflag.ErrHelp):
+		return exitOK, false
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+	return exitUsage, false
 }

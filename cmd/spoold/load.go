@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -54,12 +53,8 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 	addIndexFlags(fs, &xo)
 	addLoaderFlags(fs, &lo.Params)
 	fs.DurationVar(&lo.ProgressEvery, "progress-every", lo.ProgressEvery, "interval of progress lines on stderr (0 = none)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintln(stderr, "spoold load:", err)
-		return exitUsage
+	if code, ok := parseCommandFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if err := lo.Params.Validate(); err != nil {
 		fmt.Fprintln(stderr, "spoold load:", err)

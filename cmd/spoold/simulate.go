@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -54,12 +53,8 @@ targets file that polls the whole fleet.
 	fs.StringVar(&profile, "targets-profile", "", "profile of the written targets (default if-mib:<interfaces>)")
 	fs.StringVar(&targetTimeout, "targets-timeout", "", "timeout= of the written targets (default: the poller's)")
 	fs.IntVar(&targetRetries, "targets-retries", targetRetries, "retries= of the written targets (-1: the poller's)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintln(stderr, "spoold simulate:", err)
-		return exitUsage
+	if code, ok := parseCommandFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "spoold simulate: unexpected argument %q\n", fs.Arg(0))
