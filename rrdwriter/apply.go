@@ -30,16 +30,28 @@ func (w *Writer) apply(b shm.Batch) error {
 	return err
 }
 
+// entryStore reads and removes spool entries: the spool, or the level
+// directory of the batch's hash (one openat or unlinkat per entry).
+type entryStore interface {
+	Read(spool.Ref) (spool.Entry, error)
+	Remove(spool.Ref) error
+}
+
 // write reads the batch's entries and applies them under the file's lock.
 func (w *Writer) write(b shm.Batch) (settled []int64, key, path string, err error) {
-	entries, settled, readErr := w.readBatch(&b)
+	var st entryStore = w.sp
+	if d, err := w.sp.OpenDir(b.Hash); err == nil {
+		defer d.Close()
+		st = d
+	}
+	entries, settled, readErr := w.readBatch(st, &b)
 	if len(entries) == 0 {
 		return settled, b.Key, "", readErr
 	}
 	t := w.target(b.Hash, b.Key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	settled, err = w.writeEntries(t, entries, settled)
+	settled, err = w.writeEntries(t, st, entries, settled)
 	if err == nil {
 		err = readErr
 	}
@@ -50,10 +62,10 @@ func (w *Writer) write(b shm.Batch) (settled []int64, key, path string, err erro
 // settled before; a corrupt one is quarantined; both are settled. It stops
 // at the first entry it cannot read for another reason, so no later value
 // is applied before it (that would make it look already applied).
-func (w *Writer) readBatch(b *shm.Batch) (entries []spool.Entry, settled []int64, err error) {
+func (w *Writer) readBatch(st entryStore, b *shm.Batch) (entries []spool.Entry, settled []int64, err error) {
 	for _, ts := range b.Times {
 		ref := spool.Ref{Hash: b.Hash, Time: ts}
-		e, rerr := w.sp.Read(ref)
+		e, rerr := st.Read(ref)
 		var ce *spool.CorruptionError
 		switch {
 		case rerr == nil && b.Key != "" && e.Key != b.Key:
@@ -98,7 +110,7 @@ func (w *Writer) quarantine(ref spool.Ref, reason string) error {
 }
 
 // writeEntries applies entries (ascending) to t's file; t.mu is held.
-func (w *Writer) writeEntries(t *target, entries []spool.Entry, settled []int64) ([]int64, error) {
+func (w *Writer) writeEntries(t *target, st entryStore, entries []spool.Entry, settled []int64) ([]int64, error) {
 	if err := w.ensureFile(t, entries[0].Time); err != nil {
 		return settled, err
 	}
@@ -110,14 +122,14 @@ func (w *Writer) writeEntries(t *target, entries []spool.Entry, settled []int64)
 	}
 	n := splitApplied(entries, t.info.Last)
 	w.c.skipped.Add(uint64(n))
-	settled = w.settle(entries[:n], settled)
+	settled = w.settle(st, entries[:n], settled)
 	entries = entries[n:]
 	for attempt := 0; len(entries) > 0; attempt++ {
 		if attempt == w.o.MaxRetries {
 			return settled, kindError(KindValue, fmt.Errorf("update rrd %s: gave up after %d rejected rows", t.path, attempt))
 		}
 		var err error
-		if entries, settled, err = w.update(t, entries, settled); err != nil {
+		if entries, settled, err = w.update(t, st, entries, settled); err != nil {
 			return settled, err
 		}
 	}
@@ -126,13 +138,16 @@ func (w *Writer) writeEntries(t *target, entries []spool.Entry, settled []int64)
 
 // update makes one update call with all entries and handles its failure;
 // it returns the entries still to apply.
-func (w *Writer) update(t *target, entries []spool.Entry, settled []int64) ([]spool.Entry, []int64, error) {
+func (w *Writer) update(t *target, st entryStore, entries []spool.Entry, settled []int64) ([]spool.Entry, []int64, error) {
 	w.c.updateCalls.Add(1)
+	if w.o.Prefetch {
+		t.headerLen = prefetch(t.path, t.headerLen, entries[len(entries)-1].Time)
+	}
 	uerr := w.o.RRD.Update(t.path, t.template(), buildRows(t, entries))
 	if uerr == nil {
 		t.info.Last = entries[len(entries)-1].Time
 		w.c.written(entries)
-		return nil, w.settle(entries, settled), nil
+		return nil, w.settle(st, entries, settled), nil
 	}
 	kind := classify(uerr)
 	fi, ierr := w.o.RRD.Info(t.path)
@@ -146,7 +161,7 @@ func (w *Writer) update(t *target, entries []spool.Entry, settled []int64) ([]sp
 	t.setInfo(fi)
 	n := splitApplied(entries, fi.Last)
 	w.c.written(entries[:n])
-	settled = w.settle(entries[:n], settled)
+	settled = w.settle(st, entries[:n], settled)
 	entries = entries[n:]
 	if kind != KindValue {
 		return entries, settled, kindError(kind, uerr)
@@ -166,9 +181,9 @@ func (w *Writer) update(t *target, entries []spool.Entry, settled []int64) ([]sp
 
 // settle removes the entries (their values are in the RRD file) and
 // appends their times to settled.
-func (w *Writer) settle(entries []spool.Entry, settled []int64) []int64 {
+func (w *Writer) settle(st entryStore, entries []spool.Entry, settled []int64) []int64 {
 	for i := range entries {
-		if err := w.sp.Remove(entries[i].Ref()); err != nil {
+		if err := st.Remove(entries[i].Ref()); err != nil {
 			w.c.removeErrors.Add(1)
 			w.log.Warn("remove applied spool entry", "err", err)
 		}

@@ -28,6 +28,11 @@ type Options struct {
 	WriteJitter time.Duration
 	// Writers is the number of files written at once. Default 4.
 	Writers int
+	// Prefetch asks the kernel, before each update, for every page of the
+	// file the update will touch, all at once (see prefetch.go): on a cold
+	// page cache the update then waits for about one disk read instead of
+	// one per page. Default true.
+	Prefetch bool
 	// WriteRate caps files started per second by Run; 0 means no cap.
 	// Priority flushes are not counted.
 	WriteRate float64
@@ -54,6 +59,7 @@ func DefaultOptions() Options {
 		WriteDelay:  10 * time.Minute,
 		WriteJitter: 5 * time.Minute,
 		Writers:     4,
+		Prefetch:    true,
 		BackoffMin:  10 * time.Second,
 		BackoffMax:  10 * time.Minute,
 		MaxRetries:  16,

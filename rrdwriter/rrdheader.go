@@ -62,24 +62,9 @@ var errHeaderUnknown = errors.New("rrd header not recognized by the Go reader")
 // error: the header takes need bytes. A file it does not recognize gives
 // an error wrapping errHeaderUnknown.
 func parseHeader(b []byte) (fi FileInfo, need int, err error) {
-	if strconv.IntSize != 64 {
-		return FileInfo{}, 0, fmt.Errorf("%w: not a 64-bit platform", errHeaderUnknown)
-	}
-	if len(b) < rrdStatHeadSize {
-		return FileInfo{}, rrdStatHeadSize, nil
-	}
-	ne := binary.NativeEndian
-	switch {
-	case string(b[0:4]) != "RRD\x00":
-		return FileInfo{}, 0, fmt.Errorf("%w: no RRD cookie", errHeaderUnknown)
-	case string(b[4:9]) != "0003\x00" && string(b[4:9]) != "0004\x00" && string(b[4:9]) != "0005\x00":
-		return FileInfo{}, 0, fmt.Errorf("%w: version %q", errHeaderUnknown, b[4:9])
-	case math.Float64frombits(ne.Uint64(b[16:])) != rrdFloatCookie:
-		return FileInfo{}, 0, fmt.Errorf("%w: float cookie of another architecture", errHeaderUnknown)
-	}
-	dsCnt, rraCnt, step := ne.Uint64(b[24:]), ne.Uint64(b[32:]), ne.Uint64(b[40:])
-	if dsCnt == 0 || dsCnt > rrdMaxDefs || rraCnt == 0 || rraCnt > rrdMaxDefs || step == 0 || step > math.MaxInt32 {
-		return FileInfo{}, 0, fmt.Errorf("%w: %d data sources, %d RRAs, step %d", errHeaderUnknown, dsCnt, rraCnt, step)
+	dsCnt, rraCnt, step, need, err := parseStatHead(b)
+	if err != nil || need > len(b) {
+		return FileInfo{}, need, err
 	}
 	live := rrdStatHeadSize + int(dsCnt)*rrdDSDefSize + int(rraCnt)*rrdRRADefSize
 	need = live + rrdLiveHeadSize
@@ -96,8 +81,34 @@ func parseHeader(b []byte) (fi FileInfo, need int, err error) {
 		}
 		fi.DS[i] = DSInfo{Name: name, Type: DSType(typ)}
 	}
-	fi.Last = int64(ne.Uint64(b[live:]))
+	fi.Last = int64(binary.NativeEndian.Uint64(b[live:]))
 	return fi, need, nil
+}
+
+// parseStatHead checks the static head at the start of b and returns the
+// counts of data sources and RRAs and the step; need > len(b) (and no
+// error) when b is too short to tell.
+func parseStatHead(b []byte) (dsCnt, rraCnt, step uint64, need int, err error) {
+	if strconv.IntSize != 64 {
+		return 0, 0, 0, 0, fmt.Errorf("%w: not a 64-bit platform", errHeaderUnknown)
+	}
+	if len(b) < rrdStatHeadSize {
+		return 0, 0, 0, rrdStatHeadSize, nil
+	}
+	ne := binary.NativeEndian
+	switch {
+	case string(b[0:4]) != "RRD\x00":
+		return 0, 0, 0, 0, fmt.Errorf("%w: no RRD cookie", errHeaderUnknown)
+	case string(b[4:9]) != "0003\x00" && string(b[4:9]) != "0004\x00" && string(b[4:9]) != "0005\x00":
+		return 0, 0, 0, 0, fmt.Errorf("%w: version %q", errHeaderUnknown, b[4:9])
+	case math.Float64frombits(ne.Uint64(b[16:])) != rrdFloatCookie:
+		return 0, 0, 0, 0, fmt.Errorf("%w: float cookie of another architecture", errHeaderUnknown)
+	}
+	dsCnt, rraCnt, step = ne.Uint64(b[24:]), ne.Uint64(b[32:]), ne.Uint64(b[40:])
+	if dsCnt == 0 || dsCnt > rrdMaxDefs || rraCnt == 0 || rraCnt > rrdMaxDefs || step == 0 || step > math.MaxInt32 {
+		return 0, 0, 0, 0, fmt.Errorf("%w: %d data sources, %d RRAs, step %d", errHeaderUnknown, dsCnt, rraCnt, step)
+	}
+	return dsCnt, rraCnt, step, rrdStatHeadSize, nil
 }
 
 // cString returns the NUL-terminated, non-empty string at the start of b.

@@ -20,6 +20,9 @@ type target struct {
 	known bool           // info is loaded (or derived from a create)
 	info  FileInfo       // cached: Last moves forward with every update
 	index map[string]int // data source name → position in info.DS
+	// headerLen is the file's header length as the last prefetch found
+	// it (0: not known), so the next one reads it in one go.
+	headerLen int64
 }
 
 // setInfo caches fi as the file's state.

@@ -212,18 +212,6 @@ func (s *Spool) Stats() Stats {
 	}
 }
 
-// Remove deletes the entry named r. Call it only once the entry's values are
-// safely elsewhere (applied to their RRD file). An entry that is already
-// gone is not an error.
-func (s *Spool) Remove(r Ref) error {
-	path := s.EntryPath(r)
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove spool entry %s: %w", path, err)
-	}
-	s.c.removed.Add(1)
-	return nil
-}
-
 // Quarantine moves the file at path (inside the spool) to quarantine/, next
 // to a .reason file that says why, logs the reason and counts it. The file
 // is never deleted. It returns the new path.

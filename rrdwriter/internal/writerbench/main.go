@@ -42,6 +42,7 @@ var (
 	sock    = flag.String("sock", "", "rrdcached unix socket")
 	writers = flag.Int("writers", 4, "spoold --writers")
 	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the timed part (spoold)")
+	noPre   = flag.Bool("no-prefetch", false, "spoold: do not prefetch the pages an update touches")
 	cold    = flag.Bool("cold", false, "drop the RRD files from the page cache (after a sync) just before the timed part")
 )
 
@@ -116,6 +117,7 @@ func runSpoold() error {
 	}
 	o := rrdwriter.DefaultOptions()
 	o.Dir, o.Writers = *dir, *writers
+	o.Prefetch = !*noPre
 	p := profile()
 	o.Profile = func(string) (rrdwriter.Profile, bool) { return p, true }
 	w, err := rrdwriter.New(sp, ix, o)

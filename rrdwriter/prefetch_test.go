@@ -1,0 +1,139 @@
+//go:build cgo
+
+package rrdwriter
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// TestLayoutMatchesRRDTool checks the layout the prefetch reads against the
+// file librrd made: the rows end exactly at the end of the file, and each
+// RRA's current row, row count and steps per row are what `rrdtool info`
+// says, before and after updates that move the rows.
+func TestLayoutMatchesRRDTool(t *testing.T) {
+	needRRDTool(t)
+	path := filepath.Join(t.TempDir(), "f.rrd")
+	if err := LibRRD().Create(path, testProfile(), t0); err != nil {
+		t.Fatal(err)
+	}
+	check := func() rrdLayout {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, need, err := parseLayout(b)
+		if err != nil || need > len(b) {
+			t.Fatalf("parseLayout: need %d of %d, %v", need, len(b), err)
+		}
+		last := l.rras[len(l.rras)-1]
+		if end := last.start + last.rows*l.rowLen; end != int64(len(b)) {
+			t.Fatalf("rows end at %d, file has %d bytes", end, len(b))
+		}
+		info := rrdtool(t, "info", path)
+		for i, r := range l.rras {
+			for field, want := range map[string]int64{"cur_row": r.curRow, "rows": r.rows, "pdp_per_row": r.pdpCnt} {
+				m := regexp.MustCompile(fmt.Sprintf(`(?m)^rra\[%d\]\.%s = (\d+)$`, i, field)).FindStringSubmatch(info)
+				if m == nil {
+					t.Fatalf("rrdtool info has no rra[%d].%s", i, field)
+				}
+				if got, _ := strconv.ParseInt(m[1], 10, 64); got != want {
+					t.Errorf("rra[%d].%s: layout %d, rrdtool %d", i, field, want, got)
+				}
+			}
+		}
+		return l
+	}
+	check()
+	// Five hours of 5-minute updates move every RRA up to the 2-hour one.
+	for ts := t0 + 300; ts <= t0+5*3600; ts += 300 {
+		rrdtool(t, "update", path, fmt.Sprintf("%d:%d:1", ts, ts))
+	}
+	l := check()
+	if l.last != t0+5*3600 {
+		t.Fatalf("last update %d, want %d", l.last, t0+5*3600)
+	}
+}
+
+// TestRowRangesAreTheRowsAnUpdateWrites applies an update to a copy of a
+// file and compares the bytes: every byte the update changed after the
+// header lies in a range rowRanges gave for it and, until the rows wrap,
+// every row it gave was written.
+func TestRowRangesAreTheRowsAnUpdateWrites(t *testing.T) {
+	needRRDTool(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.rrd")
+	if err := LibRRD().Create(path, testProfile(), t0); err != nil {
+		t.Fatal(err)
+	}
+	ts := t0
+	// 650 updates wrap the 5-minute RRA (2 days), 700 overwrite it whole.
+	for round, n := range []int{1, 12, 7, 30, 400, 200, 700} {
+		before, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, _, err := parseLayout(before)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"update", path}
+		for range n {
+			ts += 300
+			args = append(args, fmt.Sprintf("%d:%d:%d", ts, ts*7, round))
+		}
+		rrdtool(t, args...)
+		after, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranges := l.rowRanges(ts)
+		for off := l.headerLen; off < int64(len(after)); off++ {
+			if before[off] == after[off] {
+				continue
+			}
+			in := false
+			for _, r := range ranges {
+				in = in || (off >= r.off && off < r.off+r.n)
+			}
+			if !in {
+				t.Fatalf("round %d (%d updates): byte %d changed outside the prefetched ranges %v", round, n, off, ranges)
+			}
+		}
+		if len(ranges) == 0 {
+			t.Fatalf("round %d: no ranges for %d updates", round, n)
+		}
+		if round >= 4 { // rows written before may get the same values again
+			continue
+		}
+		// Before any wrap every row of the 5-minute RRAs held NaN and gets
+		// a value: each prefetched row there must have changed, or the
+		// prefetch reads more than the update. (A longer RRA may write a
+		// NaN row over a NaN row: too few known steps for its xff.)
+		for _, r := range ranges {
+			if rraAt(l, r.off).pdpCnt != 1 {
+				continue
+			}
+			for row := r.off; row < r.off+r.n; row += l.rowLen {
+				if string(before[row:row+l.rowLen]) == string(after[row:row+l.rowLen]) {
+					t.Fatalf("round %d: prefetched row at %d was not written", round, row)
+				}
+			}
+		}
+	}
+}
+
+// rraAt returns the RRA whose rows hold offset off.
+func rraAt(l rrdLayout, off int64) rraLayout {
+	for _, r := range l.rras {
+		if off >= r.start && off < r.start+r.rows*l.rowLen {
+			return r
+		}
+	}
+	return rraLayout{}
+}
