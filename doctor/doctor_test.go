@@ -179,7 +179,7 @@ func TestRunMountOptionsFromFixture(t *testing.T) {
 	o := testOptions(t)
 	o.RRD = nil
 	o.MountinfoPath = filepath.Join(t.TempDir(), "mountinfo")
-	mi := "27 1 254:0 / / rw - ext4 /dev/vda rw,commit=120,data=writeback\n"
+	mi := "27 1 254:0 / / rw - ext4 /dev/vda rw,discard,commit=120,data=writeback\n"
 	if err := os.WriteFile(o.MountinfoPath, []byte(mi), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -196,6 +196,9 @@ func TestRunMountOptionsFromFixture(t *testing.T) {
 	}
 	if d := findingsOf(r, "data"); len(d) == 0 || !strings.Contains(d[0].Found, "data=writeback") {
 		t.Errorf("data findings %+v", d)
+	}
+	if d := findingsOf(r, "discard"); len(d) != 1 || d[0].Severity != Warn || !strings.Contains(d[0].Fix, "remount,nodiscard /") {
+		t.Errorf("discard findings %+v: want a warning", d)
 	}
 	if len(findingsOf(r, "rrd-update")) != 0 {
 		t.Error("update measured with RRD nil")
