@@ -111,7 +111,7 @@ func (w *Writer) quarantine(ref spool.Ref, reason string) error {
 
 // writeEntries applies entries (ascending) to t's file; t.mu is held.
 func (w *Writer) writeEntries(t *target, st entryStore, entries []spool.Entry, settled []int64) ([]int64, error) {
-	if err := w.ensureFile(t, entries[0].Time); err != nil {
+	if err := w.ensureFile(t, entries[0].Time, entries[len(entries)-1].Time); err != nil {
 		return settled, err
 	}
 	if err := w.checkProfile(t); err != nil {
@@ -140,9 +140,10 @@ func (w *Writer) writeEntries(t *target, st entryStore, entries []spool.Entry, s
 // it returns the entries still to apply.
 func (w *Writer) update(t *target, st entryStore, entries []spool.Entry, settled []int64) ([]spool.Entry, []int64, error) {
 	w.c.updateCalls.Add(1)
-	if w.o.Prefetch {
-		t.headerLen = prefetch(t.path, t.headerLen, entries[len(entries)-1].Time)
+	if w.o.Prefetch && !t.prefetched {
+		_, t.headerLen, _ = prefetch(t.path, t.headerLen, entries[len(entries)-1].Time)
 	}
+	t.prefetched = false
 	uerr := w.o.RRD.Update(t.path, t.template(), buildRows(t, entries))
 	if uerr == nil {
 		t.info.Last = entries[len(entries)-1].Time
@@ -203,10 +204,19 @@ func splitApplied(entries []spool.Entry, last int64) int {
 }
 
 // ensureFile loads the file's info once, or creates the file from the
-// target's profile, accepting updates after first-1.
-func (w *Writer) ensureFile(t *target, first int64) error {
+// target's profile, accepting updates after first-1. With Prefetch, the
+// header read that gives the info also starts reading the pages an update
+// up to until touches.
+func (w *Writer) ensureFile(t *target, first, until int64) error {
 	if t.known {
 		return nil
+	}
+	if w.o.Prefetch {
+		if fi, hl, ok := prefetch(t.path, 0, until); ok {
+			t.setInfo(fi)
+			t.headerLen, t.prefetched = hl, true
+			return nil
+		}
 	}
 	fi, err := w.o.RRD.Info(t.path)
 	if err == nil {

@@ -109,38 +109,33 @@ func (l *rrdLayout) rowRanges(until int64) []byteRange {
 }
 
 // prefetch asks the kernel to read the pages of path that an update up to
-// until will touch: the header (headerLen bytes, if known from the last
-// time, else found out) and the rows. It returns the header length for
-// next time, or 0 if the file's layout is not one it knows.
-func prefetch(path string, headerLen int64, until int64) int64 {
-	fd, err := openNoAtime(path)
+// until will touch: the header (headerLen bytes if known from the last
+// time, else found out) and the rows. It returns the file's info as the
+// header says and the header length for next time; ok is false (and
+// librrd left to read the pages itself) if the file cannot be read or its
+// layout is not one the Go reader knows.
+func prefetch(path string, headerLen, until int64) (fi FileInfo, hl int64, ok bool) {
+	fd, err := openHeader(path)
 	if err != nil {
-		return 0
+		return FileInfo{}, 0, false
 	}
 	defer unix.Close(fd)
-	_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM)
 	if headerLen <= 0 {
 		headerLen = rrdHeaderRead
 	}
-	buf := make([]byte, headerLen)
-	for {
-		n, err := preadFull(fd, buf)
-		if err != nil {
-			return 0
-		}
-		l, need, err := parseLayout(buf[:n])
-		switch {
-		case err != nil:
-			return 0
-		case need > n && n == len(buf):
-			buf = make([]byte, need)
-			continue
-		case need > n:
-			return 0
-		}
-		for _, r := range l.rowRanges(until) {
-			_ = unix.Fadvise(fd, r.off, r.n, unix.FADV_WILLNEED)
-		}
-		return l.headerLen
+	var l rrdLayout
+	b, err := readHead(fd, path, int(headerLen), func(b []byte) (need int, err error) {
+		l, need, err = parseLayout(b)
+		return need, err
+	})
+	if err != nil {
+		return FileInfo{}, 0, false
 	}
+	if fi, _, err = parseHeader(b); err != nil {
+		return FileInfo{}, 0, false
+	}
+	for _, r := range l.rowRanges(until) {
+		_ = unix.Fadvise(fd, r.off, r.n, unix.FADV_WILLNEED)
+	}
+	return fi, l.headerLen, true
 }

@@ -127,30 +127,53 @@ func cString(b []byte) (string, bool) {
 // the reader does not recognize, or cannot lock, one wrapping
 // errHeaderUnknown.
 func readHeader(path string) (FileInfo, error) {
-	fd, err := openNoAtime(path)
+	fd, err := openHeader(path)
 	if err != nil {
-		return FileInfo{}, &fs.PathError{Op: "open", Path: path, Err: err}
+		return FileInfo{}, err
 	}
 	defer unix.Close(fd)
+	var fi FileInfo
+	_, err = readHead(fd, path, rrdHeaderRead, func(b []byte) (need int, err error) {
+		fi, need, err = parseHeader(b)
+		return need, err
+	})
+	return fi, err
+}
+
+// openHeader opens path to read its header: read-only, with a shared
+// fcntl lock like rrd_info_r's (a file librrd is writing waits), and
+// posix_fadvise(RANDOM) so a read brings in only the pages asked for.
+func openHeader(path string) (int, error) {
+	fd, err := openNoAtime(path)
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
 	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0}
 	if err := unix.FcntlFlock(uintptr(fd), unix.F_SETLK, &lk); err != nil {
-		return FileInfo{}, fmt.Errorf("%w: lock: %w", errHeaderUnknown, err)
+		unix.Close(fd)
+		return -1, fmt.Errorf("%w: lock: %w", errHeaderUnknown, err)
 	}
 	_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM) // only a hint
-	buf := make([]byte, rrdHeaderRead)
+	return fd, nil
+}
+
+// readHead reads the start of the file at fd, size bytes first, then as
+// many as parse says it needs, and returns them.
+func readHead(fd int, path string, size int, parse func([]byte) (need int, err error)) ([]byte, error) {
+	buf := make([]byte, size)
 	for {
 		n, err := preadFull(fd, buf)
 		if err != nil {
-			return FileInfo{}, &fs.PathError{Op: "read", Path: path, Err: err}
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
-		fi, need, err := parseHeader(buf[:n])
+		need, err := parse(buf[:n])
 		switch {
 		case err != nil:
-			return FileInfo{}, err
+			return nil, err
 		case need <= n:
-			return fi, nil
+			return buf[:n], nil
 		case n < len(buf): // the file ends inside the header
-			return FileInfo{}, fmt.Errorf("%w: %d bytes, header needs %d", errHeaderUnknown, n, need)
+			return nil, fmt.Errorf("%w: %d bytes, header needs %d", errHeaderUnknown, n, need)
 		}
 		buf = make([]byte, need)
 	}

@@ -23,6 +23,8 @@ type target struct {
 	// headerLen is the file's header length as the last prefetch found
 	// it (0: not known), so the next one reads it in one go.
 	headerLen int64
+	// prefetched says the pages of the next update are asked for already.
+	prefetched bool
 }
 
 // setInfo caches fi as the file's state.

@@ -214,7 +214,7 @@ func Decode(data []byte) (Entry, error) {
 		}
 		v := &e.Values[i]
 		v.Type = typ
-		v.Name = string(data[off+2 : off+2+nameLen])
+		v.Name = dsNames.intern(data[off+2 : off+2+nameLen])
 		p := binary.LittleEndian.Uint64(data[off+2+nameLen:])
 		switch typ {
 		case Counter:

@@ -124,3 +124,25 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeInternsNames checks that decoding repeats no allocation per
+// value name once the names are known, and that the names stay right.
+func TestDecodeInternsNames(t *testing.T) {
+	e := sampleEntry()
+	data, err := e.AppendEncode(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(data); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		got, err := Decode(data)
+		if err != nil || got.Values[0].Name != e.Values[0].Name {
+			t.Fatalf("Decode: %v", err)
+		}
+	})
+	if max := 2.0; allocs > max { // the key and the values slice
+		t.Fatalf("Decode allocates %.0f times per entry of %d values, want at most %.0f", allocs, len(e.Values), max)
+	}
+}

@@ -42,6 +42,7 @@ var (
 	sock    = flag.String("sock", "", "rrdcached unix socket")
 	writers = flag.Int("writers", 4, "spoold --writers")
 	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the timed part (spoold)")
+	peerPid = flag.Int("pid", 0, "rrdcached: the server's pid, to report its CPU time")
 	noPre   = flag.Bool("no-prefetch", false, "spoold: do not prefetch the pages an update touches")
 	cold    = flag.Bool("cold", false, "drop the RRD files from the page cache (after a sync) just before the timed part")
 )
@@ -133,12 +134,13 @@ func runSpoold() error {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	w0 := pagesWritten()
+	w0, c0 := pagesWritten(), cpuTime(os.Getpid())
 	t := time.Now()
 	if err := w.FlushAll(context.Background()); err != nil {
 		return err
 	}
 	el := time.Since(t)
+	reportCPU("spoold", cpuTime(os.Getpid())-c0, el)
 	pprof.StopCPUProfile()
 	pages := float64(pagesWritten()-w0) / float64(*files)
 	s := w.Stats()
@@ -175,6 +177,30 @@ func settle() error {
 		}
 		return nil
 	})
+}
+
+// cpuTime returns the user and system CPU time of process pid so far
+// (/proc/<pid>/stat utime and stime, in clock ticks of 10 ms).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces: count from its ")".
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * 10 * time.Millisecond
+}
+
+// reportCPU prints the CPU time a mode's process used per file updated, and
+// how many of the machine's cores that kept busy.
+func reportCPU(mode string, cpu, wall time.Duration) {
+	fmt.Fprintf(os.Stderr, "%s: %.0f µs CPU per file, %.2f cores busy\n", mode,
+		float64(cpu.Microseconds())/float64(*files), cpu.Seconds()/wall.Seconds())
 }
 
 // pagesWritten syncs and returns /proc/vmstat nr_written: pages written
@@ -260,7 +286,7 @@ func runRRDCached() error {
 	if err := settle(); err != nil {
 		return err
 	}
-	w0 := pagesWritten()
+	w0, c0 := pagesWritten(), cpuTime(*peerPid)
 	t := time.Now()
 	// BATCH answers "0 Go ahead..." at once and "<n> errors" after ".".
 	if err := command(wr, rd, "BATCH\n", nil); err != nil {
@@ -296,6 +322,9 @@ func runRRDCached() error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	el := time.Since(t)
+	if *peerPid > 0 {
+		reportCPU("rrdcached", cpuTime(*peerPid)-c0, el)
+	}
 	pages := float64(pagesWritten()-w0) / float64(*files)
 	fmt.Printf("%.0f %.1f\n", float64(want*uint64(*nds))/el.Seconds(), pages)
 	fmt.Fprintf(os.Stderr, "rrdcached: batch sent and journaled in %s, written %s later\n", t1.Sub(t), el-t1.Sub(t))
