@@ -39,6 +39,16 @@ func (t TaskIO) Sub(prev TaskIO) TaskIO {
 	}
 }
 
+// Add returns the sums of the counters of t and o.
+func (t TaskIO) Add(o TaskIO) TaskIO {
+	return TaskIO{
+		RChar: t.RChar + o.RChar, WChar: t.WChar + o.WChar,
+		SyscR: t.SyscR + o.SyscR, SyscW: t.SyscW + o.SyscW,
+		ReadBytes: t.ReadBytes + o.ReadBytes, WriteBytes: t.WriteBytes + o.WriteBytes,
+		CancelledWriteBytes: t.CancelledWriteBytes + o.CancelledWriteBytes,
+	}
+}
+
 // ParseTaskIO parses the text of /proc/<pid>/io. Unknown keys are ignored;
 // a malformed line is an error.
 func ParseTaskIO(r io.Reader) (TaskIO, error) {
