@@ -149,13 +149,22 @@ type ioTally struct {
 
 // measure runs fn, an operation of the unit in progress that counts as ops
 // operations, on its own thread and adds its I/O to the unit.
-func (t *ioTally) measure(ops uint64, fn func() error) error {
+func (t *ioTally) measure(ops uint64, fn func() error) error { return t.run(ops, fn, false) }
+
+// measureUnit is a whole unit of one operation: it runs fn on its own
+// thread and records it as the last unit.
+func (t *ioTally) measureUnit(ops uint64, fn func() error) error { return t.run(ops, fn, true) }
+
+func (t *ioTally) run(ops uint64, fn func() error, whole bool) error {
 	d, ok, err := diskstat.OnThread(fn)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !ok {
+	switch {
+	case !ok:
 		t.w.Unmeasured += ops
-	} else {
+	case whole:
+		t.record(d, ops, time.Now())
+	default:
 		t.open, t.openOps = t.open.Add(d), t.openOps+ops
 	}
 	return err
@@ -167,20 +176,6 @@ func (t *ioTally) closeUnit(at time.Time) {
 	defer t.mu.Unlock()
 	t.record(t.open, t.openOps, at)
 	t.open, t.openOps = diskstat.TaskIO{}, 0
-}
-
-// measureUnit is a whole unit of one operation: it runs fn on its own
-// thread and records it as the last unit.
-func (t *ioTally) measureUnit(ops uint64, fn func() error) error {
-	d, ok, err := diskstat.OnThread(fn)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !ok {
-		t.w.Unmeasured += ops
-	} else {
-		t.record(d, ops, time.Now())
-	}
-	return err
 }
 
 // record adds a finished unit; t.mu is held.
