@@ -6,10 +6,12 @@
 // the spool and synced (the poller's part, not timed), the RRD files are
 // dropped from the page cache (-cold), then the writer flushes the round
 // (timed) and a sync writes its dirty pages back. It prints one line per
-// -per: per, write delay, values/s, update calls, pages written back per
-// value and per update (/proc/vmstat nr_written, every process: the
-// machine should be quiet), and KiB the process read from disk per update
-// (/proc/self/io read_bytes).
+// -per: per, write delay, values/s, update calls, pages the process dirtied
+// per value and per update (/proc/self/io write_bytes: each is written back
+// once, by the sync after the round), pages written back per value and per
+// update (/proc/vmstat nr_written: journal included, but every process's:
+// the machine should be quiet), and KiB the process read from disk per
+// update (/proc/self/io read_bytes).
 package main
 
 import (
@@ -52,7 +54,7 @@ func main() {
 	if *work == "" {
 		log.Fatal("writerdelay: -dir is required")
 	}
-	fmt.Println("# per write_delay values_per_second update_calls pages_per_value pages_per_update read_kib_per_update")
+	fmt.Println("# per write_delay values_per_second update_calls dirtied_pages_per_value dirtied_pages_per_update written_back_pages_per_value written_back_pages_per_update read_kib_per_update")
 	for _, f := range strings.Split(*perList, ",") {
 		per, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || per < 1 || *total%per != 0 {
@@ -78,8 +80,9 @@ func profile() rrdwriter.Profile {
 // result sums the timed flushes of one -per.
 type result struct {
 	elapsed time.Duration
-	pages   uint64
-	read    uint64
+	pages   uint64 // written back, machine-wide
+	read    uint64 // bytes the process read from disk
+	dirtied uint64 // bytes of page cache the process dirtied
 }
 
 func measure(per int) error {
@@ -123,9 +126,10 @@ func measure(per int) error {
 	if s.ValuesWritten != want || s.EntriesPending != 0 {
 		return fmt.Errorf("wrote %d values (%d pending), want %d", s.ValuesWritten, s.EntriesPending, want)
 	}
-	fmt.Printf("%d %s %.0f %d %.4f %.2f %.1f\n", per, time.Duration(per-1)*step, float64(want)/r.elapsed.Seconds(),
-		s.UpdateCalls, float64(r.pages)/float64(want), float64(r.pages)/float64(s.UpdateCalls),
-		float64(r.read)/1024/float64(s.UpdateCalls))
+	page := float64(os.Getpagesize())
+	fmt.Printf("%d %s %.0f %d %.4f %.2f %.4f %.2f %.1f\n", per, time.Duration(per-1)*step, float64(want)/r.elapsed.Seconds(),
+		s.UpdateCalls, float64(r.dirtied)/page/float64(want), float64(r.dirtied)/page/float64(s.UpdateCalls),
+		float64(r.pages)/float64(want), float64(r.pages)/float64(s.UpdateCalls), float64(r.read)/1024/float64(s.UpdateCalls))
 	return os.RemoveAll(dir)
 }
 
@@ -154,7 +158,9 @@ func (r *result) flush(w *rrdwriter.Writer) error {
 		return err
 	}
 	r.pages += pg1 - pg0
-	r.read += io1.Sub(io0).ReadBytes
+	d := io1.Sub(io0)
+	r.read += d.ReadBytes
+	r.dirtied += d.WriteBytes
 	return nil
 }
 

@@ -43,9 +43,6 @@ func TestDiskLoadResolve(t *testing.T) {
 // TestIOTallyCycles measures two entry writes of one unit and closes it:
 // the unit holds both writes' syscall bytes, the next unit starts empty.
 func TestIOTallyCycles(t *testing.T) {
-	if _, _, err := diskstat.OnThread(func() error { return nil }); err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	var tally ioTally
 	for i, n := range []int{1000, 3000} {
