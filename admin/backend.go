@@ -64,6 +64,8 @@ type Status struct {
 	PollInterval time.Duration
 	// Targets are the configured targets, in the order to show them.
 	Targets []TargetStatus
+	// Disk is the sampled disk load and spoold's own I/O.
+	Disk DiskStatus
 }
 
 // Health is a target's state at a glance.

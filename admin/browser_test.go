@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/spoold/spoold/internal/browsertest"
@@ -17,7 +18,7 @@ var keepScreenshot = flag.String("screenshot", "", "also write the headless Chro
 // TestPageInChromium loads the admin page in headless Chromium from a real
 // server whose graphs are real PNGs: every image must render (the page's own
 // script counts naturalWidth > 0 onto <body>), and the screenshot must be a
-// PNG of the window's size.
+// PNG of the window's size. The disk card is rendered.
 func TestPageInChromium(t *testing.T) {
 	bin := browsertest.Binary(t)
 	failing := NewTargetStatus(pollerFailing("edge-2", 7, 4), nil)
@@ -36,6 +37,9 @@ func TestPageInChromium(t *testing.T) {
 	}
 	if loaded != len(targets) || failed != 0 || !done {
 		t.Errorf("%d graph images rendered (%d failed, settled %v), want %d; DOM:\n%s", loaded, failed, done, len(targets), dom)
+	}
+	if !strings.Contains(dom, `id="disk"`) || !strings.Contains(dom, "util · vda1") {
+		t.Errorf("the rendered page has no disk card with the device's load")
 	}
 
 	shot := filepath.Join(t.TempDir(), "page.png")

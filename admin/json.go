@@ -45,6 +45,7 @@ type statusDoc struct {
 	PollInterval    seconds           `json:"poll_interval_seconds"`
 	TargetsByHealth map[Health]int    `json:"targets_by_health"`
 	Targets         []targetDoc       `json:"targets"`
+	Disk            diskDoc           `json:"disk"`
 }
 
 type loaderParamsDoc struct {
@@ -184,7 +185,9 @@ type targetDoc struct {
 // fields ending in _seconds, and "uptime_seconds" at the top. Top-level
 // members: version, started, now, uptime_seconds, settings, loader, index,
 // spool, writer, writer_errors, last_cycle (null before the first cycle),
-// poll_interval_seconds, targets_by_health and targets.
+// poll_interval_seconds, targets_by_health, targets and disk (the devices
+// behind the directories with their iostat -x rates, the process's
+// /proc/self/io, and the I/O of poll cycles and RRD updates).
 func (s Status) MarshalJSON() ([]byte, error) {
 	return json.Marshal(s.doc())
 }
@@ -206,6 +209,7 @@ func (s Status) doc() statusDoc {
 		PollInterval:    seconds(s.PollInterval),
 		TargetsByHealth: map[Health]int{},
 		Targets:         make([]targetDoc, 0, len(s.Targets)),
+		Disk:            diskDocOf(s.Disk),
 	}
 	if !s.Started.IsZero() {
 		d.Uptime = seconds(now.Sub(s.Started))

@@ -153,6 +153,7 @@ func sampleStatus(targets ...TargetStatus) Status {
 		LastCycle:        &cycle,
 		PollInterval:     5 * time.Minute,
 		Targets:          targets,
+		Disk:             sampleDisk(),
 	}
 }
 

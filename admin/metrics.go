@@ -101,6 +101,7 @@ func writeMetrics(s Status, now time.Time) []byte {
 	writerMetrics(&e, s)
 	cycleMetrics(&e, s)
 	targetMetrics(&e, s)
+	diskMetrics(&e, s)
 	return e.b.Bytes()
 }
 

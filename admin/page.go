@@ -84,6 +84,7 @@ type pageData struct {
 	Errors        []writerErrorView
 	MoreErrors    int
 	Settings      []setting
+	Disk          diskView
 }
 
 type healthCount struct {
@@ -142,6 +143,7 @@ func (h *handler) pageData(s Status) pageData {
 		IndexFill: ratio(s.Index.Bytes, s.Index.MaxBytes),
 		IndexUsed: humanBytes(s.Index.Bytes), IndexCap: humanBytes(s.Index.MaxBytes),
 		OldestAge: humanDuration(s.Writer.OldestPendingAge),
+		Disk:      diskViewOf(s.Disk, now),
 	}
 	if !s.Started.IsZero() {
 		d.Uptime = humanDuration(now.Sub(s.Started))

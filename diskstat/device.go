@@ -61,11 +61,22 @@ func deviceOf(sys, path string) (Device, error) {
 	if _, err := os.Stat(filepath.Join(real, "partition")); err == nil {
 		d.Disk = filepath.Base(filepath.Dir(real))
 	}
-	b, err := os.ReadFile(filepath.Join(sys, "block", d.Disk, "queue/read_ahead_kb"))
-	if err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			d.ReadAheadKB = n
-		}
-	}
+	d.ReadAheadKB = readAheadKB(sys, d.Disk)
 	return d, nil
+}
+
+// ReadAheadKB reads a disk's /sys/block/<disk>/queue/read_ahead_kb now;
+// -1 when it cannot be read.
+func ReadAheadKB(disk string) int { return readAheadKB("/sys", disk) }
+
+func readAheadKB(sys, disk string) int {
+	b, err := os.ReadFile(filepath.Join(sys, "block", disk, "queue/read_ahead_kb"))
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return -1
+	}
+	return n
 }

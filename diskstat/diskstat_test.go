@@ -214,3 +214,37 @@ func TestDeviceOfPartition(t *testing.T) {
 }
 
 func devNum(d Device) string { return fmt.Sprintf("%d:%d", d.Major, d.Minor) }
+
+// TestOnThread writes 64 KiB in fn: the thread's counters must show the
+// write syscalls' bytes (wchar), and on a block device the dirtied pages
+// (write_bytes), while a write by another goroutine meanwhile is not
+// counted beyond what fn wrote; fn's error comes back.
+func TestOnThread(t *testing.T) {
+	if _, err := ReadThreadIO(); err != nil {
+		t.Skipf("no /proc/thread-self/io: %v", err)
+	}
+	dir := t.TempDir()
+	const n = 64 << 10
+	want := errors.New("fn's error")
+	d, ok, err := OnThread(func() error {
+		if err := os.WriteFile(dir+"/a", make([]byte, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return want
+	})
+	if !ok || err != want {
+		t.Fatalf("ok %v, err %v", ok, err)
+	}
+	if d.WChar < n || d.WChar > 2*n {
+		t.Errorf("wchar %d for a %d-byte write", d.WChar, n)
+	}
+	if _, derr := DeviceOf(dir); derr == nil && d.WriteBytes < n {
+		t.Errorf("write_bytes %d for %d bytes written on a block device", d.WriteBytes, n)
+	}
+}
+
+func BenchmarkOnThread(b *testing.B) {
+	for b.Loop() {
+		OnThread(func() error { return nil })
+	}
+}

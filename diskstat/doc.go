@@ -6,7 +6,9 @@
 // /proc/self/io, /proc/thread-self/io and /proc/vmstat.
 //
 // Parsers take an io.Reader or a string so they are tested from fixtures;
-// the Read* functions open the real files. Package diskstat starts no
-// goroutines and keeps no state: a caller that samples periodically keeps
-// the previous Sample itself.
+// the Read* functions open the real files. OnThread measures the I/O of
+// one operation on its own OS thread. Package diskstat starts no goroutines;
+// its only state is the /proc/thread-self/io file OnThread keeps open per OS
+// thread. A caller that samples periodically keeps the previous Sample (or
+// uses a Watcher).
 package diskstat

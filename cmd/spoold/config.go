@@ -28,6 +28,8 @@ type config struct {
 	profilesFile   string
 	rescanInterval time.Duration
 
+	diskStatsInterval time.Duration
+
 	adminListen     string
 	adminToken      string
 	shutdownTimeout time.Duration
@@ -44,7 +46,7 @@ func defaultConfig() config {
 	c := config{
 		spool: spool.DefaultOptions(), index: shm.DefaultOptions(), loader: loader.DefaultOptions(),
 		writer: rrdwriter.DefaultOptions(), poller: poller.DefaultOptions(),
-		targetsFile: "/etc/spoold/targets.conf", rescanInterval: 15 * time.Minute,
+		targetsFile: "/etc/spoold/targets.conf", rescanInterval: 15 * time.Minute, diskStatsInterval: 10 * time.Second,
 		adminListen: "127.0.0.1:8780", shutdownTimeout: 2 * time.Minute,
 		logFormat: "text", logLevel: "info",
 	}
@@ -82,7 +84,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	addIndexFlags(g[1].fs, &c.index)
 
 	addLoaderFlags(g[2].fs, &c.loader.Params)
-	g[2].fs.DurationVar(&c.rescanInterval, "rescan-interval", c.rescanInterval, "walk the spool again this often, for entries other processes dropped in or a full index left on disk (0 = never)")
+	g[2].fs.DurationVar(&c.rescanInterval, "rescan-interval", c.rescanInterval, "walk the spool again this long after a walk ended, for entries other processes dropped in or a full index left on disk (0 = never)")
 
 	fs = g[3].fs
 	fs.StringVar(&c.writer.Dir, "rrd-dir", c.writer.Dir, "directory of the RRD files")
@@ -95,6 +97,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.StringVar(&c.adminListen, "admin-listen", c.adminListen, "address of the admin HTTP server (status, metrics, graphs); empty = off")
 	fs.StringVar(&c.adminToken, "admin-token", c.adminToken, "bearer token required by POST /flush and POST /loader (empty = none)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", c.shutdownTimeout, "on SIGTERM, how long to flush pending values into RRD files; the rest stays in the spool")
+	fs.DurationVar(&c.diskStatsInterval, "disk-stats-interval", c.diskStatsInterval, "sample the disks behind --spool-dir and --rrd-dir (iostat -x figures) and spoold's own I/O this often, for /status, /metrics and the page")
 	fs.StringVar(&c.pidFile, "pid-file", c.pidFile, "write the process id to this file")
 	fs.StringVar(&c.logFormat, "log-format", c.logFormat, "log format: text or json")
 	fs.StringVar(&c.logLevel, "log-level", c.logLevel, "log level: debug, info, warn or error")
@@ -139,6 +142,7 @@ func (c *config) check() error {
 		{c.writer.Writers < 1, "writers", "must be at least 1"},
 		{c.writer.WriteRate < 0, "write-rate", "must be >= 0"},
 		{c.shutdownTimeout <= 0, "shutdown-timeout", "must be positive"},
+		{c.diskStatsInterval < 100*time.Millisecond, "disk-stats-interval", "must be at least 100ms"},
 		{c.logFormat != "text" && c.logFormat != "json", "log-format", "must be text or json"},
 		{parseLevel(c.logLevel) == nil, "log-level", "must be debug, info, warn or error"},
 	}

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -37,10 +38,14 @@ type daemon struct {
 	pl    *poller.Poller
 	fleet fleetHolder
 	admin adminServer
+	disk  *diskLoad
+	// nextRescan is when the loader loop walks the spool again, Unix
+	// nanoseconds; 0 while a walk runs or when no rescan is scheduled.
+	nextRescan atomic.Int64
 
-	pollCancel, loadCancel, writeCancel context.CancelFunc
-	pollDone, loadDone, writeDone       chan struct{}
-	stopOnce                            sync.Once
+	pollCancel, loadCancel, writeCancel, diskCancel context.CancelFunc
+	pollDone, loadDone, writeDone, diskDone         chan struct{}
+	stopOnce                                        sync.Once
 }
 
 // adminServer is what the daemon needs of the admin HTTP server.
@@ -79,18 +84,35 @@ func (d *daemon) build(cfg config, f *fleet) error {
 	if d.ld, err = loader.New(d.sp, d.ix, lo); err != nil {
 		return err
 	}
+	d.disk = newDiskLoad(cfg.diskStatsInterval)
 	wo := cfg.writer
 	wo.Profile, wo.Logger = d.fleet.rrdProfile, d.log.With("component", "writer")
+	if wo.RRD == nil {
+		wo.RRD = rrdwriter.LibRRD()
+	}
+	wo.RRD = meteredRRD{wo.RRD, &d.disk.updates}
 	if d.wr, err = rrdwriter.New(d.sp, d.ix, wo); err != nil {
 		return err
 	}
-	d.pl, err = poller.New(cfg.poller, f.targets, d.sp, d.ix, d.log.With("component", "poller"))
+	d.disk.resolve(cfg.spool.Dir, cfg.writer.Dir)
+	po := cfg.poller
+	onCycle := po.OnCycle
+	po.OnCycle = func(st poller.CycleStats) {
+		d.disk.cycles.closeUnit(time.Now())
+		if onCycle != nil {
+			onCycle(st)
+		}
+	}
+	d.pl, err = poller.New(po, f.targets, meteredSpool{d.sp, &d.disk.cycles}, d.ix, d.log.With("component", "poller"))
 	return err
 }
 
-// start runs the writer, the loader (start-up walk, then rescans) and the
-// poller, each in its own goroutine.
+// start takes the disk sampler's baseline, then runs the sampler, the
+// writer, the loader (start-up walk, then rescans) and the poller, each in
+// its own goroutine.
 func (d *daemon) start() {
+	d.disk.sample()
+	d.diskCancel, d.diskDone = d.goRun("disk sampler", d.disk.run)
 	d.writeCancel, d.writeDone = d.goRun("writer", d.wr.Run)
 	d.loadCancel, d.loadDone = d.goRun("loader", d.loaderLoop)
 	d.pollCancel, d.pollDone = d.goRun("poller", d.pl.Run)
@@ -110,15 +132,10 @@ func (d *daemon) goRun(name string, run func(context.Context) error) (context.Ca
 	return cancel, done
 }
 
-// loaderLoop walks the spool at start-up, then again every rescan interval,
-// and early when the index overflowed and has room again.
+// loaderLoop walks the spool at start-up, then again one rescan interval
+// after each walk ended, and early when the index overflowed and has room
+// again. nextRescan says when the next walk is due.
 func (d *daemon) loaderLoop(ctx context.Context) error {
-	var tick <-chan time.Time
-	if d.cfg.rescanInterval > 0 {
-		t := time.NewTicker(d.cfg.rescanInterval)
-		defer t.Stop()
-		tick = t.C
-	}
 	room := time.NewTicker(overflowCheck)
 	defer room.Stop()
 	for {
@@ -126,10 +143,25 @@ func (d *daemon) loaderLoop(ctx context.Context) error {
 		if _, err := d.ld.Run(ctx); err != nil {
 			return err
 		}
-		if err := d.waitRescan(ctx, tick, room.C); err != nil {
+		tick, stop := d.scheduleRescan()
+		err := d.waitRescan(ctx, tick, room.C)
+		stop()
+		d.nextRescan.Store(0)
+		if err != nil {
 			return err
 		}
 	}
+}
+
+// scheduleRescan starts the timer of the next rescan and records when it
+// fires; without a rescan interval the channel is nil (never fires).
+func (d *daemon) scheduleRescan() (<-chan time.Time, func()) {
+	if d.cfg.rescanInterval <= 0 {
+		return nil, func() {}
+	}
+	t := time.NewTimer(d.cfg.rescanInterval)
+	d.nextRescan.Store(time.Now().Add(d.cfg.rescanInterval).UnixNano())
+	return t.C, func() { t.Stop() }
 }
 
 // overflowCheck is how often the loader loop looks whether an index that
@@ -172,6 +204,8 @@ func (d *daemon) stopOrdered() error {
 	<-d.loadDone
 	d.writeCancel()
 	<-d.writeDone
+	d.diskCancel()
+	<-d.diskDone
 	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.shutdownTimeout)
 	defer cancel()
 	d.log.Info("stopping: flushing pending values", "entries", d.ix.Len(), "timeout", d.cfg.shutdownTimeout)

@@ -12,12 +12,14 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/spoold/spoold/diskstat"
 	"github.com/spoold/spoold/internal/browsertest"
 )
 
 // TestAdminPageOfARunningDaemon loads the real daemon's admin page in
 // headless Chromium once RRD files exist: every graph image renders, the
-// screenshot is a PNG; /status is JSON and /metrics is Prometheus text.
+// screenshot is a PNG; the disk card shows the device of the daemon's
+// directories; /status is JSON and /metrics is Prometheus text.
 func TestAdminPageOfARunningDaemon(t *testing.T) {
 	requireRRDTool(t)
 	bin := browsertest.Binary(t)
@@ -32,6 +34,12 @@ func TestAdminPageOfARunningDaemon(t *testing.T) {
 	loaded, failed, done, ok := browsertest.Images(dom)
 	if !ok || loaded != 3 || failed != 0 || !done {
 		t.Fatalf("graphs on the page: %d rendered, %d failed, settled %v (script ran: %v), want 3 rendered", loaded, failed, done, ok)
+	}
+	if !strings.Contains(dom, `id="disk"`) || !strings.Contains(dom, "RRD updates") {
+		t.Errorf("the page has no disk card")
+	}
+	if dev, err := diskstat.DeviceOf(dir); err == nil && !strings.Contains(dom, "util · "+dev.Name) {
+		t.Errorf("the disk card does not show the load of %s, the device of the daemon's directories", dev.Name)
 	}
 	for i := range 3 {
 		if name := f.sim.Fleet().Name(i); !strings.Contains(dom, name) {
