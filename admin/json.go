@@ -129,6 +129,9 @@ type writerDoc struct {
 	Vanished              uint64            `json:"vanished"`
 	Quarantined           uint64            `json:"quarantined"`
 	RemoveErrors          uint64            `json:"remove_errors"`
+	RRDSyncs              uint64            `json:"rrd_syncs"`
+	RRDSyncErrors         uint64            `json:"rrd_sync_errors"`
+	RemovalsPending       int               `json:"removals_pending"`
 	Creates               uint64            `json:"creates"`
 	Backoffs              uint64            `json:"backoffs"`
 	FlushesPriority       uint64            `json:"flushes_priority"`
@@ -275,6 +278,7 @@ func writerDocOf(w rrdwriter.Stats) writerDoc {
 		EntriesWritten: w.EntriesWritten, ValuesWritten: w.ValuesWritten,
 		SkippedAlreadyApplied: w.SkippedAlreadyApplied, Vanished: w.Vanished,
 		Quarantined: w.Quarantined, RemoveErrors: w.RemoveErrors, Creates: w.Creates,
+		RRDSyncs: w.RRDSyncs, RRDSyncErrors: w.RRDSyncErrors, RemovalsPending: w.RemovalsPending,
 		Backoffs: w.Backoffs, FlushesPriority: w.FlushesPriority, Graphs: w.Graphs,
 		Errors: make(map[string]uint64, len(w.Errors)),
 	}

@@ -122,7 +122,7 @@ func (w *Writer) writeEntries(t *target, st entryStore, entries []spool.Entry, s
 	}
 	n := splitApplied(entries, t.info.Last)
 	w.c.skipped.Add(uint64(n))
-	settled = w.settle(st, entries[:n], settled)
+	settled = w.settle(t, st, entries[:n], settled)
 	entries = entries[n:]
 	for attempt := 0; len(entries) > 0; attempt++ {
 		if attempt == w.o.MaxRetries {
@@ -148,7 +148,7 @@ func (w *Writer) update(t *target, st entryStore, entries []spool.Entry, settled
 	if uerr == nil {
 		t.info.Last = entries[len(entries)-1].Time
 		w.c.written(entries)
-		return nil, w.settle(st, entries, settled), nil
+		return nil, w.settle(t, st, entries, settled), nil
 	}
 	kind := classify(uerr)
 	fi, ierr := w.o.RRD.Info(t.path)
@@ -162,7 +162,7 @@ func (w *Writer) update(t *target, st entryStore, entries []spool.Entry, settled
 	t.setInfo(fi)
 	n := splitApplied(entries, fi.Last)
 	w.c.written(entries[:n])
-	settled = w.settle(st, entries[:n], settled)
+	settled = w.settle(t, st, entries[:n], settled)
 	entries = entries[n:]
 	if kind != KindValue {
 		return entries, settled, kindError(kind, uerr)
@@ -180,15 +180,34 @@ func (w *Writer) update(t *target, st entryStore, entries []spool.Entry, settled
 	return entries, settled, nil
 }
 
-// settle removes the entries (their values are in the RRD file) and
-// appends their times to settled.
-func (w *Writer) settle(st entryStore, entries []spool.Entry, settled []int64) []int64 {
+// settle removes the entries (their values are in t's RRD file), once the
+// file is durable as Options.RRDFsync asks, and appends their times to
+// settled.
+func (w *Writer) settle(t *target, st entryStore, entries []spool.Entry, settled []int64) []int64 {
+	for i := range entries {
+		settled = append(settled, entries[i].Time)
+	}
+	switch {
+	case len(entries) == 0:
+		return settled
+	case w.o.RRDFsync == spool.FsyncBatch:
+		w.rm.add(entries)
+		return settled
+	case w.o.RRDFsync == spool.FsyncAlways:
+		w.c.rrdSyncs.Add(1)
+		if err := syncFile(t.path); err != nil {
+			// Kept on disk: a rescan indexes them again, and the writer
+			// skips them as applied and syncs again.
+			w.c.rrdSyncErrors.Add(1)
+			w.log.Error("applied spool entries kept", "key", t.key, "entries", len(entries), "err", err)
+			return settled
+		}
+	}
 	for i := range entries {
 		if err := st.Remove(entries[i].Ref()); err != nil {
 			w.c.removeErrors.Add(1)
 			w.log.Warn("remove applied spool entry", "err", err)
 		}
-		settled = append(settled, entries[i].Time)
 	}
 	return settled
 }
@@ -233,7 +252,7 @@ func (w *Writer) ensureFile(t *target, first, until int64) error {
 	if err := p.Validate(); err != nil {
 		return kindError(KindNoProfile, fmt.Errorf("create rrd %s: %w", t.path, err))
 	}
-	if err := os.MkdirAll(filepath.Dir(t.path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(t.path), 0o750); err != nil {
 		return kindError(classify(err), fmt.Errorf("create rrd directory: %w", err))
 	}
 	if err := w.o.RRD.Create(t.path, p, first-1); err != nil {

@@ -49,6 +49,11 @@ func (libRRD) Create(path string, p Profile, start int64) error {
 		os.Remove(tmp)
 		return fmt.Errorf("create rrd %s: %w", path, err)
 	}
+	// Readable by the owner's group (graphing tools), no one else.
+	if err := os.Chmod(tmp, 0o640); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("create rrd %s: %w", path, err)
+	}
 	// link(2) publishes the complete file and never replaces one.
 	err := os.Link(tmp, path)
 	os.Remove(tmp)

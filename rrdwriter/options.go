@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/spoold/spoold/spool"
 )
 
 // Options configure a Writer.
@@ -33,6 +35,11 @@ type Options struct {
 	// page cache the update then waits for about one disk read instead of
 	// one per page. Default true.
 	Prefetch bool
+	// RRDFsync says when an updated RRD file is made durable before the
+	// spool entries it replaces are removed (see durable.go): FsyncNone
+	// (default), FsyncAlways (fdatasync each file after its update) or
+	// FsyncBatch (one syncfs for every file updated meanwhile).
+	RRDFsync spool.FsyncPolicy
 	// WriteRate caps files started per second by Run; 0 means no cap.
 	// Priority flushes are not counted.
 	WriteRate float64

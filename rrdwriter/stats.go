@@ -11,7 +11,7 @@ import (
 type counters struct {
 	updateCalls, valuesWritten, entriesWritten, skipped, vanished atomic.Uint64
 	quarantined, removeErrors, creates, backoffs, flushesPriority atomic.Uint64
-	graphs                                                        atomic.Uint64
+	graphs, rrdSyncs, rrdSyncErrors                               atomic.Uint64
 	errors                                                        [numKinds]atomic.Uint64
 }
 
@@ -48,6 +48,9 @@ type Stats struct {
 	Backoffs              uint64 // failed batches (each backs its target off)
 	FlushesPriority       uint64 // FlushKey calls that took a batch
 	Graphs                uint64 // graphs rendered
+	RRDSyncs              uint64 // syncs of RRD files or their file system (RRDFsync)
+	RRDSyncErrors         uint64 // failed ones: the entries were kept
+	RemovalsPending       int    // applied entries waiting for a sync to be removed (RRDFsync batch)
 	// Errors counts failed batches by kind, indexed by ErrorKind.
 	Errors [numKinds]uint64
 }
@@ -63,6 +66,7 @@ func (w *Writer) Stats() Stats {
 		SkippedAlreadyApplied: c.skipped.Load(), Vanished: c.vanished.Load(), Quarantined: c.quarantined.Load(),
 		RemoveErrors: c.removeErrors.Load(), Creates: c.creates.Load(), Backoffs: c.backoffs.Load(),
 		FlushesPriority: c.flushesPriority.Load(), Graphs: c.graphs.Load(),
+		RRDSyncs: c.rrdSyncs.Load(), RRDSyncErrors: c.rrdSyncErrors.Load(), RemovalsPending: w.rm.pending(),
 	}
 	if !is.OldestPending.IsZero() {
 		s.OldestPendingAge = w.o.Now().Sub(is.OldestPending)

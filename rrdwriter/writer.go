@@ -36,6 +36,7 @@ type Writer struct {
 
 	running atomic.Bool
 	c       counters
+	rm      *remover // RRDFsync batch
 }
 
 // New returns a writer of the entries indexed in ix, stored in sp, into
@@ -45,16 +46,18 @@ func New(sp *spool.Spool, ix *shm.Index, o Options) (*Writer, error) {
 	if err := o.check(); err != nil {
 		return nil, fmt.Errorf("new rrd writer: %w", err)
 	}
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(o.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("new rrd writer: create directory: %w", err)
 	}
-	return &Writer{
+	w := &Writer{
 		o: o, sp: sp, ix: ix, log: o.Logger,
 		targets:  make(map[uint64]*target),
 		inflight: make(map[uint64]chan struct{}),
 		errs:     make(map[uint64]TargetError),
 		lim:      newLimiter(o.WriteRate),
-	}, nil
+	}
+	w.rm = newRemover(w)
+	return w, nil
 }
 
 // Run writes due targets until ctx ends: every Tick, and whenever a writer
@@ -69,6 +72,10 @@ func (w *Writer) Run(ctx context.Context) error {
 	defer w.running.Store(false)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	if w.o.RRDFsync == spool.FsyncBatch {
+		wg.Add(1)
+		go func() { defer wg.Done(); w.rm.run(ctx) }()
+	}
 	slots := make(chan struct{}, w.o.Writers)
 	freed := make(chan struct{}, 1)
 	timer := time.NewTimer(0)
@@ -201,6 +208,9 @@ func (w *Writer) FlushAll(ctx context.Context) error {
 			break
 		}
 		w.applyAll(ctx, batches, failed)
+	}
+	if err := w.rm.flush(); err != nil {
+		return fmt.Errorf("flush all: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("flush all: %w", err)

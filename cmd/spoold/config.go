@@ -91,6 +91,8 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.DurationVar(&c.writer.WriteDelay, "write-delay", c.writer.WriteDelay, "rrdcached -w: how long a target's oldest value waits before its file is written")
 	fs.DurationVar(&c.writer.WriteJitter, "write-jitter", c.writer.WriteJitter, "rrdcached -z: random extra delay per file, to spread writes")
 	fs.IntVar(&c.writer.Writers, "writers", c.writer.Writers, "RRD files written in parallel")
+	fs.Var(&fsyncValue{&c.writer.RRDFsync}, "rrd-fsync", "durability of RRD updates before their spool entries are removed: none (kernel writeback), batch (one syncfs for the files updated meanwhile), always (fdatasync each file)")
+	fs.BoolVar(&c.writer.Prefetch, "write-prefetch", c.writer.Prefetch, "ask the kernel for every page an RRD update will touch at once, before the update")
 	fs.Float64Var(&c.writer.WriteRate, "write-rate", c.writer.WriteRate, "most RRD files written per second (0 = no cap); graphs and shutdown bypass it")
 
 	fs = g[4].fs

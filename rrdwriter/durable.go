@@ -1,0 +1,137 @@
+package rrdwriter
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/spool"
+)
+
+// RRD durability (Options.RRDFsync). librrd changes an RRD file through a
+// shared mapping and never syncs it: the kernel writes the pages back some
+// 30 s later, while the removal of the spool entries the update replaced
+// reaches the disk with the next journal commit, about 5 s later. After a
+// power loss the entries can be gone while the file is older than them.
+// The policies close that gap:
+//
+//	none    remove the entries at once (the default, like --fsync none:
+//	        a process crash loses nothing, a power loss the last ~35 s);
+//	always  fdatasync each RRD file after its update, then remove;
+//	batch   hand the applied entries to a remover that syncs the RRD file
+//	        system once (syncfs) for all entries handed to it meanwhile,
+//	        then removes them: a group commit, off the writers' path.
+//
+// An entry whose removal waits is already settled in the index; if the
+// process dies first, the next start indexes it again and the writer skips
+// it as already applied (or applies it, if the power loss took the update).
+
+// syncFile makes the RRD file at path durable (policy always).
+func syncFile(path string) error {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sync rrd %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fdatasync(fd); err != nil {
+		return fmt.Errorf("sync rrd %s: %w", path, err)
+	}
+	return nil
+}
+
+// remover removes applied entries after one syncfs of the RRD file system
+// covers them (policy batch).
+type remover struct {
+	w    *Writer
+	mu   sync.Mutex
+	refs []spool.Ref // applied, waiting for a sync
+	kick chan struct{}
+	// syncMu lets one flush sync and remove at a time, so a flush that
+	// returns has removed every entry handed over before it was called.
+	syncMu sync.Mutex
+}
+
+func newRemover(w *Writer) *remover {
+	return &remover{w: w, kick: make(chan struct{}, 1)}
+}
+
+// add hands over entries whose values librrd accepted.
+func (r *remover) add(entries []spool.Entry) {
+	r.mu.Lock()
+	for i := range entries {
+		r.refs = append(r.refs, entries[i].Ref())
+	}
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// pending returns how many entries wait for a sync.
+func (r *remover) pending() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.refs)
+}
+
+// run flushes whenever entries were handed over, until ctx ends; then it
+// flushes once more.
+func (r *remover) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			_ = r.flush()
+			return
+		case <-r.kick:
+			_ = r.flush()
+		}
+	}
+}
+
+// flush syncs the RRD file system and removes every entry handed over so
+// far. On a failed sync the entries stay, on disk and in the queue, and
+// the next flush tries again.
+func (r *remover) flush() error {
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	r.mu.Lock()
+	refs := r.refs
+	r.refs = nil
+	r.mu.Unlock()
+	if len(refs) == 0 {
+		return nil
+	}
+	if err := r.w.syncFS(); err != nil {
+		r.mu.Lock()
+		r.refs = append(refs, r.refs...)
+		r.mu.Unlock()
+		r.w.c.rrdSyncErrors.Add(1)
+		r.w.log.Error("sync rrd file system; applied spool entries kept", "entries", len(refs), "err", err)
+		return err
+	}
+	for _, ref := range refs {
+		if err := r.w.sp.Remove(ref); err != nil {
+			r.w.c.removeErrors.Add(1)
+			r.w.log.Warn("remove applied spool entry", "err", err)
+		}
+	}
+	return nil
+}
+
+// syncFS writes back every dirty page of the file system holding the RRD
+// files (syncfs(2) on its directory).
+func (w *Writer) syncFS() error {
+	fd, err := unix.Open(w.o.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sync rrd file system %s: %w", w.o.Dir, err)
+	}
+	defer unix.Close(fd)
+	w.c.rrdSyncs.Add(1)
+	if err := unix.Syncfs(fd); err != nil {
+		return fmt.Errorf("sync rrd file system %s: %w", w.o.Dir, err)
+	}
+	return nil
+}
