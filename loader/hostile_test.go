@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -78,7 +79,7 @@ func testHostile(t *testing.T, unknown bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outsideBefore := snapshot(t, outside)
+	outsideBefore := spoolgen.Snapshot(t, outside)
 
 	ix := newFakeIndex()
 	opts := DefaultOptions()
@@ -103,7 +104,7 @@ func testHostile(t *testing.T, unknown bool) {
 			t.Errorf("valid entry %s not indexed", ref)
 		}
 	}
-	reasons := quarantineReasons(t, sp.Dir())
+	reasons := spoolgen.QuarantineReasons(t, sp.Dir())
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			checkHostileCase(t, sp, ix, c, reasons, logs.String())
@@ -115,7 +116,7 @@ func testHostile(t *testing.T, unknown bool) {
 			t.Errorf("valid entry %s: read %+v, %v", ref, got, err)
 		}
 	}
-	if after := snapshot(t, outside); !reflect.DeepEqual(after, outsideBefore) {
+	if after := spoolgen.Snapshot(t, outside); !maps.Equal(after, outsideBefore) {
 		t.Errorf("files outside the spool changed:\nbefore %v\nafter  %v", outsideBefore, after)
 	}
 }
@@ -186,60 +187,6 @@ func checkHostileCase(t *testing.T, sp *spool.Spool, ix *fakeIndex, c spoolgen.H
 			t.Errorf("Read = %+v, %v; want %+v", got, err, c.Entry)
 		}
 	}
-}
-
-// quarantineReasons maps each quarantined file's original path to its
-// reason, from the .reason notes.
-func quarantineReasons(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	notes, err := filepath.Glob(filepath.Join(dir, spool.QuarantineDir, "*.reason"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, n := range notes {
-		b, err := os.ReadFile(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var from, reason string
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "from: "); ok {
-				from = v
-			}
-			if v, ok := strings.CutPrefix(line, "reason: "); ok {
-				reason = v
-			}
-		}
-		out[from] = reason
-	}
-	return out
-}
-
-// snapshot maps every path under dir to its content (or link target).
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.Walk(dir, func(path string, fi os.FileInfo, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case fi.Mode()&os.ModeSymlink != 0:
-			target, err := os.Readlink(path)
-			out[path] = "-> " + target
-			return err
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(path)
-			out[path] = string(b)
-			return err
-		}
-		out[path] = fi.Mode().String()
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestSpoolRootMayBeASymlink: an operator may point /var/spool/spoold at

@@ -59,18 +59,24 @@ type HostileCase struct {
 // them later stay inside the spool. asRoot says
 // whether the reader will be root: then a chmod 000 entry lands.
 func WriteHostile(sp *spool.Spool, keys []string, t0 int64, values []string, outside string, asRoot bool) ([]HostileCase, error) {
-	h := &hostile{sp: sp, key: keys[0], keys: keys, t: t0 - 1, values: values, outside: outside}
+	h := &hostile{sp: sp, key: keys[0], keys: keys, t0: t0, t: t0 - 1, values: values, outside: outside}
 	h.contentCases(asRoot)
 	h.placementCases()
 	h.specialCases()
 	return h.cases, h.err
 }
 
+// RampCounter is the counter value of every value of an entry at time t
+// in WriteHostile's content cases: 100 per second from 1,000,000 at t0.
+// Valid entries written with it around the hostile ones give a rate of
+// exactly 100/s, whichever of the hostile ones land.
+func RampCounter(t0, t int64) uint64 { return uint64(1_000_000 + 100*(t-t0)) }
+
 type hostile struct {
 	sp      *spool.Spool
 	key     string
 	keys    []string
-	t       int64
+	t0, t   int64
 	values  []string
 	outside string
 	cases   []HostileCase
@@ -81,8 +87,8 @@ type hostile struct {
 func (h *hostile) next() (spool.Entry, spool.Ref) {
 	h.t += 2
 	e := spool.Entry{Key: h.key, Time: h.t}
-	for i, name := range h.values {
-		e.Values = append(e.Values, spool.Value{Name: name, Type: spool.Counter, Counter: uint64(1e9 + i)})
+	for _, name := range h.values {
+		e.Values = append(e.Values, spool.Value{Name: name, Type: spool.Counter, Counter: RampCounter(h.t0, h.t)})
 	}
 	return e, e.Ref()
 }
