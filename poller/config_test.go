@@ -240,6 +240,7 @@ func FuzzParseTargets(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	addExample(f, "targets.conf")
 	noFiles := func(string) ([]byte, error) { return nil, errors.New("no files in fuzzing") }
 	f.Fuzz(func(t *testing.T, text string) {
 		ts, err := parseTargets(strings.NewReader(text), "f", nil, noFiles)
@@ -270,6 +271,7 @@ func FuzzParseProfiles(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	addExample(f, "profiles.conf")
 	f.Fuzz(func(t *testing.T, text string) {
 		ps, err := ParseProfiles(strings.NewReader(text), "f")
 		if err != nil {
@@ -308,4 +310,14 @@ func TestDefaultsOfTheOtherVersionAreNotInherited(t *testing.T) {
 	if _, err := ParseTargets(strings.NewReader("x 127.0.0.1 profile=host version=3 user=u community=c\n"), "t.conf", nil); err == nil {
 		t.Fatal("community on a v3 target line accepted")
 	}
+}
+
+// addExample seeds a fuzz target with the shipped example file, the real
+// input operators copy.
+func addExample(f *testing.F, name string) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "examples", name))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(b))
 }
