@@ -321,3 +321,25 @@ func addExample(f *testing.F, name string) {
 	}
 	f.Add(string(b))
 }
+
+// TestTargetNamesCannotEscapeTheRRDDirectory: a target name becomes an RRD
+// file name; one that could leave the RRD directory (or hide in it) is
+// refused at load time, naming the file and line.
+func TestTargetNamesCannotEscapeTheRRDDirectory(t *testing.T) {
+	for _, name := range []string{
+		"..", "../etc/passwd", "a/../../b", "/etc/passwd", ".hidden", "a/b", `a\b`, "-rf", "_x",
+		"%2e%2e", "a%2Fb", "a\x00b", "a\tb", "é", strings.Repeat("a", 256),
+	} {
+		t.Run(fmt.Sprintf("%q", name), func(t *testing.T) {
+			text := "# targets\n\n" + name + " 127.0.0.1 profile=host community=c\n"
+			_, err := ParseTargets(strings.NewReader(text), "/etc/spoold/targets.conf", nil)
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.File != "/etc/spoold/targets.conf" || ce.Line != 3 {
+				t.Fatalf("ParseTargets accepted or misplaced the name: %v", err)
+			}
+			if !strings.HasPrefix(err.Error(), "/etc/spoold/targets.conf:3: ") {
+				t.Fatalf("error %q does not start with file:line", err)
+			}
+		})
+	}
+}

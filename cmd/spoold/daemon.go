@@ -81,6 +81,10 @@ func (d *daemon) build(cfg config, f *fleet) error {
 	}
 	wo := cfg.writer
 	wo.Profile, wo.Logger = d.fleet.rrdProfile, d.log.With("component", "writer")
+	if wo.RRD == nil {
+		wo.RRD = rrdwriter.LibRRD()
+	}
+	wo.RRD = privateRRD{wo.RRD}
 	if d.wr, err = rrdwriter.New(d.sp, d.ix, wo); err != nil {
 		return err
 	}
@@ -257,7 +261,14 @@ func checkConfig(cfg config, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// fileUmask is or-ed into the process umask before anything is created:
+// librrd creates RRD files 0644 and the writer creates --rrd-dir 0755; the
+// spool and RRD data are nobody else's business, so files end up at most
+// 0640 and directories 0750 whatever umask spoold was started with.
+const fileUmask = 0o027
+
 func serve(cfg config, settings map[string]string, log *slog.Logger) int {
+	syscall.Umask(syscall.Umask(fileUmask) | fileUmask)
 	d, err := newDaemon(cfg, settings, log)
 	if err != nil {
 		log.Error("start spoold", "err", err)
