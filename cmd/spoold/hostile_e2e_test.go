@@ -53,6 +53,9 @@ func TestDaemonSurvivesHostileSpool(t *testing.T) {
 			num(st, "loader", "quarantined"), num(st, "loader", "foreign"), num(st, "spool", "quarantined"),
 			want.loaderQ, want.foreign, want.loaderQ+want.readQ)
 	}
+	t.Logf("hostile cases %d: loader quarantined %v, foreign %v; spool quarantined %v; writer entries written %v",
+		len(cases), num(st, "loader", "quarantined"), num(st, "loader", "foreign"), num(st, "spool", "quarantined"),
+		num(st, "writer", "entries_written"))
 	if err := p.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("spoold exited with %v after SIGTERM:\n%s", err, p.stderr)
 	}

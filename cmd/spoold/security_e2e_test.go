@@ -69,7 +69,9 @@ func TestDaemonSecurity(t *testing.T) {
 	before := spoolgen.Snapshot(t, filepath.Join(dir, "rrd"))
 	parentBefore := listNames(t, parent)
 
-	for _, r := range hostileRequests() {
+	reqs := hostileRequests()
+	t.Logf("%d hostile requests", len(reqs))
+	for _, r := range reqs {
 		code := request(t, r.method, p.admin+r.path, r.token, r.body)
 		if code < 400 || code > 499 {
 			t.Errorf("%s %s: status %d, want 4xx", r.method, r.path, code)
