@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo devel)
 LDFLAGS  := -X main.version=$(VERSION)
 export CGO_ENABLED := 1
 
-.PHONY: all deps build check vet test bench demo clean
+.PHONY: all deps build check vet test fuzz-short fuzz-long bench demo clean
 
 all: build
 
@@ -22,8 +22,39 @@ vet: deps
 test: deps
 	$(GO) test -race -count=1 $(PKGS)
 
-# check: what CI runs (.ci/run): install what is missing, vet, race tests.
-check: vet test
+# check: what CI runs (.ci/run): install what is missing, vet, race tests,
+# and every fuzz target for a few seconds.
+check: vet test fuzz-short
+
+# Fuzz targets, as <package>:<target>. FUZZ_SHORT: every decoder of
+# outside data (spool entries and names, flag values, config files, SNMP
+# values, /graph queries); FUZZ_LONG adds RRD headers, simulator requests
+# and /proc files. rrdwriter's FuzzRRDPath is left out until RRDPath("")
+# (".rrd") is settled: docs/reliability-input.md.
+FUZZ_SHORT := \
+	./spool:FuzzDecode ./spool:FuzzParseName ./spool:FuzzParseLevels ./spool:FuzzParseFsyncPolicy \
+	./shm:FuzzParseSize ./loader:FuzzParseCPU \
+	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue \
+	./admin:FuzzParseGraphQuery
+FUZZ_LONG := $(FUZZ_SHORT) \
+	./rrdwriter:FuzzParseHeader ./simulate:FuzzAnswer \
+	./doctor:FuzzParseMountinfo ./diskstat:FuzzParseDiskstats ./diskstat:FuzzParseTaskIO
+
+# fuzz-short runs each of FUZZ_SHORT for 3 s (inside check); fuzz-long each
+# of FUZZ_LONG for FUZZTIME (make soak calls it). A crasher is written to
+# the package's testdata/fuzz/<target>/ and fails the run: commit it, and
+# it becomes a regression seed that plain `go test` runs.
+FUZZTIME ?= 60s
+fuzz = @set -e; for t in $(1); do \
+		echo "fuzz $${t\#*:} in $${t%%:*} for $(2)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t\#*:}\$$" -fuzztime $(2) $${t%%:*}; \
+	done
+
+fuzz-short: deps
+	$(call fuzz,$(FUZZ_SHORT),3s)
+
+fuzz-long: deps
+	$(call fuzz,$(FUZZ_LONG),$(FUZZTIME))
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x $(PKGS)

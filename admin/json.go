@@ -163,6 +163,11 @@ type cycleDoc struct {
 	Discontinuities int      `json:"discontinuities"`
 	WriteErrors     int      `json:"write_errors"`
 	IndexDeferred   int      `json:"index_deferred"`
+	Timeouts        int      `json:"timeouts"`
+	Malformed       int      `json:"malformed"`
+	AgentErrors     int      `json:"agent_errors"`
+	OtherErrors     int      `json:"other_errors"`
+	WrongTypes      int      `json:"wrong_types"`
 }
 
 type targetDoc struct {
@@ -296,7 +301,8 @@ func cycleDocOf(c *poller.CycleStats) *cycleDoc {
 		Seq: c.Seq, Start: jsonTime(c.Start), Duration: seconds(c.Duration), Devices: c.Devices,
 		OK: c.OK, Failed: c.Failed, Skipped: c.Skipped, Overrun: c.Overrun, Values: c.Values,
 		Unknown: c.Unknown, Discontinuities: c.Discontinuities, WriteErrors: c.WriteErrors,
-		IndexDeferred: c.IndexDeferred,
+		IndexDeferred: c.IndexDeferred, Timeouts: c.Timeouts, Malformed: c.Malformed, AgentErrors: c.AgentErrors,
+		OtherErrors: c.OtherErrors, WrongTypes: c.WrongTypes,
 	}
 }
 

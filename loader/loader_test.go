@@ -194,3 +194,26 @@ func TestWalkAllocations(t *testing.T) {
 		t.Errorf("a walk of 2000 entries allocates %v times, of 100 entries %v: allocations per entry", large, small)
 	}
 }
+
+// FuzzParseCPU: --loader-cpu accepts a share in [0, 1], never NaN, and an
+// error names the value.
+func FuzzParseCPU(f *testing.F) {
+	for _, s := range []string{"25%", "0.25", "0", "100%", "1", " 50 % ", "NaN", "-0", "1e-3", "101%", "0x1p-2", "Inf%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseCPU(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), fmt.Sprintf("%q", s)) {
+				t.Fatalf("error %q does not name the value", err)
+			}
+			return
+		}
+		if !(v >= 0 && v <= 1) {
+			t.Fatalf("ParseCPU(%q) = %v", s, v)
+		}
+		if err := (Params{Files: 1, Threshold: time.Second, CPU: v}).Validate(); err != nil {
+			t.Fatalf("ParseCPU(%q) = %v, which Validate refuses: %v", s, v, err)
+		}
+	})
+}

@@ -151,11 +151,15 @@ func (w *walk) readAll(fd int) ([]dirent, error) {
 	return ents, err
 }
 
-// openDir opens the directory name relative to dirfd for reading, with
+// openDir opens the directory name relative to dirfd for reading, never
+// through a symlink (one swapped in after getdents said DT_DIR), with
 // O_NOATIME while the kernel allows it (reading the spool writes no inode).
 func (w *walk) openDir(dirfd int, name string) (int, error) {
 	for {
 		flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+		if dirfd != unix.AT_FDCWD {
+			flags |= unix.O_NOFOLLOW // the spool root itself may be a symlink
+		}
 		if w.noAtime {
 			flags |= unix.O_NOATIME
 		}

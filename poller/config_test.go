@@ -240,6 +240,7 @@ func FuzzParseTargets(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	addExample(f, "targets.conf")
 	noFiles := func(string) ([]byte, error) { return nil, errors.New("no files in fuzzing") }
 	f.Fuzz(func(t *testing.T, text string) {
 		ts, err := parseTargets(strings.NewReader(text), "f", nil, noFiles)
@@ -270,6 +271,7 @@ func FuzzParseProfiles(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	addExample(f, "profiles.conf")
 	f.Fuzz(func(t *testing.T, text string) {
 		ps, err := ParseProfiles(strings.NewReader(text), "f")
 		if err != nil {
@@ -307,5 +309,37 @@ func TestDefaultsOfTheOtherVersionAreNotInherited(t *testing.T) {
 	// Written on the target line itself, the wrong version's option is an error.
 	if _, err := ParseTargets(strings.NewReader("x 127.0.0.1 profile=host version=3 user=u community=c\n"), "t.conf", nil); err == nil {
 		t.Fatal("community on a v3 target line accepted")
+	}
+}
+
+// addExample seeds a fuzz target with the shipped example file, the real
+// input operators copy.
+func addExample(f *testing.F, name string) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "examples", name))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(b))
+}
+
+// TestTargetNamesCannotEscapeTheRRDDirectory: a target name becomes an RRD
+// file name; one that could leave the RRD directory (or hide in it) is
+// refused at load time, naming the file and line.
+func TestTargetNamesCannotEscapeTheRRDDirectory(t *testing.T) {
+	for _, name := range []string{
+		"..", "../etc/passwd", "a/../../b", "/etc/passwd", ".hidden", "a/b", `a\b`, "-rf", "_x",
+		"%2e%2e", "a%2Fb", "a\x00b", "a\tb", "é", strings.Repeat("a", 256),
+	} {
+		t.Run(fmt.Sprintf("%q", name), func(t *testing.T) {
+			text := "# targets\n\n" + name + " 127.0.0.1 profile=host community=c\n"
+			_, err := ParseTargets(strings.NewReader(text), "/etc/spoold/targets.conf", nil)
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.File != "/etc/spoold/targets.conf" || ce.Line != 3 {
+				t.Fatalf("ParseTargets accepted or misplaced the name: %v", err)
+			}
+			if !strings.HasPrefix(err.Error(), "/etc/spoold/targets.conf:3: ") {
+				t.Fatalf("error %q does not start with file:line", err)
+			}
+		})
 	}
 }

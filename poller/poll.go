@@ -13,11 +13,12 @@ import (
 
 // pollResult is one answered poll of a device.
 type pollResult struct {
-	values    []spool.Value
-	unknown   int
-	uptime    uint32
-	hasUptime bool
-	rtt       time.Duration
+	values     []spool.Value
+	unknown    int
+	wrongTypes int // varbinds whose type cannot be their value
+	uptime     uint32
+	hasUptime  bool
+	rtt        time.Duration
 }
 
 // errAgent is wrapped by errors of an agent that answered with an error
@@ -190,9 +191,21 @@ func (p *Poller) store(d *device, idx []int, vars []gosnmp.SnmpPDU, res *pollRes
 		if k < len(res.values) {
 			if v, ok := mapValue(&d.t.Profile.DS[k], pdu); ok {
 				res.values[k] = v
+			} else if !noValue(pdu.Type) {
+				res.wrongTypes++
 			}
 		}
 	}
+}
+
+// noValue reports whether an SNMP type says "no value here" (rather than
+// a value of the wrong type).
+func noValue(t gosnmp.Asn1BER) bool {
+	switch t {
+	case gosnmp.NoSuchObject, gosnmp.NoSuchInstance, gosnmp.EndOfMibView, gosnmp.Null:
+		return true
+	}
+	return false
 }
 
 func sameOID(got, want string) bool { return strings.TrimPrefix(got, ".") == want }

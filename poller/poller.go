@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -195,6 +196,10 @@ func (p *Poller) Cycle(ctx context.Context) CycleStats {
 	p.mu.Unlock()
 	p.log.Info("poll cycle", "seq", st.Seq, "devices", st.Devices, "ok", st.OK, "failed", st.Failed,
 		"skipped", st.Skipped, "overrun", st.Overrun, "unknown", st.Unknown, "seconds", st.Duration.Seconds())
+	if st.Failed > 0 || st.WrongTypes > 0 {
+		p.log.Warn("poll cycle problems", "seq", st.Seq, "timeouts", st.Timeouts, "malformed", st.Malformed, "agent_errors", st.AgentErrors,
+			"other_errors", st.OtherErrors, "wrong_types", st.WrongTypes)
+	}
 	return st
 }
 
@@ -230,6 +235,28 @@ func (d *device) failures() int {
 type cycleCounters struct {
 	ok, failed, skipped, overrun               atomic.Int64
 	values, unknown, discont, writeErr, defer_ atomic.Int64
+	timeouts, agentErrs, otherErrs, wrongTypes atomic.Int64
+	malformed                                  atomic.Int64
+}
+
+// malformed reports whether gosnmp failed on an answer it could not parse.
+func malformed(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "packet sanity") || strings.Contains(s, "unmarshal") || strings.Contains(s, "decod")
+}
+
+// countFailure counts a failed poll by its kind.
+func (c *cycleCounters) countFailure(err error) {
+	switch {
+	case errors.Is(err, errAgent):
+		c.agentErrs.Add(1)
+	case strings.Contains(err.Error(), "timeout"): // gosnmp: "request timeout (after N retries)"
+		c.timeouts.Add(1)
+	case malformed(err):
+		c.malformed.Add(1)
+	default:
+		c.otherErrs.Add(1)
+	}
 }
 
 func (c *cycleCounters) stats(seq uint64, start time.Time, n int) CycleStats {
@@ -238,7 +265,8 @@ func (c *cycleCounters) stats(seq uint64, start time.Time, n int) CycleStats {
 		OK: int(c.ok.Load()), Failed: int(c.failed.Load()), Skipped: int(c.skipped.Load()),
 		Overrun: int(c.overrun.Load()), Values: int(c.values.Load()), Unknown: int(c.unknown.Load()),
 		Discontinuities: int(c.discont.Load()), WriteErrors: int(c.writeErr.Load()),
-		IndexDeferred: int(c.defer_.Load()),
+		IndexDeferred: int(c.defer_.Load()), Timeouts: int(c.timeouts.Load()), AgentErrors: int(c.agentErrs.Load()),
+		OtherErrors: int(c.otherErrs.Load()), WrongTypes: int(c.wrongTypes.Load()), Malformed: int(c.malformed.Load()),
 	}
 }
 
@@ -258,6 +286,7 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 			return
 		}
 		c.failed.Add(1)
+		c.countFailure(err)
 		maxSkip := int(p.opts.BackoffMax / p.opts.Interval)
 		d.recordError(now, err, true, p.opts.BackoffAfter, max(maxSkip, 1))
 		return
@@ -273,6 +302,7 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 	c.ok.Add(1)
 	c.values.Add(int64(len(res.values)))
 	c.unknown.Add(int64(res.unknown))
+	c.wrongTypes.Add(int64(res.wrongTypes))
 	e := spool.Entry{Key: d.t.Name, Time: now.Unix(), Flags: flags, Values: res.values}
 	ref, werr := p.w.Write(&e)
 	if werr != nil {

@@ -50,6 +50,16 @@ type CycleStats struct {
 	// IndexDeferred are entries the Sink refused (they wait on disk for a
 	// rescan).
 	IndexDeferred int
+	// Failed polls by kind: Timeouts had no usable answer in time (silent,
+	// someone else's request id, too late: gosnmp drops what it cannot
+	// match and waits on); Malformed answered with bytes that do not parse
+	// as SNMP; AgentErrors answered with an error status for the whole
+	// request; OtherErrors are the rest (refused, ...).
+	Timeouts, Malformed, AgentErrors, OtherErrors int
+	// WrongTypes are varbinds of answered polls whose SNMP type cannot be
+	// their data source's value (text for a counter, an IpAddress, an OID,
+	// a NaN float): stored as unknown, counted in Unknown too.
+	WrongTypes int
 }
 
 // Status returns the status of the named device.

@@ -54,8 +54,20 @@ func TestMapValue(t *testing.T) {
 }
 
 func FuzzMapValue(f *testing.F) {
-	f.Add(byte(gosnmp.OctetString), "12", uint64(0))
-	f.Add(byte(gosnmp.Counter64), "", uint64(1<<63))
+	// What agents send: snmpd's ifHCInOctets, ifOperStatus, laLoad,
+	// sysUpTime, an Opaque float, a negative Integer, noSuchObject.
+	for _, seed := range []struct {
+		typ  gosnmp.Asn1BER
+		text string
+		n    uint64
+	}{
+		{gosnmp.OctetString, "12", 0}, {gosnmp.Counter64, "", 1 << 63}, {gosnmp.Counter32, "", 4294967295},
+		{gosnmp.Gauge32, "", 1000000000}, {gosnmp.Integer, "", 1}, {gosnmp.OctetString, "0.15", 0},
+		{gosnmp.TimeTicks, "", 8640000}, {gosnmp.OpaqueFloat, "", math.Float64bits(1.5)},
+		{gosnmp.Integer, "", uint64(1<<64 - 5)}, {gosnmp.NoSuchObject, "", 0}, {gosnmp.OctetString, " 42 ", 0},
+	} {
+		f.Add(byte(seed.typ), seed.text, seed.n)
+	}
 	f.Fuzz(func(t *testing.T, typ byte, text string, n uint64) {
 		pdus := []gosnmp.SnmpPDU{
 			{Type: gosnmp.Asn1BER(typ), Value: []byte(text)},

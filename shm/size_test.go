@@ -2,6 +2,7 @@ package shm
 
 import (
 	"fmt"
+	"math/big"
 	"strings"
 	"testing"
 )
@@ -47,4 +48,35 @@ func TestParseSizeRejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseSize: --keys-zone accepts digits with an optional k, m or g and
+// nothing else; an accepted size is non-negative, is the digits times the
+// unit exactly, and never overflows.
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"64m", "0", "512k", "1G", "9223372036854775807", "8589934592g", "-1", "1.5m", " 1m", "1mb", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseSize(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), fmt.Sprintf("%q", s)) {
+				t.Fatalf("error %q does not name the value", err)
+			}
+			return
+		}
+		digits, unit := s, int64(1)
+		if k := strings.IndexAny(s, "kKmMgG"); k >= 0 {
+			digits, unit = s[:k], map[byte]int64{'k': 1 << 10, 'm': 1 << 20, 'g': 1 << 30}[s[k]|0x20]
+			if k != len(s)-1 {
+				t.Fatalf("ParseSize(%q) accepted a unit before the end", s)
+			}
+		}
+		var want big.Int
+		want.SetString(digits, 10)
+		want.Mul(&want, big.NewInt(unit))
+		if n < 0 || !want.IsInt64() || want.Int64() != n {
+			t.Fatalf("ParseSize(%q) = %d, want %s", s, n, want.String())
+		}
+	})
 }

@@ -105,6 +105,23 @@ func FuzzDecode(f *testing.F) {
 	f.Add(good)
 	f.Add(good[:20])
 	f.Add([]byte("SPLD"))
+	// Entries as the poller writes them: an if-mib:2 poll, a host poll
+	// with gauges and unknowns, an empty poll.
+	for _, e := range []Entry{
+		{Key: "core-sw1", Time: 1700000300, Values: []Value{
+			{Name: "in1", Type: Counter, Counter: 123456789012}, {Name: "out1", Type: Counter, Counter: 98765},
+			{Name: "in2", Type: Counter, Counter: 0}, {Name: "out2", Type: Unknown}}},
+		{Key: "srv-db1", Time: 1700000600, Flags: FlagDiscontinuity, Values: []Value{
+			{Name: "load1", Type: Gauge, Gauge: 0.15}, {Name: "memfree", Type: Gauge, Gauge: 1.5e9},
+			{Name: "uptime", Type: Counter, Counter: 8640000}, {Name: "ssCpuRawUser", Type: Unknown}}},
+		{Key: "edge-rtr1", Time: 0},
+	} {
+		b, err := e.AppendEncode(nil)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, err := Decode(data)
 		if err != nil {

@@ -11,9 +11,11 @@ import (
 // Read reads and verifies the entry named r. A file that fails to decode, or
 // whose content does not match its name, gives a *CorruptionError carrying
 // the path; the caller decides to Quarantine it. A missing entry gives an
-// error wrapping fs.ErrNotExist. Reads use O_NOATIME where the kernel allows
-// it (the file's owner or CAP_FOWNER), so reading the spool writes no inodes,
-// and O_NOFOLLOW: a symbolic link is never followed.
+// error wrapping fs.ErrNotExist. A file that can never be read as an entry
+// (a symlink, a FIFO, a directory, a file without read permission, a file
+// longer than any entry) is a *CorruptionError too. Reads use O_NOATIME
+// where the kernel allows it (the file's owner or CAP_FOWNER), so reading
+// the spool writes no inodes.
 func (s *Spool) Read(r Ref) (Entry, error) {
 	path := s.EntryPath(r)
 	return s.readEntry(unix.AT_FDCWD, path, path, r)
@@ -95,16 +97,13 @@ func (d *Dir) name(r Ref) (string, error) {
 // path, and checks it against r.
 func (s *Spool) readEntry(dirfd int, name, path string, r Ref) (Entry, error) {
 	data, err := s.readFile(dirfd, name, path)
-	var notReg *notRegularError
-	if errors.As(err, &notReg) {
-		s.c.corrupt.Add(1)
-		return Entry{}, &CorruptionError{Path: path, Reason: notReg.Error()}
-	}
-	if err != nil {
+	var e Entry
+	if err == nil {
+		e, err = Decode(data)
+	} else if !errors.Is(err, ErrCorrupt) {
 		s.c.readErrors.Add(1)
 		return Entry{}, err
 	}
-	e, err := Decode(data)
 	if err == nil && (e.Time != r.Time || KeyHash(e.Key) != r.Hash) {
 		err = &CorruptionError{Offset: 6, Reason: fmt.Sprintf("content (key %q, time %d) does not match the name %s", e.Key, e.Time, r)}
 	}
@@ -132,18 +131,37 @@ func (s *Spool) removeEntry(dirfd int, name, path string) error {
 	return nil
 }
 
-// readBufSize holds a typical entry (40 values) in one read.
-const readBufSize = 2048
+// maxEntryLen is the length of the largest valid entry: a longer file is
+// corrupt, and reading stops there instead of filling memory.
+const maxEntryLen = headerLen + MaxKeyLen + MaxValues*(2+MaxValueNameLen+valuePayloadLen) + trailerLen
 
-// readFile reads the regular file name relative to dirfd with raw system
-// calls: no *os.File, no poller registration.
+// readFile reads the entry name, relative to dirfd, with raw system calls
+// (no *os.File, no poller registration). It never follows a symlink
+// (O_NOFOLLOW), never blocks on a FIFO or device (O_NONBLOCK, then fstat),
+// and reads at most maxEntryLen+1 bytes. A file that is not a regular file,
+// cannot be read for lack of permission, or is too long gives a
+// *CorruptionError: it can never become a valid entry, so it goes to the
+// quarantine rather than holding up its target's later entries.
 func (s *Spool) readFile(dirfd int, name, path string) ([]byte, error) {
 	fd, err := s.openNoAtime(dirfd, name)
 	if err != nil {
+		if reason, ok := unreadableReason(err); ok {
+			return nil, &CorruptionError{Path: path, Reason: reason}
+		}
 		return nil, fmt.Errorf("open spool entry %s: %w", path, err)
 	}
 	defer unix.Close(fd)
-	buf := make([]byte, 0, readBufSize)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("stat spool entry %s: %w", path, err)
+	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG {
+		return nil, &CorruptionError{Path: path, Reason: "not a regular file: " + fileType(t)}
+	}
+	if st.Size > maxEntryLen {
+		return nil, &CorruptionError{Path: path, Offset: maxEntryLen, Reason: fmt.Sprintf("%d bytes, longer than the largest entry (%d)", st.Size, maxEntryLen)}
+	}
+	buf := make([]byte, 0, max(512, int(st.Size)+1))
 	for {
 		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
 		switch {
@@ -155,54 +173,68 @@ func (s *Spool) readFile(dirfd int, name, path string) ([]byte, error) {
 			return buf, nil
 		}
 		buf = buf[:len(buf)+n]
+		if len(buf) > maxEntryLen {
+			return nil, &CorruptionError{Path: path, Offset: maxEntryLen, Reason: fmt.Sprintf("longer than the largest entry (%d bytes)", maxEntryLen)}
+		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
 	}
 }
 
-// openNoAtime opens name read-only with O_NOATIME, falling back (and
-// remembering to) when the kernel refuses it with EPERM. It never follows
-// a symbolic link (ELOOP) and refuses what is not a regular file: a FIFO
-// is opened non-blocking, so it cannot hang the reader.
+// unreadableReason says why an open error means the file can never be read
+// as an entry: a symlink (O_NOFOLLOW gives ELOOP) or a permission problem.
+func unreadableReason(err error) (string, bool) {
+	switch {
+	case errors.Is(err, unix.ELOOP):
+		return "a symlink: entries are never followed", true
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+		return "unreadable: " + err.Error(), true
+	case errors.Is(err, unix.ENXIO):
+		return "not a regular file: a socket or device without a reader", true
+	}
+	return "", false
+}
+
+func fileType(t uint32) string {
+	switch t {
+	case unix.S_IFDIR:
+		return "directory"
+	case unix.S_IFIFO:
+		return "FIFO"
+	case unix.S_IFSOCK:
+		return "socket"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "device"
+	case unix.S_IFLNK:
+		return "symlink"
+	}
+	return fmt.Sprintf("file type %#o", t)
+}
+
+// entryOpenFlags are the flags of every entry open: read-only, no symlink
+// followed, no blocking on a FIFO.
+const entryOpenFlags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
+
+// openNoAtime opens name relative to dirfd for reading with O_NOATIME,
+// falling back (and remembering to) when the kernel refuses it with EPERM.
 func (s *Spool) openNoAtime(dirfd int, name string) (int, error) {
-	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK
 	for {
-		fd, err := -1, error(nil)
+		flags := entryOpenFlags
 		if s.noAtime.Load() {
-			fd, err = unix.Openat(dirfd, name, flags|unix.O_NOATIME, 0)
-			if err == unix.EPERM {
-				s.noAtime.Store(false)
-				s.c.noAtimeDenied.Add(1)
-				continue
-			}
-		} else {
-			fd, err = unix.Openat(dirfd, name, flags, 0)
+			flags |= unix.O_NOATIME
 		}
-		if err == unix.EINTR {
+		fd, err := unix.Openat(dirfd, name, flags, 0)
+		switch {
+		case err == unix.EINTR:
 			continue
-		}
-		if err == unix.ELOOP {
-			return -1, &notRegularError{"a symbolic link (never followed)"}
-		}
-		if err != nil {
+		case err == unix.EPERM && flags&unix.O_NOATIME != 0:
+			s.noAtime.Store(false)
+			s.c.noAtimeDenied.Add(1)
+			continue
+		case err != nil:
 			return -1, err
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			unix.Close(fd)
-			return -1, err
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			unix.Close(fd)
-			return -1, &notRegularError{fmt.Sprintf("not a regular file (file type %#o)", st.Mode&unix.S_IFMT)}
 		}
 		return fd, nil
 	}
 }
-
-// notRegularError says a name where an entry should be is something else:
-// the file is quarantined as corrupt, never read or followed.
-type notRegularError struct{ what string }
-
-func (e *notRegularError) Error() string { return e.what }

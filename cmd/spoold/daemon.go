@@ -291,7 +291,14 @@ func checkConfig(cfg config, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// fileUmask is or-ed into the process umask before anything is created:
+// librrd creates RRD files 0644 and the writer creates --rrd-dir 0755; the
+// spool and RRD data are nobody else's business, so files end up at most
+// 0640 and directories 0750 whatever umask spoold was started with.
+const fileUmask = 0o027
+
 func serve(cfg config, settings map[string]string, log *slog.Logger) int {
+	syscall.Umask(syscall.Umask(fileUmask) | fileUmask)
 	d, err := newDaemon(cfg, settings, log)
 	if err != nil {
 		log.Error("start spoold", "err", err)
