@@ -29,13 +29,12 @@ check: vet test fuzz-short
 # Fuzz targets, as <package>:<target>. FUZZ_SHORT: every decoder of
 # outside data (spool entries and names, flag values, config files, SNMP
 # values, /graph queries); FUZZ_LONG adds RRD headers, simulator requests
-# and /proc files. rrdwriter's FuzzRRDPath is left out until RRDPath("")
-# (".rrd") is settled: docs/reliability-input.md.
+# and /proc files.
 FUZZ_SHORT := \
 	./spool:FuzzDecode ./spool:FuzzParseName ./spool:FuzzParseLevels ./spool:FuzzParseFsyncPolicy \
 	./shm:FuzzParseSize ./loader:FuzzParseCPU \
 	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue \
-	./admin:FuzzParseGraphQuery
+	./admin:FuzzParseGraphQuery ./rrdwriter:FuzzRRDPath
 FUZZ_LONG := $(FUZZ_SHORT) \
 	./rrdwriter:FuzzParseHeader ./simulate:FuzzAnswer \
 	./doctor:FuzzParseMountinfo ./diskstat:FuzzParseDiskstats ./diskstat:FuzzParseTaskIO

@@ -22,8 +22,13 @@ const maxSegment = 200
 //     non-empty; otherwise every "/" is escaped and the file is flat;
 //   - a segment longer than 200 bytes after escaping is cut to 200 bytes and
 //     suffixed with "~" and the key's hash in hex ('~' never appears
-//     otherwise).
+//     otherwise);
+//   - the empty key (no poller key is empty; the spool refuses it) is "%",
+//     which no other key gives.
 func RRDPath(key string) string {
+	if key == "" {
+		return "%.rrd"
+	}
 	segs := strings.Split(key, "/")
 	for _, s := range segs {
 		if s == "" {

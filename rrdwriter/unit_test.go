@@ -47,7 +47,7 @@ func TestRRDPath(t *testing.T) {
 }
 
 func FuzzRRDPath(f *testing.F) {
-	for _, s := range []string{"a", "a/b", "../x", "/", "x.rrd/y"} {
+	for _, s := range []string{"a", "a/b", "../x", "/", "x.rrd/y", "", "%"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, key string) {
