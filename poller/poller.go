@@ -303,7 +303,7 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 	c.values.Add(int64(len(res.values)))
 	c.unknown.Add(int64(res.unknown))
 	c.wrongTypes.Add(int64(res.wrongTypes))
-	e := spool.Entry{Key: d.t.Name, Time: now.Unix(), Flags: flags, Values: res.values}
+	e := spool.Entry{Key: d.t.Name, Time: now.Unix(), Milli: uint16(now.Nanosecond() / 1e6), Flags: flags, Values: res.values}
 	ref, werr := p.w.Write(&e)
 	if werr != nil {
 		c.writeErr.Add(1)

@@ -311,7 +311,7 @@ func buildRows(t *target, entries []spool.Entry) []Row {
 			}
 			row[j] = formatValue(v)
 		}
-		rows[i] = Row{Time: e.Time, Values: row}
+		rows[i] = Row{Time: e.Time, Milli: e.Milli, Values: row}
 	}
 	return rows
 }

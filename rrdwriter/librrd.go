@@ -119,6 +119,9 @@ func (libRRD) Update(path string, template []string, rows []Row) error {
 	var b []byte
 	for _, r := range rows {
 		b = strconv.AppendInt(b[:0], r.Time, 10)
+		if r.Milli > 0 {
+			b = append(b, '.', byte('0'+r.Milli/100), byte('0'+r.Milli/10%10), byte('0'+r.Milli%10))
+		}
 		for _, v := range r.Values {
 			b = append(b, ':')
 			b = append(b, v...)

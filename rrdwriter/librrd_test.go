@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/spoold/spoold/spool"
 )
 
 // needRRDTool skips, loudly, when the rrdtool command that checks librrd's
@@ -272,5 +275,37 @@ func TestLibRRDConcurrentGraphAndUpdate(t *testing.T) {
 	}
 	if s := e.w.Stats(); s.EntriesWritten != n+1 || s.QueueLength != 0 || s.Graphs != 20 {
 		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestLibRRDMillisecondsMakeRatesExact polls a counter that grows 10 per
+// second at times off the whole second: with the milliseconds passed to
+// librrd the rates are 10 (to librrd's double arithmetic, 1e-8); whole
+// seconds would give 10.0167 and 9.993.
+func TestLibRRDMillisecondsMakeRatesExact(t *testing.T) {
+	e := newLibEnv(t, nil)
+	for _, p := range []struct {
+		ts int64
+		ms uint16
+		c  uint64
+	}{{t0, 0, 0}, {t0 + 300, 500, 3005}, {t0 + 600, 300, 6003}} {
+		ent := spool.Entry{Key: "r", Time: p.ts, Milli: p.ms, Values: []spool.Value{cnt("c", p.c), gauge("g", 1)}}
+		ref, err := e.sp.Write(&ent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.ix.Add(ref.Hash, "r", p.ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.w.FlushAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := fetch(t, e.rrdPath("r"), t0, t0+600)
+	for _, ts := range []int64{t0 + 300, t0 + 600} {
+		var rate, g float64
+		if _, err := fmt.Sscan(got[ts], &rate, &g); err != nil || math.Abs(rate-10) > 1e-6 || g != 1 {
+			t.Fatalf("fetch at %d: %q, want a rate of 10 within 1e-6 (all: %v)", ts, got[ts], got)
+		}
 	}
 }

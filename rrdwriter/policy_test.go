@@ -244,7 +244,7 @@ func TestDiscontinuityWritesUnknownCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(f.rows(e.rrdPath("r")))
-	want := fmt.Sprint([]Row{{t0, []string{"100", "1"}}, {t0 + 300, []string{"U", "2"}}, {t0 + 600, []string{"U", "1e-300"}}})
+	want := fmt.Sprint([]Row{{Time: t0, Values: []string{"100", "1"}}, {Time: t0 + 300, Values: []string{"U", "2"}}, {Time: t0 + 600, Values: []string{"U", "1e-300"}}})
 	if got != want {
 		t.Fatalf("rows\n got %s\nwant %s", got, want)
 	}

@@ -41,7 +41,8 @@ type DSInfo struct {
 // Row is one update: a time and one formatted value per template name
 // ("U" for unknown).
 type Row struct {
-	Time   int64
+	Time   int64  // Unix seconds
+	Milli  uint16 // and milliseconds: librrd takes "<seconds>.<ms>"
 	Values []string
 }
 

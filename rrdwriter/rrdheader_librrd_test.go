@@ -61,7 +61,7 @@ func TestReadHeaderMatchesLibRRD(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkHeader(t, path)
-		if err := LibRRD().Update(path, []string{"g", "c"}, []Row{{t0 + 300, []string{"1", "2"}}}); err != nil {
+		if err := LibRRD().Update(path, []string{"g", "c"}, []Row{{Time: t0 + 300, Values: []string{"1", "2"}}}); err != nil {
 			t.Fatal(err)
 		}
 		if fi := checkHeader(t, path); fi.Last != t0+300 || len(fi.DS) != 2 || fi.DS[0] != (DSInfo{"c", Counter}) {

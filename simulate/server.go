@@ -222,9 +222,16 @@ func (s *Simulator) readLoop() error {
 			s.later(delay, out, from)
 			continue
 		}
-		if _, err := s.conn.WriteToUDPAddrPort(out, from); err == nil {
-			s.c.responses.Add(1)
-		}
+		s.send(out, from)
+	}
+}
+
+// send sends a response. It is counted before it leaves, so a client that
+// has the answer never reads a count without it.
+func (s *Simulator) send(out []byte, to netip.AddrPort) {
+	s.c.responses.Add(1)
+	if _, err := s.conn.WriteToUDPAddrPort(out, to); err != nil {
+		s.c.responses.Add(^uint64(0))
 	}
 }
 
@@ -243,9 +250,7 @@ func (s *Simulator) later(delay time.Duration, out []byte, to netip.AddrPort) {
 		s.mu.Lock()
 		delete(s.timers, t)
 		s.mu.Unlock()
-		if _, err := s.conn.WriteToUDPAddrPort(out, to); err == nil {
-			s.c.responses.Add(1)
-		}
+		s.send(out, to)
 	})
 	s.timers[t] = struct{}{}
 }

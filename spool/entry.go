@@ -8,10 +8,12 @@ import (
 	"math"
 )
 
-// Entry format v1; docs/spool-format.md has the byte diagram.
+// Entry format v2 (v1 read too); docs/spool-format.md has the byte diagram.
 const (
-	Magic      = "SPLD"
-	Version1   = 1
+	Magic    = "SPLD"
+	Version1 = 1
+	// Version2 adds the poll time's milliseconds in the bytes v1 reserved.
+	Version2   = 2
 	headerLen  = 20
 	trailerLen = 4
 
@@ -68,6 +70,7 @@ type Value struct {
 type Entry struct {
 	Key    string // the target name: the RRD file's identity
 	Time   int64  // poll time, Unix seconds, >= 0
+	Milli  uint16 // and milliseconds, 0..999 (0 in version 1 entries)
 	Flags  uint8
 	Values []Value
 }
@@ -84,6 +87,8 @@ func (e *Entry) Validate() error {
 		return fmt.Errorf("validate entry: key length %d not in 1..%d", len(e.Key), MaxKeyLen)
 	case e.Time < 0:
 		return fmt.Errorf("validate entry %q: negative time %d", e.Key, e.Time)
+	case e.Milli > 999:
+		return fmt.Errorf("validate entry %q: %d milliseconds, at most 999", e.Key, e.Milli)
 	case len(e.Values) > MaxValues:
 		return fmt.Errorf("validate entry %q: %d values, at most %d", e.Key, len(e.Values), MaxValues)
 	}
@@ -107,18 +112,18 @@ func (e *Entry) EncodedLen() int {
 	return n
 }
 
-// AppendEncode validates the entry and appends its v1 encoding to dst.
+// AppendEncode validates the entry and appends its v2 encoding to dst.
 func (e *Entry) AppendEncode(dst []byte) ([]byte, error) {
 	if err := e.Validate(); err != nil {
 		return dst, err
 	}
 	start := len(dst)
 	dst = append(dst, Magic...)
-	dst = append(dst, Version1, e.Flags)
+	dst = append(dst, Version2, e.Flags)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(len(e.Key)))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Time))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(len(e.Values)))
-	dst = binary.LittleEndian.AppendUint16(dst, 0)
+	dst = binary.LittleEndian.AppendUint16(dst, e.Milli)
 	dst = append(dst, e.Key...)
 	for _, v := range e.Values {
 		dst = append(dst, byte(v.Type), byte(len(v.Name)))
@@ -160,7 +165,7 @@ func corrupt(off int, format string, args ...any) error {
 	return &CorruptionError{Offset: int64(off), Reason: fmt.Sprintf(format, args...)}
 }
 
-// Decode verifies and decodes a v1 entry. The checksum is verified before
+// Decode verifies and decodes a v1 or v2 entry. The checksum is verified before
 // any field is trusted. Errors are *CorruptionError (with an empty Path).
 // The returned entry does not alias data.
 func Decode(data []byte) (Entry, error) {
@@ -171,7 +176,7 @@ func Decode(data []byte) (Entry, error) {
 	if string(data[:4]) != Magic {
 		return e, corrupt(0, "bad magic %q", data[:4])
 	}
-	if data[4] != Version1 {
+	if data[4] != Version1 && data[4] != Version2 {
 		return e, corrupt(4, "unsupported version %d", data[4])
 	}
 	body := len(data) - trailerLen
@@ -182,7 +187,13 @@ func Decode(data []byte) (Entry, error) {
 	keyLen := int(binary.LittleEndian.Uint16(data[6:]))
 	t := int64(binary.LittleEndian.Uint64(data[8:]))
 	n := int(binary.LittleEndian.Uint16(data[16:]))
+	var ms uint16
+	if data[4] == Version2 {
+		ms = binary.LittleEndian.Uint16(data[18:])
+	}
 	switch {
+	case ms > 999:
+		return e, corrupt(18, "%d milliseconds, at most 999", ms)
 	case keyLen == 0 || keyLen > MaxKeyLen:
 		return e, corrupt(6, "key length %d not in 1..%d", keyLen, MaxKeyLen)
 	case t < 0:
@@ -193,7 +204,7 @@ func Decode(data []byte) (Entry, error) {
 		return e, corrupt(headerLen, "key of %d bytes runs past the end", keyLen)
 	}
 	e.Key = string(data[headerLen : headerLen+keyLen])
-	e.Time = t
+	e.Time, e.Milli = t, ms
 	off := headerLen + keyLen
 	if n > 0 {
 		e.Values = make([]Value, n)

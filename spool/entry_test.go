@@ -64,10 +64,6 @@ func TestDecodeCorruption(t *testing.T) {
 	e := sampleEntry()
 	good, _ := e.AppendEncode(nil)
 	body := len(good) - trailerLen
-	resum := func(b []byte) []byte {
-		b = b[:len(b)-trailerLen]
-		return binary.LittleEndian.AppendUint32(b, crc32c(b))
-	}
 	mutate := func(f func([]byte) []byte) []byte { return f(bytes.Clone(good)) }
 	for _, tc := range []struct {
 		name   string
@@ -78,7 +74,8 @@ func TestDecodeCorruption(t *testing.T) {
 		{"truncated header", good[:10], 10},
 		{"truncated body", good[:len(good)-7], int64(len(good) - 7 - trailerLen)},
 		{"bad magic", mutate(func(b []byte) []byte { b[0] = 'X'; return b }), 0},
-		{"future version", mutate(func(b []byte) []byte { b[4] = 2; return b }), 4},
+		{"future version", mutate(func(b []byte) []byte { b[4] = 3; return b }), 4},
+		{"milliseconds past 999", mutate(func(b []byte) []byte { binary.LittleEndian.PutUint16(b[18:], 1000); return resum(b) }), 18},
 		{"flipped value bit", mutate(func(b []byte) []byte { b[body-3] ^= 1; return b }), int64(body)},
 		{"flipped checksum", mutate(func(b []byte) []byte { b[len(b)-1] ^= 0x80; return b }), int64(body)},
 		{"key length past end", mutate(func(b []byte) []byte { binary.LittleEndian.PutUint16(b[6:], 1000); return resum(b) }), headerLen},
@@ -162,4 +159,41 @@ func TestDecodeInternsNames(t *testing.T) {
 	if max := 2.0; allocs > max { // the key and the values slice
 		t.Fatalf("Decode allocates %.0f times per entry of %d values, want at most %.0f", allocs, len(e.Values), max)
 	}
+}
+
+// TestDecodeVersion1 reads an entry written by a version 1 spoold: the
+// bytes v2 uses for milliseconds were reserved (0), and the time is whole
+// seconds. Version 2 keeps the milliseconds.
+func TestDecodeVersion1(t *testing.T) {
+	e := sampleEntry()
+	e.Milli = 0
+	v2, err := e.AppendEncode(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := append([]byte(nil), v2...)
+	v1[4] = Version1
+	v1 = resum(v1)
+	got, err := Decode(v1)
+	if err != nil || !reflect.DeepEqual(got, e) {
+		t.Fatalf("Decode(v1) = %+v, %v; want %+v", got, err, e)
+	}
+	e.Milli = 999
+	v2, err = e.AppendEncode(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Decode(v2); err != nil || got.Milli != 999 || v2[4] != Version2 {
+		t.Fatalf("Decode(v2) = %+v, %v", got, err)
+	}
+	e.Milli = 1000
+	if _, err := e.AppendEncode(nil); err == nil {
+		t.Fatal("encoded 1000 milliseconds")
+	}
+}
+
+// resum replaces an encoding's checksum with the right one.
+func resum(b []byte) []byte {
+	b = b[:len(b)-trailerLen]
+	return binary.LittleEndian.AppendUint32(b, crc32c(b))
 }
