@@ -56,7 +56,7 @@ mkdir -p "$WORK/journal"
 	-b "$WORK/cached-rrd" -B -p "$WORK/rrdcached.pid" >"$WORK/rrdcached.log" 2>&1 &
 CACHED_PID=$!
 for _ in $(seq 100); do [ -S "$WORK/sock" ] && break; sleep 0.1; done
-rrdcached=$($B -mode rrdcached -dir "$WORK/cached-rrd" -sock "$WORK/sock")
+rrdcached=$($B -mode rrdcached -pid "$CACHED_PID" -dir "$WORK/cached-rrd" -sock "$WORK/sock")
 kill "$CACHED_PID"; wait "$CACHED_PID" 2>/dev/null || true; CACHED_PID=""
 
 cli=$($B -mode cli -files "$CLI_FILES" -dir "$WORK/cli-rrd")

@@ -140,10 +140,9 @@ func (w *Writer) writeEntries(t *target, st entryStore, entries []spool.Entry, s
 // it returns the entries still to apply.
 func (w *Writer) update(t *target, st entryStore, entries []spool.Entry, settled []int64) ([]spool.Entry, []int64, error) {
 	w.c.updateCalls.Add(1)
-	if w.o.Prefetch && !t.prefetched {
-		_, t.headerLen, _ = prefetch(t.path, t.headerLen, entries[len(entries)-1].Time)
+	if until := entries[len(entries)-1].Time; w.o.Prefetch && t.prefetchedUntil.Load() < until {
+		w.prefetch(t, until)
 	}
-	t.prefetched = false
 	uerr := w.o.RRD.Update(t.path, t.template(), buildRows(t, entries))
 	if uerr == nil {
 		t.info.Last = entries[len(entries)-1].Time
@@ -231,9 +230,8 @@ func (w *Writer) ensureFile(t *target, first, until int64) error {
 		return nil
 	}
 	if w.o.Prefetch {
-		if fi, hl, ok := prefetch(t.path, 0, until); ok {
+		if fi, ok := w.prefetch(t, until); ok {
 			t.setInfo(fi)
-			t.headerLen, t.prefetched = hl, true
 			return nil
 		}
 	}

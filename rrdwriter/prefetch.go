@@ -3,8 +3,14 @@ package rrdwriter
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/shm"
 )
 
 // Prefetch: librrd's update reads the pages it touches one page fault at a
@@ -138,4 +144,60 @@ func prefetch(path string, headerLen, until int64) (fi FileInfo, hl int64, ok bo
 		_ = unix.Fadvise(fd, r.off, r.n, unix.FADV_WILLNEED)
 	}
 	return fi, l.headerLen, true
+}
+
+// prefetch runs prefetch for t's file up to until and remembers what it
+// learned. It does not need t.mu.
+func (w *Writer) prefetch(t *target, until int64) (FileInfo, bool) {
+	fi, hl, ok := prefetch(t.path, t.headerLen.Load(), until)
+	if ok {
+		t.headerLen.Store(hl)
+		t.prefetchedUntil.Store(until)
+		w.c.prefetches.Add(1)
+	}
+	return fi, ok
+}
+
+// readAhead prefetches the files of batches, in order, on its own
+// goroutines, at most ahead batches before the writers (started counts
+// the batches the writers took), until the batches end or stop closes.
+// A file whose target has no key yet (an entry the loader indexed, not
+// read yet) is left to its writer.
+func (w *Writer) readAhead(batches []shm.Batch, started *atomic.Int64, ahead int, stop <-chan struct{}) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(w.o.Writers/2, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				b := batches[i]
+				if b.Key == "" || len(b.Times) == 0 {
+					continue
+				}
+				w.prefetch(w.target(b.Hash, b.Key), slices.Max(b.Times))
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer close(next)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for i := range batches {
+		for int64(i) >= started.Load()+int64(ahead) {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+		if int64(i) < started.Load() {
+			continue // its writer got there first
+		}
+		select {
+		case next <- i:
+		case <-stop:
+			return
+		}
+	}
 }

@@ -3,6 +3,7 @@
 package rrdwriter
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -136,4 +137,43 @@ func rraAt(l rrdLayout, off int64) rraLayout {
 		}
 	}
 	return rraLayout{}
+}
+
+// TestFlushPrefetchesEveryFile: a flush of many files asks for the pages
+// of every file before its update (ahead of the writers or by the writer
+// itself), and with Prefetch off for none; the values land either way.
+func TestFlushPrefetchesEveryFile(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		e := newLibEnv(t, func(o *Options) { o.Prefetch, o.Writers = on, 2 })
+		const files = 20
+		for i := range files {
+			for j := range int64(3) {
+				e.putCG(fmt.Sprintf("t%02d", i), t0+300*j, uint64(300*j), 1)
+			}
+		}
+		// A first flush creates the files; the second updates existing
+		// files, the case the read-ahead is for.
+		if err := e.w.FlushAll(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for i := range files {
+			for j := int64(3); j < 6; j++ {
+				e.putCG(fmt.Sprintf("t%02d", i), t0+300*j, uint64(300*j), 1)
+			}
+		}
+		before := e.w.Stats().Prefetches
+		if err := e.w.FlushAll(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s := e.w.Stats()
+		if got := s.Prefetches - before; (on && got < files) || (!on && got != 0) {
+			t.Fatalf("prefetch %v: %d files prefetched in the second flush of %d", on, got, files)
+		}
+		if s.EntriesWritten != 6*files || s.EntriesPending != 0 {
+			t.Fatalf("prefetch %v: stats %+v", on, s)
+		}
+		if last, _ := lastUpdate(t, e.rrdPath("t07")); last != t0+1500 {
+			t.Fatalf("prefetch %v: last update %d", on, last)
+		}
+	}
 }

@@ -11,7 +11,7 @@ import (
 type counters struct {
 	updateCalls, valuesWritten, entriesWritten, skipped, vanished atomic.Uint64
 	quarantined, removeErrors, creates, backoffs, flushesPriority atomic.Uint64
-	graphs, rrdSyncs, rrdSyncErrors                               atomic.Uint64
+	graphs, rrdSyncs, rrdSyncErrors, prefetches                   atomic.Uint64
 	errors                                                        [numKinds]atomic.Uint64
 }
 
@@ -51,6 +51,7 @@ type Stats struct {
 	RRDSyncs              uint64 // syncs of RRD files or their file system (RRDFsync)
 	RRDSyncErrors         uint64 // failed ones: the entries were kept
 	RemovalsPending       int    // applied entries waiting for a sync to be removed (RRDFsync batch)
+	Prefetches            uint64 // files whose update pages were asked for ahead (Prefetch)
 	// Errors counts failed batches by kind, indexed by ErrorKind.
 	Errors [numKinds]uint64
 }
@@ -67,6 +68,7 @@ func (w *Writer) Stats() Stats {
 		RemoveErrors: c.removeErrors.Load(), Creates: c.creates.Load(), Backoffs: c.backoffs.Load(),
 		FlushesPriority: c.flushesPriority.Load(), Graphs: c.graphs.Load(),
 		RRDSyncs: c.rrdSyncs.Load(), RRDSyncErrors: c.rrdSyncErrors.Load(), RemovalsPending: w.rm.pending(),
+		Prefetches: c.prefetches.Load(),
 	}
 	if !is.OldestPending.IsZero() {
 		s.OldestPendingAge = w.o.Now().Sub(is.OldestPending)

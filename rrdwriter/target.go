@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,9 +23,10 @@ type target struct {
 	index map[string]int // data source name → position in info.DS
 	// headerLen is the file's header length as the last prefetch found
 	// it (0: not known), so the next one reads it in one go.
-	headerLen int64
-	// prefetched says the pages of the next update are asked for already.
-	prefetched bool
+	headerLen atomic.Int64
+	// prefetchedUntil is the last entry time the pages of the file are
+	// asked for already (by ensureFile or the flush's read-ahead).
+	prefetchedUntil atomic.Int64
 }
 
 // setInfo caches fi as the file's state.

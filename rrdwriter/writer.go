@@ -245,19 +245,33 @@ func (w *Writer) retryAt(hash uint64) time.Time {
 	return w.errs[hash].RetryAt
 }
 
+// readAheadFactor sets how many files a flush prefetches ahead of its
+// writers: this many per writer.
+const readAheadFactor = 4
+
 // applyAll writes batches with Writers goroutines and records failures.
 func (w *Writer) applyAll(ctx context.Context, batches []shm.Batch, failed map[uint64]bool) {
 	var (
-		wg  sync.WaitGroup
-		mu  sync.Mutex
-		sem = make(chan struct{}, w.o.Writers)
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		sem     = make(chan struct{}, w.o.Writers)
+		started atomic.Int64
+		stop    = make(chan struct{})
+		ahead   sync.WaitGroup
 	)
+	if w.o.Prefetch && len(batches) > w.o.Writers {
+		ahead.Add(1)
+		go func() { defer ahead.Done(); w.readAhead(batches, &started, readAheadFactor*w.o.Writers, stop) }()
+	}
+	defer ahead.Wait()
+	defer close(stop)
 	for _, b := range batches {
 		if ctx.Err() != nil {
 			w.finishUntried(b)
 			continue
 		}
 		sem <- struct{}{}
+		started.Add(1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
