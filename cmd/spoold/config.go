@@ -90,6 +90,8 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.DurationVar(&c.writer.WriteJitter, "write-jitter", c.writer.WriteJitter, "rrdcached -z: random extra delay per file, to spread writes")
 	fs.IntVar(&c.writer.Writers, "writers", c.writer.Writers, "RRD files written in parallel")
 	fs.Float64Var(&c.writer.WriteRate, "write-rate", c.writer.WriteRate, "most RRD files written per second (0 = no cap); graphs and shutdown bypass it")
+	fs.DurationVar(&c.writer.BackoffMin, "write-backoff-min", c.writer.BackoffMin, "first wait before retrying an RRD file whose write failed (full disk, read-only, permissions); doubles per failure")
+	fs.DurationVar(&c.writer.BackoffMax, "write-backoff-max", c.writer.BackoffMax, "longest wait before retrying an RRD file whose write failed")
 
 	fs = g[4].fs
 	fs.StringVar(&c.adminListen, "admin-listen", c.adminListen, "address of the admin HTTP server (status, metrics, graphs); empty = off")
@@ -138,6 +140,8 @@ func (c *config) check() error {
 		{c.writer.WriteJitter < 0, "write-jitter", "must be >= 0"},
 		{c.writer.Writers < 1, "writers", "must be at least 1"},
 		{c.writer.WriteRate < 0, "write-rate", "must be >= 0"},
+		{c.writer.BackoffMin <= 0, "write-backoff-min", "must be positive"},
+		{c.writer.BackoffMax < c.writer.BackoffMin, "write-backoff-max", "must be >= --write-backoff-min"},
 		{c.shutdownTimeout <= 0, "shutdown-timeout", "must be positive"},
 		{c.logFormat != "text" && c.logFormat != "json", "log-format", "must be text or json"},
 		{parseLevel(c.logLevel) == nil, "log-level", "must be debug, info, warn or error"},
