@@ -35,7 +35,7 @@ type e2eFleet struct {
 
 const e2eInterfaces = 2
 
-func startFleet(t *testing.T, devices int) *e2eFleet {
+func startFleet(t testing.TB, devices int) *e2eFleet {
 	t.Helper()
 	sim := startSimulator(t, devices)
 	f := &e2eFleet{sim: sim, targets: writeTargets(t, sim, fmt.Sprintf("if-mib:%d", e2eInterfaces))}
@@ -45,7 +45,7 @@ func startFleet(t *testing.T, devices int) *e2eFleet {
 
 // startSimulator serves a simulated fleet of well-behaved devices on
 // 127.0.0.1 until the test ends.
-func startSimulator(t *testing.T, devices int) *simulate.Simulator {
+func startSimulator(t testing.TB, devices int) *simulate.Simulator {
 	t.Helper()
 	o := simulate.DefaultOptions()
 	o.Addr, o.Devices, o.Interfaces = "127.0.0.1:0", devices, e2eInterfaces
@@ -62,7 +62,7 @@ func startSimulator(t *testing.T, devices int) *simulate.Simulator {
 
 // writeTargets writes a targets file for every device of sim with profile
 // and returns its path.
-func writeTargets(t *testing.T, sim *simulate.Simulator, profile string) string {
+func writeTargets(t testing.TB, sim *simulate.Simulator, profile string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "targets.conf")
 	var b strings.Builder
@@ -108,7 +108,7 @@ type daemonProc struct {
 	exited chan error
 }
 
-func startDaemon(t *testing.T, args ...string) *daemonProc {
+func startDaemon(t testing.TB, args ...string) *daemonProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
@@ -142,7 +142,7 @@ func startDaemon(t *testing.T, args ...string) *daemonProc {
 }
 
 // status fetches /status.
-func (p *daemonProc) status(t *testing.T) map[string]any {
+func (p *daemonProc) status(t testing.TB) map[string]any {
 	t.Helper()
 	resp, err := http.Get(p.admin + "/status")
 	if err != nil {
@@ -157,7 +157,7 @@ func (p *daemonProc) status(t *testing.T) map[string]any {
 }
 
 // waitFor polls /status until cond holds, failing after a deadline.
-func (p *daemonProc) waitFor(t *testing.T, what string, cond func(st map[string]any) bool) map[string]any {
+func (p *daemonProc) waitFor(t testing.TB, what string, cond func(st map[string]any) bool) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -172,7 +172,7 @@ func (p *daemonProc) waitFor(t *testing.T, what string, cond func(st map[string]
 	}
 }
 
-func (p *daemonProc) stop(t *testing.T, sig syscall.Signal) error {
+func (p *daemonProc) stop(t testing.TB, sig syscall.Signal) error {
 	t.Helper()
 	p.cmd.Process.Signal(sig)
 	select {
@@ -200,7 +200,7 @@ func num(st map[string]any, path ...string) float64 {
 	return f
 }
 
-func requireRRDTool(t *testing.T) {
+func requireRRDTool(t testing.TB) {
 	if _, err := exec.LookPath("rrdtool"); err != nil {
 		t.Skip("SKIPPED LOUDLY: the rrdtool command is not installed; run `make check` (scripts/install-deps.sh) to install it")
 	}

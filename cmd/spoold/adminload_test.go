@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// loadRequest is one kind of request the admin load generator sends.
+type loadRequest struct {
+	method, path string
+	token        string // bearer token sent, if any
+	want         int    // the expected status code
+}
+
+// loadStats are what a load run saw.
+type loadStats struct {
+	requests   int
+	unexpected map[string]int // "<method> <path> -> <code or error>" → count
+	latencies  []time.Duration
+	elapsed    time.Duration
+}
+
+// adminLoad sends reqs round-robin from workers goroutines to base until
+// ctx ends; each worker starts at its own offset in reqs.
+func adminLoad(ctx context.Context, base string, workers int, reqs []loadRequest) loadStats {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}, Timeout: time.Minute}
+	defer client.CloseIdleConnections()
+	var (
+		mu  sync.Mutex
+		st  = loadStats{unexpected: map[string]int{}}
+		wg  sync.WaitGroup
+		t0  = time.Now()
+		one = func(r loadRequest) (string, bool) {
+			req, err := http.NewRequestWithContext(ctx, r.method, base+r.path, nil)
+			if err != nil {
+				return err.Error(), false
+			}
+			if r.token != "" {
+				req.Header.Set("Authorization", "Bearer "+r.token)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				return err.Error(), false
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return fmt.Sprint(resp.StatusCode), resp.StatusCode == r.want
+		}
+	)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; ctx.Err() == nil; i++ {
+				r := reqs[i%len(reqs)]
+				start := time.Now()
+				got, ok := one(r)
+				if ctx.Err() != nil {
+					return // cut short by the end of the run, not by the daemon
+				}
+				mu.Lock()
+				st.requests++
+				st.latencies = append(st.latencies, time.Since(start))
+				if !ok {
+					st.unexpected[r.method+" "+r.path+" -> "+got]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	st.elapsed = time.Since(t0)
+	return st
+}
+
+// percentile returns the p-th percentile (0..1) of the latencies.
+func (s *loadStats) percentile(p float64) time.Duration {
+	if len(s.latencies) == 0 {
+		return 0
+	}
+	l := slices.Clone(s.latencies)
+	slices.Sort(l)
+	return l[min(len(l)-1, int(p*float64(len(l))))]
+}
+
+// adminRequests are the admin endpoints a user and a monitoring system
+// call: status, metrics, the page, graphs of a target, and flushes with
+// and without the token (401 expected without).
+func adminRequests(target, token string) []loadRequest {
+	return []loadRequest{
+		{method: "GET", path: "/status", want: 200},
+		{method: "GET", path: "/metrics", want: 200},
+		{method: "GET", path: "/", want: 200},
+		{method: "GET", path: "/graph/" + target + ".png", want: 200},
+		{method: "GET", path: "/status", want: 200},
+		{method: "GET", path: "/metrics", want: 200},
+		{method: "POST", path: "/flush", token: token, want: 200},
+		{method: "POST", path: "/flush", want: 401},
+		{method: "GET", path: "/graph/nosuchtarget.png", want: 404},
+	}
+}
+
+// TestAdminUnderConcurrentLoad hammers the admin endpoints from 8
+// connections while spoold polls every second and flushes: every answer
+// is the expected one, and the poll cycles go on with every device polled
+// and written. (How much the load slows a cycle is measured by
+// BenchmarkAdminLoad, not asserted here.)
+func TestAdminUnderConcurrentLoad(t *testing.T) {
+	requireRRDTool(t)
+	if testing.Short() {
+		t.Skip("runs the daemon under load")
+	}
+	f := startFleet(t, 20)
+	dir := t.TempDir()
+	const token = "load-test-token"
+	p := startDaemon(t, daemonArgs(dir, f, "--poll-interval", "1s", "--write-delay", "1s",
+		"--write-jitter", "0", "--admin-token", token)...)
+	p.waitFor(t, "a cycle and the loader", func(st map[string]any) bool {
+		return num(st, "last_cycle", "seq") >= 1 && loaderDone(st)
+	})
+	before := p.status(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st := adminLoad(ctx, p.admin, 8, adminRequests(f.sim.Fleet().Name(0), token))
+	after := p.status(t)
+	t.Logf("admin load: %d requests in %s (%.0f/s), p50 %s, p99 %s", st.requests, st.elapsed.Round(time.Millisecond),
+		float64(st.requests)/st.elapsed.Seconds(), st.percentile(0.5), st.percentile(0.99))
+	if len(st.unexpected) > 0 {
+		t.Errorf("unexpected answers: %v", st.unexpected)
+	}
+	if st.requests < 50 {
+		t.Errorf("only %d requests in %s", st.requests, st.elapsed)
+	}
+	cycles := num(after, "last_cycle", "seq") - num(before, "last_cycle", "seq")
+	if cycles < 2 {
+		t.Errorf("%v poll cycles during 5 s of load at 1 s intervals", cycles)
+	}
+	if ok := num(after, "last_cycle", "ok"); ok != 20 || num(after, "spool", "write_errors") != 0 {
+		t.Errorf("last cycle under load: ok %v of 20, spool write errors %v", ok, num(after, "spool", "write_errors"))
+	}
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
+	}
+}
+
+var (
+	loadDevices = flag.Int("adminload-devices", 1000, "devices of BenchmarkAdminLoad")
+	loadWorkers = flag.Int("adminload-workers", 8, "concurrent admin connections of BenchmarkAdminLoad")
+	loadCycles  = flag.Int("adminload-cycles", 8, "poll cycles measured unloaded and loaded in BenchmarkAdminLoad")
+	loadOnly    = flag.String("adminload-only", "", "send only the requests whose path contains this (BenchmarkAdminLoad)")
+)
+
+// benchRequests are adminRequests, filtered by -adminload-only.
+func benchRequests(target, token string) []loadRequest {
+	all := adminRequests(target, token)
+	if *loadOnly == "" {
+		return all
+	}
+	var some []loadRequest
+	for _, r := range all {
+		if strings.Contains(r.path, *loadOnly) {
+			some = append(some, r)
+		}
+	}
+	return some
+}
+
+// BenchmarkAdminLoad measures the poll cycle time of spoold (-adminload-
+// devices simulated devices, 2 s interval) without and with the admin
+// endpoints under concurrent load (-adminload-workers connections), as
+// medians over -adminload-cycles cycles each. The goal: loaded within 20%
+// of unloaded. bench/adminload.sh runs it.
+func BenchmarkAdminLoad(b *testing.B) {
+	requireRRDTool(b)
+	for range b.N {
+		benchAdminLoad(b)
+	}
+}
+
+func benchAdminLoad(b *testing.B) {
+	b.StopTimer()
+	f := startFleet(b, *loadDevices)
+	dir := b.TempDir()
+	const token = "bench-token"
+	p := startDaemon(b, daemonArgs(dir, f, "--poll-interval", "2s", "--write-delay", "2s",
+		"--write-jitter", "0", "--admin-token", token, "--poll-concurrency", "256")...)
+	p.waitFor(b, "the loader and a first cycle", func(st map[string]any) bool {
+		return num(st, "last_cycle", "seq") >= 2 && loaderDone(st)
+	})
+	b.StartTimer()
+	unloaded := cycleMedian(b, p, *loadCycles, nil)
+	var st loadStats
+	loaded := cycleMedian(b, p, *loadCycles, func(ctx context.Context) {
+		st = adminLoad(ctx, p.admin, *loadWorkers, benchRequests(f.sim.Fleet().Name(0), token))
+	})
+	b.StopTimer()
+	p.stop(b, syscall.SIGTERM)
+	b.ReportMetric(unloaded.Seconds()*1000, "cycle-ms-unloaded")
+	b.ReportMetric(loaded.Seconds()*1000, "cycle-ms-loaded")
+	b.ReportMetric(loaded.Seconds()/unloaded.Seconds(), "loaded/unloaded")
+	b.ReportMetric(float64(st.requests)/st.elapsed.Seconds(), "admin-req/s")
+	b.ReportMetric(float64(len(st.unexpected)), "unexpected-kinds")
+	fmt.Printf("adminload: devices=%d workers=%d cycles=%d unloaded_median_ms=%.1f loaded_median_ms=%.1f ratio=%.3f requests=%d req_per_s=%.0f p50_ms=%.1f p99_ms=%.1f unexpected=%v\n",
+		*loadDevices, *loadWorkers, *loadCycles, unloaded.Seconds()*1000, loaded.Seconds()*1000, loaded.Seconds()/unloaded.Seconds(),
+		st.requests, float64(st.requests)/st.elapsed.Seconds(), st.percentile(0.5).Seconds()*1000, st.percentile(0.99).Seconds()*1000, st.unexpected)
+}
+
+// cycleMedian returns the median duration of the next n poll cycles, with
+// load running (until the last of them ends) if it is not nil.
+func cycleMedian(b *testing.B, p *daemonProc, n int, load func(ctx context.Context)) time.Duration {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if load != nil {
+			load(ctx)
+		}
+	}()
+	seen := map[float64]time.Duration{}
+	first := num(p.status(b), "last_cycle", "seq")
+	p.waitFor(b, fmt.Sprintf("%d poll cycles", n), func(st map[string]any) bool {
+		if seq := num(st, "last_cycle", "seq"); seq > first {
+			seen[seq] = time.Duration(num(st, "last_cycle", "duration_seconds") * float64(time.Second))
+		}
+		return len(seen) >= n
+	})
+	cancel()
+	<-done
+	var d []time.Duration
+	for _, v := range seen {
+		d = append(d, v)
+	}
+	slices.Sort(d)
+	return d[len(d)/2]
+}
