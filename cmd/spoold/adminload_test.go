@@ -19,6 +19,9 @@ type loadRequest struct {
 	method, path string
 	token        string // bearer token sent, if any
 	want         int    // the expected status code
+	// every > 0: a goroutine of its own sends it at this interval,
+	// instead of the workers taking turns (a flush per poll cycle).
+	every time.Duration
 }
 
 // loadStats are what a load run saw.
@@ -29,57 +32,109 @@ type loadStats struct {
 	elapsed    time.Duration
 }
 
-// adminLoad sends reqs round-robin from workers goroutines to base until
-// ctx ends; each worker starts at its own offset in reqs.
-func adminLoad(ctx context.Context, base string, workers int, reqs []loadRequest) loadStats {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}, Timeout: time.Minute}
-	defer client.CloseIdleConnections()
-	var (
-		mu  sync.Mutex
-		st  = loadStats{unexpected: map[string]int{}}
-		wg  sync.WaitGroup
-		t0  = time.Now()
-		one = func(r loadRequest) (string, bool) {
-			req, err := http.NewRequestWithContext(ctx, r.method, base+r.path, nil)
-			if err != nil {
-				return err.Error(), false
-			}
-			if r.token != "" {
-				req.Header.Set("Authorization", "Bearer "+r.token)
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				return err.Error(), false
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			return fmt.Sprint(resp.StatusCode), resp.StatusCode == r.want
-		}
-	)
+// loadGen sends admin requests on loopback and records the answers.
+type loadGen struct {
+	base   string
+	client *http.Client
+	tokens chan struct{} // nil: no rate limit
+
+	mu sync.Mutex
+	st loadStats
+}
+
+// adminLoad sends reqs to base until ctx ends: the shared ones
+// round-robin from workers goroutines, each starting at its own offset,
+// at most rate per second in all (0: as fast as answered), and each
+// request with an interval (every) from a goroutine of its own.
+func adminLoad(ctx context.Context, base string, workers int, rate float64, reqs []loadRequest) loadStats {
+	g := &loadGen{base: base, st: loadStats{unexpected: map[string]int{}},
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}, Timeout: time.Minute}}
+	defer g.client.CloseIdleConnections()
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	if rate > 0 {
+		g.tokens = make(chan struct{})
+		wg.Go(func() { meter(ctx, g.tokens, time.Duration(float64(time.Second)/rate)) })
+	}
+	common := slices.DeleteFunc(slices.Clone(reqs), func(r loadRequest) bool { return r.every > 0 })
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; ctx.Err() == nil; i++ {
-				r := reqs[i%len(reqs)]
-				start := time.Now()
-				got, ok := one(r)
-				if ctx.Err() != nil {
-					return // cut short by the end of the run, not by the daemon
-				}
-				mu.Lock()
-				st.requests++
-				st.latencies = append(st.latencies, time.Since(start))
-				if !ok {
-					st.unexpected[r.method+" "+r.path+" -> "+got]++
-				}
-				mu.Unlock()
-			}
-		}()
+		wg.Go(func() { g.send(ctx, common, w, g.tokens) })
+	}
+	for _, r := range reqs {
+		if r.every > 0 {
+			ticks := make(chan struct{})
+			wg.Go(func() { meter(ctx, ticks, r.every) })
+			wg.Go(func() { g.send(ctx, []loadRequest{r}, 0, ticks) })
+		}
 	}
 	wg.Wait()
-	st.elapsed = time.Since(t0)
-	return st
+	g.st.elapsed = time.Since(t0)
+	return g.st
+}
+
+// meter hands out a token every interval until ctx ends (the first at
+// once); a token not taken in time is skipped.
+func meter(ctx context.Context, tokens chan<- struct{}, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case tokens <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// send sends reqs in turn from offset i, each after a token if tokens is
+// not nil, until ctx ends.
+func (g *loadGen) send(ctx context.Context, reqs []loadRequest, i int, tokens <-chan struct{}) {
+	for ; ctx.Err() == nil; i++ {
+		if tokens != nil {
+			select {
+			case <-tokens:
+			case <-ctx.Done():
+				return
+			}
+		}
+		r := reqs[i%len(reqs)]
+		start := time.Now()
+		got, ok := g.do(ctx, r)
+		if ctx.Err() != nil {
+			return // cut short by the end of the run, not by the daemon
+		}
+		g.mu.Lock()
+		g.st.requests++
+		g.st.latencies = append(g.st.latencies, time.Since(start))
+		if !ok {
+			g.st.unexpected[r.method+" "+r.path+" -> "+got]++
+		}
+		g.mu.Unlock()
+	}
+}
+
+// do sends one request and returns its status code (or error) and whether
+// it was the expected one.
+func (g *loadGen) do(ctx context.Context, r loadRequest) (string, bool) {
+	req, err := http.NewRequestWithContext(ctx, r.method, g.base+r.path, nil)
+	if err != nil {
+		return err.Error(), false
+	}
+	if r.token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	resp, err := g.client.Do(req)
+	if err != nil {
+		return err.Error(), false
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return fmt.Sprint(resp.StatusCode), resp.StatusCode == r.want
 }
 
 // percentile returns the p-th percentile (0..1) of the latencies.
@@ -93,9 +148,10 @@ func (s *loadStats) percentile(p float64) time.Duration {
 }
 
 // adminRequests are the admin endpoints a user and a monitoring system
-// call: status, metrics, the page, graphs of a target, and flushes with
-// and without the token (401 expected without).
-func adminRequests(target, token string) []loadRequest {
+// call: status, metrics, the page, graphs of a target (and of an unknown
+// one: 404), flushes without the token (401), and a flush with the token
+// every flushEvery.
+func adminRequests(target, token string, flushEvery time.Duration) []loadRequest {
 	return []loadRequest{
 		{method: "GET", path: "/status", want: 200},
 		{method: "GET", path: "/metrics", want: 200},
@@ -103,7 +159,7 @@ func adminRequests(target, token string) []loadRequest {
 		{method: "GET", path: "/graph/" + target + ".png", want: 200},
 		{method: "GET", path: "/status", want: 200},
 		{method: "GET", path: "/metrics", want: 200},
-		{method: "POST", path: "/flush", token: token, want: 200},
+		{method: "POST", path: "/flush", token: token, want: 200, every: flushEvery},
 		{method: "POST", path: "/flush", want: 401},
 		{method: "GET", path: "/graph/nosuchtarget.png", want: 404},
 	}
@@ -130,7 +186,7 @@ func TestAdminUnderConcurrentLoad(t *testing.T) {
 	before := p.status(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	st := adminLoad(ctx, p.admin, 8, adminRequests(f.sim.Fleet().Name(0), token))
+	st := adminLoad(ctx, p.admin, 8, 0, adminRequests(f.sim.Fleet().Name(0), token, time.Second))
 	after := p.status(t)
 	t.Logf("admin load: %d requests in %s (%.0f/s), p50 %s, p99 %s", st.requests, st.elapsed.Round(time.Millisecond),
 		float64(st.requests)/st.elapsed.Seconds(), st.percentile(0.5), st.percentile(0.99))
@@ -155,19 +211,21 @@ func TestAdminUnderConcurrentLoad(t *testing.T) {
 var (
 	loadDevices = flag.Int("adminload-devices", 1000, "devices of BenchmarkAdminLoad")
 	loadWorkers = flag.Int("adminload-workers", 8, "concurrent admin connections of BenchmarkAdminLoad")
-	loadCycles  = flag.Int("adminload-cycles", 8, "poll cycles measured unloaded and loaded in BenchmarkAdminLoad")
-	loadOnly    = flag.String("adminload-only", "", "send only the requests whose path contains this (BenchmarkAdminLoad)")
+	loadRate    = flag.Float64("adminload-rate", 0, "admin requests per second of BenchmarkAdminLoad (0 = as fast as answered)")
+	loadRounds  = flag.Int("adminload-rounds", 3, "rounds of unloaded then loaded cycles in BenchmarkAdminLoad")
+	loadCycles  = flag.Int("adminload-cycles", 4, "poll cycles measured per phase and round in BenchmarkAdminLoad")
+	loadOnly    = flag.String("adminload-only", "", "send only the requests whose path contains this, or is it with a leading = (BenchmarkAdminLoad)")
 )
 
 // benchRequests are adminRequests, filtered by -adminload-only.
 func benchRequests(target, token string) []loadRequest {
-	all := adminRequests(target, token)
+	all := adminRequests(target, token, 2*time.Second) // a flush per poll cycle
 	if *loadOnly == "" {
 		return all
 	}
 	var some []loadRequest
 	for _, r := range all {
-		if strings.Contains(r.path, *loadOnly) {
+		if exact, ok := strings.CutPrefix(*loadOnly, "="); ok && r.path == exact || !ok && strings.Contains(r.path, *loadOnly) {
 			some = append(some, r)
 		}
 	}
@@ -176,9 +234,10 @@ func benchRequests(target, token string) []loadRequest {
 
 // BenchmarkAdminLoad measures the poll cycle time of spoold (-adminload-
 // devices simulated devices, 2 s interval) without and with the admin
-// endpoints under concurrent load (-adminload-workers connections), as
-// medians over -adminload-cycles cycles each. The goal: loaded within 20%
-// of unloaded. bench/adminload.sh runs it.
+// endpoints under concurrent load (-adminload-workers connections at
+// -adminload-rate), in -adminload-rounds rounds of -adminload-cycles
+// unloaded then as many loaded cycles, as the medians of each. The goal:
+// loaded within 20% of unloaded. bench/adminload.sh runs it.
 func BenchmarkAdminLoad(b *testing.B) {
 	requireRRDTool(b)
 	for range b.N {
@@ -197,26 +256,38 @@ func benchAdminLoad(b *testing.B) {
 		return num(st, "last_cycle", "seq") >= 2 && loaderDone(st)
 	})
 	b.StartTimer()
-	unloaded := cycleMedian(b, p, *loadCycles, nil)
-	var st loadStats
-	loaded := cycleMedian(b, p, *loadCycles, func(ctx context.Context) {
-		st = adminLoad(ctx, p.admin, *loadWorkers, benchRequests(f.sim.Fleet().Name(0), token))
-	})
+	var unloaded, loaded []time.Duration
+	st := loadStats{unexpected: map[string]int{}}
+	for range *loadRounds {
+		unloaded = append(unloaded, cycleTimes(b, p, *loadCycles, nil)...)
+		loaded = append(loaded, cycleTimes(b, p, *loadCycles, func(ctx context.Context) {
+			s := adminLoad(ctx, p.admin, *loadWorkers, *loadRate, benchRequests(f.sim.Fleet().Name(0), token))
+			st.requests += s.requests
+			st.elapsed += s.elapsed
+			st.latencies = append(st.latencies, s.latencies...)
+			for k, n := range s.unexpected {
+				st.unexpected[k] += n
+			}
+		})...)
+	}
 	b.StopTimer()
 	p.stop(b, syscall.SIGTERM)
-	b.ReportMetric(unloaded.Seconds()*1000, "cycle-ms-unloaded")
-	b.ReportMetric(loaded.Seconds()*1000, "cycle-ms-loaded")
-	b.ReportMetric(loaded.Seconds()/unloaded.Seconds(), "loaded/unloaded")
+	u, l := median(unloaded), median(loaded)
+	b.ReportMetric(u.Seconds()*1000, "cycle-ms-unloaded")
+	b.ReportMetric(l.Seconds()*1000, "cycle-ms-loaded")
+	b.ReportMetric(l.Seconds()/u.Seconds(), "loaded/unloaded")
 	b.ReportMetric(float64(st.requests)/st.elapsed.Seconds(), "admin-req/s")
-	b.ReportMetric(float64(len(st.unexpected)), "unexpected-kinds")
-	fmt.Printf("adminload: devices=%d workers=%d cycles=%d unloaded_median_ms=%.1f loaded_median_ms=%.1f ratio=%.3f requests=%d req_per_s=%.0f p50_ms=%.1f p99_ms=%.1f unexpected=%v\n",
-		*loadDevices, *loadWorkers, *loadCycles, unloaded.Seconds()*1000, loaded.Seconds()*1000, loaded.Seconds()/unloaded.Seconds(),
+	fmt.Printf("adminload: devices=%d workers=%d rate=%g cycles=%dx%d unloaded_median_ms=%.1f loaded_median_ms=%.1f ratio=%.3f requests=%d req_per_s=%.0f p50_ms=%.1f p99_ms=%.1f unexpected=%v\n",
+		*loadDevices, *loadWorkers, *loadRate, *loadRounds, *loadCycles, u.Seconds()*1000, l.Seconds()*1000, l.Seconds()/u.Seconds(),
 		st.requests, float64(st.requests)/st.elapsed.Seconds(), st.percentile(0.5).Seconds()*1000, st.percentile(0.99).Seconds()*1000, st.unexpected)
+	if len(st.unexpected) > 0 {
+		b.Errorf("unexpected answers: %v", st.unexpected)
+	}
 }
 
-// cycleMedian returns the median duration of the next n poll cycles, with
-// load running (until the last of them ends) if it is not nil.
-func cycleMedian(b *testing.B, p *daemonProc, n int, load func(ctx context.Context)) time.Duration {
+// cycleTimes returns the durations of the next n poll cycles, with load
+// running (until the last of them ends) if it is not nil.
+func cycleTimes(b *testing.B, p *daemonProc, n int, load func(ctx context.Context)) []time.Duration {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -240,6 +311,11 @@ func cycleMedian(b *testing.B, p *daemonProc, n int, load func(ctx context.Conte
 	for _, v := range seen {
 		d = append(d, v)
 	}
+	return d
+}
+
+func median(d []time.Duration) time.Duration {
+	d = slices.Clone(d)
 	slices.Sort(d)
 	return d[len(d)/2]
 }

@@ -20,6 +20,7 @@ func (d *daemon) startAdmin() error {
 	}
 	o := admin.DefaultOptions()
 	o.Listen, o.Token, o.Logger = d.cfg.adminListen, d.cfg.adminToken, d.log.With("component", "admin")
+	o.StatusMaxAge = d.cfg.adminCache
 	if d.cfg.poller.Interval < o.Refresh {
 		o.Refresh = max(d.cfg.poller.Interval, 5*time.Second)
 	}

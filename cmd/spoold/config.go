@@ -30,6 +30,7 @@ type config struct {
 
 	adminListen     string
 	adminToken      string
+	adminCache      time.Duration
 	shutdownTimeout time.Duration
 	pidFile         string
 	logFormat       string
@@ -45,7 +46,7 @@ func defaultConfig() config {
 		spool: spool.DefaultOptions(), index: shm.DefaultOptions(), loader: loader.DefaultOptions(),
 		writer: rrdwriter.DefaultOptions(), poller: poller.DefaultOptions(),
 		targetsFile: "/etc/spoold/targets.conf", rescanInterval: 15 * time.Minute,
-		adminListen: "127.0.0.1:8780", shutdownTimeout: 2 * time.Minute,
+		adminListen: "127.0.0.1:8780", adminCache: 250 * time.Millisecond, shutdownTimeout: 2 * time.Minute,
 		logFormat: "text", logLevel: "info",
 	}
 	c.spool.Dir = "/var/spool/spoold"
@@ -96,6 +97,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs = g[4].fs
 	fs.StringVar(&c.adminListen, "admin-listen", c.adminListen, "address of the admin HTTP server (status, metrics, graphs); empty = off")
 	fs.StringVar(&c.adminToken, "admin-token", c.adminToken, "bearer token required by POST /flush and POST /loader (empty = none)")
+	fs.DurationVar(&c.adminCache, "admin-status-cache", c.adminCache, "serve a rendered /status or /metrics again for this long, so many clients cost one rendering (0 = render every request)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", c.shutdownTimeout, "on SIGTERM, how long to flush pending values into RRD files; the rest stays in the spool")
 	fs.StringVar(&c.pidFile, "pid-file", c.pidFile, "write the process id to this file")
 	fs.StringVar(&c.logFormat, "log-format", c.logFormat, "log format: text or json")
@@ -143,6 +145,7 @@ func (c *config) check() error {
 		{c.writer.BackoffMin <= 0, "write-backoff-min", "must be positive"},
 		{c.writer.BackoffMax < c.writer.BackoffMin, "write-backoff-max", "must be >= --write-backoff-min"},
 		{c.shutdownTimeout <= 0, "shutdown-timeout", "must be positive"},
+		{c.adminCache < 0, "admin-status-cache", "must be >= 0"},
 		{c.logFormat != "text" && c.logFormat != "json", "log-format", "must be text or json"},
 		{parseLevel(c.logLevel) == nil, "log-level", "must be debug, info, warn or error"},
 	}

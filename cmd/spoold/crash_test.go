@@ -38,9 +38,9 @@ var phaseNames = [numPhases]string{"poll", "load", "flush"}
 // entries.
 func crashArgs(r *ledgerRig, throttleLoader bool) []string {
 	if throttleLoader {
-		return r.args("--loader-files", "1", "--loader-sleep", "200ms", "--write-delay", "100ms", "--write-jitter", "0")
+		return r.args("--loader-files", "1", "--loader-sleep", "200ms", "--write-delay", "100ms", "--write-jitter", "0", "--admin-status-cache", "0")
 	}
-	return r.args("--loader-sleep", "0", "--write-delay", "2s", "--write-jitter", "1s")
+	return r.args("--loader-sleep", "0", "--write-delay", "2s", "--write-jitter", "1s", "--admin-status-cache", "0")
 }
 
 func loaderDone(st map[string]any) bool {
