@@ -162,3 +162,27 @@ func TestCrashTrials(t *testing.T) {
 		t.Errorf("no kill landed in some phase: poll=%d load=%d flush=%d", hits[phasePoll], hits[phaseLoad], hits[phaseFlush])
 	}
 }
+
+// TestSIGTERMDuringTheStartupWalk stops spoold while a throttled start-up
+// walk (1 entry per second: 10 minutes for the backlog) has indexed almost
+// nothing: the walk finishes unthrottled, the shutdown flush writes the
+// backlog and the new polls, and every entry is in its RRD file.
+func TestSIGTERMDuringTheStartupWalk(t *testing.T) {
+	requireRRDTool(t)
+	r := newLedgerRig(t, t.TempDir(), rigOptions{devices: crashDevices, pregen: crashPregen, precreate: true})
+	p := startDaemon(t, r.args("--loader-files", "1", "--loader-sleep", "1s", "--write-delay", "0s", "--write-jitter", "0")...)
+	p.waitFor(t, "a poll cycle", func(st map[string]any) bool { return num(st, "last_cycle", "seq") >= 1 })
+	if st := p.status(t); loaderDone(st) {
+		t.Fatalf("the throttled walk is already done: %v", st["loader"])
+	}
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
+	}
+	r.ledger.stop()
+	if left := spoolEntries(t, r.dir); len(left) != 0 {
+		t.Fatalf("%d entries left in the spool", len(left))
+	}
+	if v := r.verify(t); v.lost != 0 || v.doubled != 0 || v.quarantined != 0 || v.checked < crashDevices*crashPregen {
+		t.Fatalf("lost=%d doubled=%d quarantined=%d checked=%d", v.lost, v.doubled, v.quarantined, v.checked)
+	}
+}

@@ -224,7 +224,8 @@ func (d *daemon) stopOrdered() error {
 }
 
 // finishWalk lets a start-up walk still going finish unthrottled, within
-// ctx, so that the shutdown flush may write.
+// ctx, so that the shutdown flush may write. It returns early if the
+// loader has stopped on an error.
 func (d *daemon) finishWalk(ctx context.Context) {
 	if d.hasWalked() {
 		return
@@ -235,7 +236,11 @@ func (d *daemon) finishWalk(ctx context.Context) {
 		d.log.Warn("unthrottle the loader for the shutdown", "err", err)
 	}
 	d.log.Info("stopping: finishing the start-up walk of the spool, unthrottled")
-	_ = d.waitWalked(ctx) // flushAtShutdown says what it means
+	select { // flushAtShutdown says what the outcome means
+	case <-d.walked:
+	case <-d.loadDone: // the loader failed; its error is logged
+	case <-ctx.Done():
+	}
 }
 
 // flushAtShutdown writes everything pending, unless the start-up walk did
