@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo devel)
 LDFLAGS  := -X main.version=$(VERSION)
 export CGO_ENABLED := 1
 
-.PHONY: all deps build check vet test fuzz-short fuzz-long bench demo clean
+.PHONY: all deps build check vet test fuzz-short fuzz-long bench soak demo clean
 
 all: build
 
@@ -58,6 +58,19 @@ fuzz-long: deps
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x $(PKGS)
 
+# soak: the long reliability runs (docs/reliability.md): CRASH_TRIALS SIGKILL
+# trials checked entry by entry, the full and read-only disk test, the
+# admin load benchmark, and fuzz-long where this Makefile has it. The lines
+# to read are "crash: trials=...", "disk: ..." and "adminload: ...".
+CRASH_TRIALS ?= 300
+soak: deps
+	$(GO) test -race -count=1 -v -timeout 2h -run '^(TestCrashTrials|TestFullAndReadOnlyDisks)$$' ./cmd/spoold \
+		-args -crash-trials=$(CRASH_TRIALS) > soak.log 2>&1 || { tail -50 soak.log; exit 1; }
+	@grep -E '^(crash:|disk:|--- |ok|PASS)' soak.log
+	bench/adminload.sh
+	@if grep -q '^fuzz-long:' $(MAKEFILE_LIST); then $(MAKE) fuzz-long; \
+	else echo "soak: this Makefile has no fuzz-long target (it comes with the fuzzing work); skipped"; fi
+
 # demo: a simulated fleet on 127.0.0.1 polled every 10 s; the admin page URL
 # is printed; Ctrl-C flushes and prints a summary. DEMO_FLAGS adds flags,
 # e.g. make demo DEMO_FLAGS="--duration 2m --devices 1000".
@@ -65,4 +78,4 @@ demo: build
 	$(BIN) demo $(DEMO_FLAGS)
 
 clean:
-	rm -rf bin
+	rm -rf bin soak.log

@@ -34,6 +34,10 @@ type Options struct {
 	GraphTimeout time.Duration
 	// FlushTimeout bounds POST /flush. Default 2 minutes.
 	FlushTimeout time.Duration
+	// StatusMaxAge is how long a rendered /status, /metrics or page body
+	// is served again to other requests (a POST drops it). 0, the
+	// default, renders every request.
+	StatusMaxAge time.Duration
 	// Logger receives failed requests; nil discards.
 	Logger *slog.Logger
 	// Now is the clock of relative graph times and uptimes; nil is time.Now.
@@ -56,6 +60,9 @@ type handler struct {
 	o     Options
 	log   *slog.Logger
 	token [sha256.Size]byte
+
+	// Rendered bodies of the GET endpoints that show the whole status.
+	statusBody, metricsBody, pageBody bodyCache
 }
 
 // NewHandler returns the admin interface over b: the endpoints listed in the
@@ -64,6 +71,9 @@ type handler struct {
 func NewHandler(b Backend, o Options) http.Handler {
 	o = withDefaults(o)
 	h := &handler{b: b, o: o, log: o.Logger, token: sha256.Sum256([]byte(o.Token))}
+	for _, c := range h.bodies() {
+		*c = bodyCache{maxAge: o.StatusMaxAge, now: o.Now}
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.page)
 	mux.HandleFunc("GET /status", h.status)
@@ -124,7 +134,14 @@ func (h *handler) auth(next http.HandlerFunc) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		next(w, r)
+		for _, c := range h.bodies() {
+			c.reset()
+		}
 	})
+}
+
+func (h *handler) bodies() []*bodyCache {
+	return []*bodyCache{&h.statusBody, &h.metricsBody, &h.pageBody}
 }
 
 // tokenOK compares the header's token in constant time (over fixed-length
@@ -148,14 +165,26 @@ func (h *handler) snapshot() Status {
 }
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.snapshot())
+	body := h.statusBody.get(func() []byte {
+		b, err := json.MarshalIndent(h.snapshot(), "", "  ")
+		if err != nil {
+			return nil
+		}
+		return append(b, '\n')
+	})
+	if body == nil {
+		httpError(w, http.StatusInternalServerError, "encode status JSON")
+		return
+	}
+	writeBody(w, http.StatusOK, "application/json", body)
 }
 
 func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
-	s := h.snapshot()
-	w.Header().Set("Content-Type", metricsContentType)
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write(writeMetrics(s, s.Now))
+	body := h.metricsBody.get(func() []byte {
+		s := h.snapshot()
+		return writeMetrics(s, s.Now)
+	})
+	writeBody(w, http.StatusOK, metricsContentType, body)
 }
 
 func (h *handler) graph(w http.ResponseWriter, r *http.Request) {
@@ -214,10 +243,15 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 		httpError(w, http.StatusInternalServerError, "encode JSON: "+err.Error())
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	writeBody(w, code, "application/json", append(b, '\n'))
+}
+
+// writeBody writes a rendered, uncacheable response.
+func writeBody(w http.ResponseWriter, code int, contentType string, body []byte) {
+	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
-	w.Write(append(b, '\n'))
+	w.Write(body)
 }
 
 // httpError writes a plain-text error message.

@@ -121,17 +121,20 @@ type writerErrorView struct {
 type setting struct{ Name, Value string }
 
 func (h *handler) page(w http.ResponseWriter, r *http.Request) {
-	d := h.pageData(h.snapshot())
-	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, d); err != nil {
-		h.log.Error("render admin page", "err", err)
-		httpError(w, http.StatusInternalServerError, "render page: "+err.Error())
+	body := h.pageBody.get(func() []byte {
+		var buf bytes.Buffer
+		if err := pageTemplate.Execute(&buf, h.pageData(h.snapshot())); err != nil {
+			h.log.Error("render admin page", "err", err)
+			return nil
+		}
+		return buf.Bytes()
+	})
+	if body == nil {
+		httpError(w, http.StatusInternalServerError, "render page: see the log")
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", pageCSP)
-	w.Write(buf.Bytes())
+	writeBody(w, http.StatusOK, "text/html; charset=utf-8", body)
 }
 
 func (h *handler) pageData(s Status) pageData {

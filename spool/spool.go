@@ -153,9 +153,13 @@ func makeLevelDirs(dir string, l Layout, want bool) error {
 	return mk(dir, 0)
 }
 
+// lockDir takes the spool's lock: flock on a read-only descriptor of the
+// lock file, which then holds the holder's pid. Holding no file open for
+// writing lets an operator (or the kernel, errors=remount-ro) remount the
+// spool read-only under a running daemon.
 func lockDir(dir string) (*os.File, error) {
 	path := filepath.Join(dir, LockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o640)
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|unix.O_CLOEXEC, 0o640)
 	if err != nil {
 		return nil, fmt.Errorf("open spool lock %s: %w", path, err)
 	}
@@ -167,9 +171,7 @@ func lockDir(dir string) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("lock spool %s: %w", path, err)
 	}
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
+	_ = os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o640) // informational
 	return f, nil
 }
 

@@ -20,6 +20,7 @@ func (d *daemon) startAdmin() error {
 	}
 	o := admin.DefaultOptions()
 	o.Listen, o.Token, o.Logger = d.cfg.adminListen, d.cfg.adminToken, d.log.With("component", "admin")
+	o.StatusMaxAge = d.cfg.adminCache
 	if d.cfg.poller.Interval < o.Refresh {
 		o.Refresh = max(d.cfg.poller.Interval, 5*time.Second)
 	}
@@ -61,10 +62,15 @@ func (d *daemon) Status() admin.Status {
 	return st
 }
 
-// Graph renders a configured target's graph after flushing it.
+// Graph renders a configured target's graph after flushing it, once the
+// start-up walk has indexed the spool (the flush could hide older entries
+// not indexed yet).
 func (d *daemon) Graph(ctx context.Context, target string, o rrdwriter.GraphOptions) ([]byte, error) {
 	if _, ok := d.fleet.get().byName[target]; !ok {
 		return nil, fmt.Errorf("graph %q: %w", target, admin.ErrUnknownTarget)
+	}
+	if err := d.waitWalked(ctx); err != nil {
+		return nil, fmt.Errorf("graph %q: %w", target, err)
 	}
 	return d.wr.Graph(ctx, target, o)
 }

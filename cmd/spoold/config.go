@@ -32,6 +32,7 @@ type config struct {
 
 	adminListen     string
 	adminToken      string
+	adminCache      time.Duration
 	shutdownTimeout time.Duration
 	pidFile         string
 	logFormat       string
@@ -47,7 +48,7 @@ func defaultConfig() config {
 		spool: spool.DefaultOptions(), index: shm.DefaultOptions(), loader: loader.DefaultOptions(),
 		writer: rrdwriter.DefaultOptions(), poller: poller.DefaultOptions(),
 		targetsFile: "/etc/spoold/targets.conf", rescanInterval: 15 * time.Minute, diskStatsInterval: 10 * time.Second,
-		adminListen: "127.0.0.1:8780", shutdownTimeout: 2 * time.Minute,
+		adminListen: "127.0.0.1:8780", adminCache: 250 * time.Millisecond, shutdownTimeout: 2 * time.Minute,
 		logFormat: "text", logLevel: "info",
 	}
 	c.spool.Dir = "/var/spool/spoold"
@@ -94,10 +95,13 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.Var(&fsyncValue{&c.writer.RRDFsync}, "rrd-fsync", "durability of RRD updates before their spool entries are removed: none (kernel writeback), batch (one syncfs for the files updated meanwhile), always (fdatasync each file)")
 	fs.BoolVar(&c.writer.Prefetch, "write-prefetch", c.writer.Prefetch, "ask the kernel for every page an RRD update will touch at once, before the update")
 	fs.Float64Var(&c.writer.WriteRate, "write-rate", c.writer.WriteRate, "most RRD files written per second (0 = no cap); graphs and shutdown bypass it")
+	fs.DurationVar(&c.writer.BackoffMin, "write-backoff-min", c.writer.BackoffMin, "first wait before retrying an RRD file whose write failed (full disk, read-only, permissions); doubles per failure")
+	fs.DurationVar(&c.writer.BackoffMax, "write-backoff-max", c.writer.BackoffMax, "longest wait before retrying an RRD file whose write failed")
 
 	fs = g[4].fs
 	fs.StringVar(&c.adminListen, "admin-listen", c.adminListen, "address of the admin HTTP server (status, metrics, graphs); empty = off")
 	fs.StringVar(&c.adminToken, "admin-token", c.adminToken, "bearer token required by POST /flush and POST /loader (empty = none)")
+	fs.DurationVar(&c.adminCache, "admin-status-cache", c.adminCache, "serve a rendered /status or /metrics again for this long, so many clients cost one rendering (0 = render every request)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", c.shutdownTimeout, "on SIGTERM, how long to flush pending values into RRD files; the rest stays in the spool")
 	fs.DurationVar(&c.diskStatsInterval, "disk-stats-interval", c.diskStatsInterval, "sample the disks behind --spool-dir and --rrd-dir (iostat -x figures) and spoold's own I/O this often, for /status, /metrics and the page")
 	fs.StringVar(&c.pidFile, "pid-file", c.pidFile, "write the process id to this file")
@@ -143,8 +147,11 @@ func (c *config) check() error {
 		{c.writer.WriteJitter < 0, "write-jitter", "must be >= 0"},
 		{c.writer.Writers < 1, "writers", "must be at least 1"},
 		{c.writer.WriteRate < 0, "write-rate", "must be >= 0"},
+		{c.writer.BackoffMin <= 0, "write-backoff-min", "must be positive"},
+		{c.writer.BackoffMax < c.writer.BackoffMin, "write-backoff-max", "must be >= --write-backoff-min"},
 		{c.shutdownTimeout <= 0, "shutdown-timeout", "must be positive"},
 		{c.diskStatsInterval < 100*time.Millisecond, "disk-stats-interval", "must be at least 100ms"},
+		{c.adminCache < 0, "admin-status-cache", "must be >= 0"},
 		{c.logFormat != "text" && c.logFormat != "json", "log-format", "must be text or json"},
 		{parseLevel(c.logLevel) == nil, "log-level", "must be debug, info, warn or error"},
 	}

@@ -46,6 +46,14 @@ type daemon struct {
 	pollCancel, loadCancel, writeCancel, diskCancel context.CancelFunc
 	pollDone, loadDone, writeDone, diskDone         chan struct{}
 	stopOnce                                        sync.Once
+
+	// walked is closed when the start-up walk of the spool has finished:
+	// every entry on disk is indexed (or left on disk by a full index).
+	// Nothing is written into an RRD file before: a newer value written
+	// first would make the older ones, still unindexed, look already
+	// applied, and the writer would skip them.
+	walked     chan struct{}
+	walkedOnce sync.Once
 }
 
 // adminServer is what the daemon needs of the admin HTTP server.
@@ -57,7 +65,7 @@ type adminServer interface {
 // newDaemon opens the spool (taking its lock) and builds every component;
 // nothing runs yet.
 func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemon, error) {
-	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now()}
+	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now(), walked: make(chan struct{})}
 	f, err := loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval)
 	if err != nil {
 		return nil, err
@@ -113,11 +121,39 @@ func (d *daemon) build(cfg config, f *fleet) error {
 func (d *daemon) start() {
 	d.disk.sample()
 	d.diskCancel, d.diskDone = d.goRun("disk sampler", d.disk.run)
-	d.writeCancel, d.writeDone = d.goRun("writer", d.wr.Run)
+	d.writeCancel, d.writeDone = d.goRun("writer", d.runWriter)
 	d.loadCancel, d.loadDone = d.goRun("loader", d.loaderLoop)
 	d.pollCancel, d.pollDone = d.goRun("poller", d.pl.Run)
 	d.log.Info("spoold started", "version", versionString(), "targets", len(d.fleet.get().targets),
 		"spool", d.cfg.spool.Dir, "rrd_dir", d.cfg.writer.Dir, "pid", os.Getpid())
+}
+
+// runWriter runs the writer once the start-up walk has indexed the spool.
+func (d *daemon) runWriter(ctx context.Context) error {
+	if err := d.waitWalked(ctx); err != nil {
+		return err
+	}
+	return d.wr.Run(ctx)
+}
+
+// waitWalked waits for the end of the start-up walk, or of ctx.
+func (d *daemon) waitWalked(ctx context.Context) error {
+	select {
+	case <-d.walked:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the start-up walk of the spool: %w", ctx.Err())
+	}
+}
+
+// hasWalked reports whether the start-up walk has finished.
+func (d *daemon) hasWalked() bool {
+	select {
+	case <-d.walked:
+		return true
+	default:
+		return false
+	}
 }
 
 func (d *daemon) goRun(name string, run func(context.Context) error) (context.CancelFunc, chan struct{}) {
@@ -143,6 +179,7 @@ func (d *daemon) loaderLoop(ctx context.Context) error {
 		if _, err := d.ld.Run(ctx); err != nil {
 			return err
 		}
+		d.walkedOnce.Do(func() { close(d.walked) })
 		tick, stop := d.scheduleRescan()
 		err := d.waitRescan(ctx, tick, room.C)
 		stop()
@@ -200,19 +237,16 @@ func (d *daemon) stopOrdered() error {
 	d.log.Info("stopping: polling")
 	d.pollCancel()
 	<-d.pollDone
+	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.shutdownTimeout)
+	defer cancel()
+	d.finishWalk(ctx)
 	d.loadCancel()
 	<-d.loadDone
 	d.writeCancel()
 	<-d.writeDone
 	d.diskCancel()
 	<-d.diskDone
-	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.shutdownTimeout)
-	defer cancel()
-	d.log.Info("stopping: flushing pending values", "entries", d.ix.Len(), "timeout", d.cfg.shutdownTimeout)
-	flushErr := d.wr.FlushAll(ctx)
-	if flushErr != nil {
-		d.log.Warn("flush at shutdown incomplete; the rest stays in the spool", "err", flushErr, "entries_left", d.ix.Len())
-	}
+	d.flushAtShutdown(ctx)
 	if d.admin != nil {
 		if err := d.admin.Shutdown(ctx); err != nil {
 			d.log.Warn("stop admin server", "err", err)
@@ -221,6 +255,42 @@ func (d *daemon) stopOrdered() error {
 	ws := d.wr.Stats()
 	d.log.Info("spoold stopped", "entries_left", d.ix.Len(), "values_written", ws.ValuesWritten, "update_calls", ws.UpdateCalls)
 	return d.sp.Close()
+}
+
+// finishWalk lets a start-up walk still going finish unthrottled, within
+// ctx, so that the shutdown flush may write. It returns early if the
+// loader has stopped on an error.
+func (d *daemon) finishWalk(ctx context.Context) {
+	if d.hasWalked() {
+		return
+	}
+	p := d.ld.Params()
+	p.Sleep, p.CPU = 0, 0
+	if err := d.ld.SetParams(p); err != nil {
+		d.log.Warn("unthrottle the loader for the shutdown", "err", err)
+	}
+	d.log.Info("stopping: finishing the start-up walk of the spool, unthrottled")
+	select { // flushAtShutdown says what the outcome means
+	case <-d.walked:
+	case <-d.loadDone: // the loader failed; its error is logged
+	case <-ctx.Done():
+	}
+}
+
+// flushAtShutdown writes everything pending, unless the start-up walk did
+// not finish: then some entries on disk are not indexed, and writing the
+// indexed ones could hide them, so everything stays in the spool for the
+// next start.
+func (d *daemon) flushAtShutdown(ctx context.Context) {
+	if !d.hasWalked() {
+		d.log.Warn("the start-up walk of the spool did not finish within the shutdown timeout; no flush, pending entries stay in the spool for the next start",
+			"entries_indexed", d.ix.Len())
+		return
+	}
+	d.log.Info("stopping: flushing pending values", "entries", d.ix.Len(), "timeout", d.cfg.shutdownTimeout)
+	if err := d.wr.FlushAll(ctx); err != nil {
+		d.log.Warn("flush at shutdown incomplete; the rest stays in the spool", "err", err, "entries_left", d.ix.Len())
+	}
 }
 
 // reload re-reads the targets and profiles files (SIGHUP). On an error the
@@ -239,7 +309,12 @@ func (d *daemon) reload() {
 }
 
 // flushAll writes everything pending now (SIGUSR1, POST /flush).
+// It first waits for the start-up walk (see walked).
 func (d *daemon) flushAll(ctx context.Context) error {
+	if err := d.waitWalked(ctx); err != nil {
+		d.log.Warn("flush not done", "err", err)
+		return fmt.Errorf("flush all: %w", err)
+	}
 	n := d.ix.Len()
 	err := d.wr.FlushAll(ctx)
 	d.log.Info("flushed", "entries_before", n, "entries_after", d.ix.Len(), "err", err)
@@ -312,13 +387,15 @@ func serve(cfg config, settings map[string]string, log *slog.Logger) int {
 		}
 		defer os.Remove(cfg.pidFile)
 	}
+	sig := notifySignals() // before the admin URL is logged: a signal sent from then on is handled
+	defer signal.Stop(sig)
 	if err := d.startAdmin(); err != nil {
 		log.Error("start admin server", "err", err)
 		d.sp.Close()
 		return exitError
 	}
 	d.start()
-	d.waitSignals(context.Background())
+	d.waitSignals(context.Background(), sig)
 	if err := d.stop(); err != nil {
 		log.Error("stop spoold", "err", err)
 		return exitError
@@ -326,12 +403,17 @@ func serve(cfg config, settings map[string]string, log *slog.Logger) int {
 	return exitOK
 }
 
-// waitSignals handles SIGHUP (reload) and SIGUSR1 (flush) until SIGTERM,
-// SIGINT or the end of ctx.
-func (d *daemon) waitSignals(ctx context.Context) {
+// notifySignals starts catching the daemon's signals; the caller stops
+// with signal.Stop.
+func notifySignals() chan os.Signal {
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
-	defer signal.Stop(sig)
+	return sig
+}
+
+// waitSignals handles SIGHUP (reload) and SIGUSR1 (flush) from sig until
+// SIGTERM, SIGINT or the end of ctx.
+func (d *daemon) waitSignals(ctx context.Context, sig <-chan os.Signal) {
 	for {
 		var s os.Signal
 		select {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"time"
 
@@ -70,6 +71,8 @@ func demo(o demoOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	sig := notifySignals()
+	defer signal.Stop(sig)
 	if err := d.startAdmin(); err != nil {
 		d.sp.Close()
 		return err
@@ -84,7 +87,7 @@ func demo(o demoOptions, stdout, stderr io.Writer) error {
 		defer stop()
 	}
 	start := time.Now()
-	d.waitSignals(waitCtx)
+	d.waitSignals(waitCtx, sig)
 	if err := d.stop(); err != nil {
 		return err
 	}

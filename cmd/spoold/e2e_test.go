@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +35,17 @@ type e2eFleet struct {
 
 const e2eInterfaces = 2
 
-func startFleet(t *testing.T, devices int) *e2eFleet {
+func startFleet(t testing.TB, devices int) *e2eFleet {
+	t.Helper()
+	sim := startSimulator(t, devices)
+	f := &e2eFleet{sim: sim, targets: writeTargets(t, sim, fmt.Sprintf("if-mib:%d", e2eInterfaces))}
+	f.profile, _ = poller.IfMIBProfile(e2eInterfaces)
+	return f
+}
+
+// startSimulator serves a simulated fleet of well-behaved devices on
+// 127.0.0.1 until the test ends.
+func startSimulator(t testing.TB, devices int) *simulate.Simulator {
 	t.Helper()
 	o := simulate.DefaultOptions()
 	o.Addr, o.Devices, o.Interfaces = "127.0.0.1:0", devices, e2eInterfaces
@@ -46,25 +57,28 @@ func startFleet(t *testing.T, devices int) *e2eFleet {
 	done := make(chan struct{})
 	go func() { defer close(done); sim.Serve(ctx) }()
 	t.Cleanup(func() { cancel(); sim.Close(); <-done })
-	f := &e2eFleet{sim: sim, targets: filepath.Join(t.TempDir(), "targets.conf")}
+	return sim
+}
+
+// writeTargets writes a targets file for every device of sim with profile
+// and returns its path.
+func writeTargets(t testing.TB, sim *simulate.Simulator, profile string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "targets.conf")
 	var b strings.Builder
-	if err := sim.Fleet().WriteTargets(&b, sim.Addr(), fmt.Sprintf("if-mib:%d", e2eInterfaces), "1s", 1); err != nil {
+	if err := sim.Fleet().WriteTargets(&b, sim.Addr(), profile, "1s", 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(f.targets, []byte(b.String()), 0o640); err != nil {
+	if err := os.WriteFile(path, []byte(b.String()), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	f.profile, _ = poller.IfMIBProfile(e2eInterfaces)
-	return f
+	return path
 }
 
 // truthRate is the per-second rate of device i's data source ds, computed
 // from the simulator's known counters.
 func (f *e2eFleet) truthRate(i int, ds poller.DS) float64 {
-	t0 := f.sim.Fleet().Now()
-	v0 := f.sim.Fleet().Value(i, ds.OID, t0).Value.(uint64)
-	v1 := f.sim.Fleet().Value(i, ds.OID, t0.Add(100*time.Second)).Value.(uint64)
-	return float64(v1-v0) / 100
+	return truthRateOf(f.sim.Fleet(), i, ds.OID)
 }
 
 // logBuf collects the child's log lines; the test reads it while the
@@ -94,7 +108,7 @@ type daemonProc struct {
 	exited chan error
 }
 
-func startDaemon(t *testing.T, args ...string) *daemonProc {
+func startDaemon(t testing.TB, args ...string) *daemonProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
@@ -128,7 +142,7 @@ func startDaemon(t *testing.T, args ...string) *daemonProc {
 }
 
 // status fetches /status.
-func (p *daemonProc) status(t *testing.T) map[string]any {
+func (p *daemonProc) status(t testing.TB) map[string]any {
 	t.Helper()
 	resp, err := http.Get(p.admin + "/status")
 	if err != nil {
@@ -143,7 +157,7 @@ func (p *daemonProc) status(t *testing.T) map[string]any {
 }
 
 // waitFor polls /status until cond holds, failing after a deadline.
-func (p *daemonProc) waitFor(t *testing.T, what string, cond func(st map[string]any) bool) map[string]any {
+func (p *daemonProc) waitFor(t testing.TB, what string, cond func(st map[string]any) bool) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -158,7 +172,7 @@ func (p *daemonProc) waitFor(t *testing.T, what string, cond func(st map[string]
 	}
 }
 
-func (p *daemonProc) stop(t *testing.T, sig syscall.Signal) error {
+func (p *daemonProc) stop(t testing.TB, sig syscall.Signal) error {
 	t.Helper()
 	p.cmd.Process.Signal(sig)
 	select {
@@ -186,7 +200,7 @@ func num(st map[string]any, path ...string) float64 {
 	return f
 }
 
-func requireRRDTool(t *testing.T) {
+func requireRRDTool(t testing.TB) {
 	if _, err := exec.LookPath("rrdtool"); err != nil {
 		t.Skip("SKIPPED LOUDLY: the rrdtool command is not installed; run `make check` (scripts/install-deps.sh) to install it")
 	}
@@ -219,36 +233,52 @@ func spoolEntries(t *testing.T, dir string) []spool.Ref {
 // the rrdtool command, independently of spoold: time → value (NaN kept out).
 func fetchRates(t *testing.T, file, ds string, start, end int64) map[int64]float64 {
 	t.Helper()
-	out, err := exec.Command("rrdtool", "fetch", file, "AVERAGE", "-r", "2",
+	cols, rows := fetchRows(t, file, 2, start, end)
+	col := slices.Index(cols, ds)
+	if col < 0 {
+		t.Fatalf("rrdtool fetch %s: no column %s in %q", file, ds, cols)
+	}
+	rates := map[int64]float64{}
+	for ts, vals := range rows {
+		if !math.IsNaN(vals[col]) {
+			rates[ts] = vals[col]
+		}
+	}
+	return rates
+}
+
+// fetchRows reads every AVERAGE row at resolution res seconds in [start,
+// end] with the rrdtool command: the data source names, and time → values
+// (NaN for unknown).
+func fetchRows(t *testing.T, file string, res int, start, end int64) ([]string, map[int64][]float64) {
+	t.Helper()
+	out, err := exec.Command("rrdtool", "fetch", file, "AVERAGE", "-r", strconv.Itoa(res),
 		"-s", strconv.FormatInt(start, 10), "-e", strconv.FormatInt(end, 10)).CombinedOutput()
 	if err != nil {
 		t.Fatalf("rrdtool fetch %s: %v\n%s", file, err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	col := -1
-	for i, name := range strings.Fields(lines[0]) {
-		if name == ds {
-			col = i
-		}
-	}
-	if col < 0 {
-		t.Fatalf("rrdtool fetch %s: no column %s in %q", file, ds, lines[0])
-	}
-	rows := map[int64]float64{}
+	cols := strings.Fields(lines[0])
+	rows := map[int64][]float64{}
 	for _, l := range lines[1:] {
 		ts, rest, ok := strings.Cut(l, ":")
 		if !ok {
 			continue
 		}
+		n, err := strconv.ParseInt(ts, 10, 64)
 		fields := strings.Fields(rest)
-		v, err := strconv.ParseFloat(fields[col], 64)
-		if err != nil || math.IsNaN(v) {
-			continue
+		if err != nil || len(fields) != len(cols) {
+			t.Fatalf("rrdtool fetch %s: bad row %q", file, l)
 		}
-		n, _ := strconv.ParseInt(ts, 10, 64)
-		rows[n] = v
+		vals := make([]float64, len(cols))
+		for i, f := range fields {
+			if vals[i], err = strconv.ParseFloat(f, 64); err != nil {
+				vals[i] = math.NaN()
+			}
+		}
+		rows[n] = vals
 	}
-	return rows
+	return cols, rows
 }
 
 // checkRates asserts that every target's RRD holds, for every data source,

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spoold/spoold/spool"
+	"golang.org/x/sys/unix"
+)
+
+// mountTmpfs mounts a tmpfs of size bytes at dir until the test ends, or
+// skips the test loudly where mounting is not permitted.
+func mountTmpfs(t *testing.T, dir string, size string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size+",mode=0750"); err != nil {
+		t.Skipf("SKIPPED LOUDLY: cannot mount a small tmpfs at %s (%v): the full-disk and read-only tests need root or CAP_SYS_ADMIN", dir, err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+}
+
+// remount makes the tmpfs at dir read-only or read-write. A read-only
+// remount fails with EBUSY while a file is open for writing (an entry or
+// an RRD update in progress): it is retried until a deadline.
+func remount(t *testing.T, dir string, readOnly bool) {
+	t.Helper()
+	flags := uintptr(unix.MS_REMOUNT)
+	if readOnly {
+		flags |= unix.MS_RDONLY
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := unix.Mount("tmpfs", dir, "tmpfs", flags, "")
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+			t.Fatalf("remount %s (read-only %v): %v", dir, readOnly, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// fillDisk writes a file into dir until the file system is full and
+// returns its path.
+func fillDisk(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "filler")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	block := make([]byte, 64<<10)
+	for {
+		_, err := f.Write(block)
+		if errors.Is(err, syscall.ENOSPC) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("fill %s: %v", dir, err)
+		}
+	}
+	// Small writes fill the last partial block.
+	for {
+		if _, err := f.Write(block[:1]); err != nil {
+			return path
+		}
+	}
+}
+
+// checkVisibleEntries reads every file in the spool's level directories:
+// each must be a whole, valid entry (a failed write never leaves a partial
+// one where the loader or the writer would see it).
+func checkVisibleEntries(t *testing.T, spoolDir string) int {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(spoolDir, "?", "??", "*"))
+	for _, path := range files {
+		if _, err := spool.ParseName(filepath.Base(path)); err != nil {
+			t.Errorf("visible file that is not an entry: %s", path)
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // applied and removed meanwhile
+		}
+		if _, derr := spool.Decode(data); err != nil || derr != nil {
+			t.Errorf("visible entry %s is not whole: read %v, decode %v", path, err, derr)
+		}
+	}
+	return len(files)
+}
+
+// TestFullAndReadOnlyDisks runs spoold with its spool and its RRD files on
+// two small tmpfs mounts and takes their space away, then makes them
+// read-only, one after the other: spool writes fail cleanly (counted, the
+// path logged, no partial entry visible), RRD writes back off with the
+// error's kind in /status, and when space or write access returns
+// everything pending lands, checked entry by entry against the RRD files.
+func TestFullAndReadOnlyDisks(t *testing.T) {
+	requireRRDTool(t)
+	if testing.Short() {
+		t.Skip("mounts file systems and runs the daemon")
+	}
+	dir := t.TempDir()
+	spoolFS, rrdFS := filepath.Join(dir, "spool"), filepath.Join(dir, "rrd")
+	mountTmpfs(t, spoolFS, "4m")
+	mountTmpfs(t, rrdFS, "4m")
+	r := newLedgerRig(t, dir, rigOptions{devices: 3})
+	p := startDaemon(t, r.args("--write-delay", "1s", "--write-jitter", "0", "--loader-sleep", "0",
+		"--write-backoff-min", "1s", "--write-backoff-max", "2s")...)
+	p.waitFor(t, "the loader to finish", loaderDone)
+
+	// 1. No room for new RRD files: the writer backs off, entries wait.
+	// librrd 1.7 (rrd_create) reports success when its write fails with
+	// ENOSPC and removes its file, so the writer sees the file missing
+	// ("link ...: no such file or directory") and counts kind "other".
+	filler := fillDisk(t, rrdFS)
+	failed := func(st map[string]any) float64 {
+		return num(st, "writer", "errors", "nospace") + num(st, "writer", "errors", "other")
+	}
+	p.waitFor(t, "RRD creates failing", func(st map[string]any) bool {
+		return failed(st) >= 3 && num(st, "writer", "backoffs") >= 3
+	})
+	if st := p.status(t); num(st, "writer", "creates") != 0 || num(st, "writer", "entries_pending") == 0 {
+		t.Fatalf("with a full RRD disk: creates %v, pending %v", num(st, "writer", "creates"), num(st, "writer", "entries_pending"))
+	}
+	os.Remove(filler)
+	written := p.waitFor(t, "the files created and the waiting entries written", func(st map[string]any) bool {
+		return num(st, "writer", "creates") == 3 && num(st, "writer", "entries_written") > 0
+	})
+	fmt.Printf("disk: rrd full: create errors nospace=%v other=%v backoffs=%v, then creates=%v entries_written=%v\n",
+		num(written, "writer", "errors", "nospace"), num(written, "writer", "errors", "other"), num(written, "writer", "backoffs"),
+		num(written, "writer", "creates"), num(written, "writer", "entries_written"))
+
+	// 2. A full spool: poll results cannot be written; nothing partial shows.
+	filler = fillDisk(t, spoolFS)
+	full := p.waitFor(t, "spool writes failing", func(st map[string]any) bool {
+		return num(st, "spool", "write_errors") >= 6
+	})
+	checkVisibleEntries(t, spoolFS)
+	if !strings.Contains(p.stderr.String(), "no space left on device") || !strings.Contains(p.stderr.String(), filepath.Join(spoolFS, spool.TmpDir)) {
+		t.Errorf("no log line names the spool's temp file and ENOSPC:\n%s", p.stderr)
+	}
+	os.Remove(filler)
+	w0 := num(full, "spool", "written")
+	p.waitFor(t, "spool writes again", func(st map[string]any) bool { return num(st, "spool", "written") >= w0+6 })
+	fmt.Printf("disk: spool full: write_errors=%v\n", num(full, "spool", "write_errors"))
+
+	// 3. A read-only spool: the same, with EROFS.
+	remount(t, spoolFS, true)
+	e0 := num(p.status(t), "spool", "write_errors")
+	ro := p.waitFor(t, "spool writes failing on a read-only spool", func(st map[string]any) bool {
+		return num(st, "spool", "write_errors") >= e0+6
+	})
+	remount(t, spoolFS, false)
+	w0 = num(ro, "spool", "written")
+	p.waitFor(t, "spool writes again", func(st map[string]any) bool { return num(st, "spool", "written") >= w0+6 })
+	checkVisibleEntries(t, spoolFS)
+	fmt.Printf("disk: spool read-only: write_errors=%v\n", num(ro, "spool", "write_errors")-e0)
+
+	// 4. Read-only RRD files: updates fail with a permission error and back off.
+	remount(t, rrdFS, true)
+	b0 := num(p.status(t), "writer", "backoffs")
+	rrdRO := p.waitFor(t, "RRD updates failing on a read-only file system", func(st map[string]any) bool {
+		return num(st, "writer", "errors", "permission") >= 3 && num(st, "writer", "backoffs") >= b0+3
+	})
+	remount(t, rrdFS, false)
+	v0 := num(rrdRO, "writer", "entries_written")
+	p.waitFor(t, "the waiting entries written", func(st map[string]any) bool {
+		return num(st, "writer", "entries_written") > v0 && num(st, "writer", "targets_failing") == 0
+	})
+	fmt.Printf("disk: rrd read-only: permission errors=%v\n", num(rrdRO, "writer", "errors", "permission"))
+
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
+	}
+	// Entries applied while the spool was read-only could not be removed;
+	// the next start finds them already applied and removes them.
+	p = startDaemon(t, r.args("--loader-sleep", "0")...)
+	p.waitFor(t, "the loader to finish", loaderDone)
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
+	}
+	r.ledger.stop()
+	if left := spoolEntries(t, dir); len(left) != 0 {
+		t.Errorf("%d entries left in the spool", len(left))
+	}
+	v := r.verify(t)
+	fmt.Printf("disk: published=%d checked=%d after_gap=%d lost=%d doubled=%d quarantined=%d\n",
+		v.published, v.checked, v.afterGap, v.lost, v.doubled, v.quarantined)
+	if v.lost != 0 || v.doubled != 0 || v.quarantined != 0 || v.badRates != 0 || v.checked == 0 {
+		t.Errorf("lost=%d doubled=%d quarantined=%d rates off=%d checked=%d", v.lost, v.doubled, v.quarantined, v.badRates, v.checked)
+	}
+}

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spoold/spoold/simulate"
+	"github.com/spoold/spoold/spool"
+)
+
+// The ledger rig's profile: sysUpTime as a GAUGE, whose value differs at
+// every poll, so each RRD row tells which entry filled it (a lost entry
+// leaves its row to the next entry's value), and one Counter64 whose rate
+// is known.
+const (
+	rigRRARows   = 20000
+	oidUptime    = "1.3.6.1.2.1.1.3.0"
+	oidInOctets1 = "1.3.6.1.2.1.31.1.1.1.6.1"
+	rigProfiles  = `profile crash
+  ds up  ` + oidUptime + `     GAUGE   0
+  ds in1 ` + oidInOctets1 + ` COUNTER 0
+`
+)
+
+// rigOptions shape a ledger rig.
+type rigOptions struct {
+	devices int
+	// pregen is the seconds of entries per device written into the spool
+	// before the first start (a backlog for the loader).
+	pregen int64
+	// precreate makes the RRD files with the rrdtool command, with a
+	// heartbeat of a day; else the daemon creates them (heartbeat 2 steps).
+	precreate bool
+}
+
+// ledgerRig is a spool and RRD directory polled from a simulated fleet by
+// daemons that are killed or starved of disk, with a ledger of every entry
+// published into the spool.
+type ledgerRig struct {
+	o                   rigOptions
+	sim                 *simulate.Simulator
+	dir, targets, profs string
+	ledger              *spoolLedger
+	start               int64 // the RRD files accept updates after start
+}
+
+// newLedgerRig sets up dir/spool (precreated) and dir/rrd, which may be
+// mount points already.
+func newLedgerRig(t *testing.T, dir string, o rigOptions) *ledgerRig {
+	t.Helper()
+	r := &ledgerRig{o: o, sim: startSimulator(t, o.devices), dir: dir}
+	r.targets = writeTargets(t, r.sim, "crash")
+	r.profs = filepath.Join(t.TempDir(), "profiles.conf")
+	if err := os.WriteFile(r.profs, []byte(rigProfiles), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	so := spool.DefaultOptions()
+	so.Dir, so.PrecreateDirs = filepath.Join(r.dir, "spool"), true
+	sp, err := spool.Open(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ledger = watchSpool(t, so.Dir)
+	first := time.Now().Unix() - o.pregen - 5
+	r.start = first - 1
+	if err := os.MkdirAll(filepath.Join(r.dir, "rrd"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if o.precreate {
+		r.createRRDs(t)
+	}
+	r.pregenerate(t, sp, first)
+	if err := sp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// createRRDs makes each device's RRD file with the rrdtool command, as an
+// operator may: step 1 s like the poll interval, and a heartbeat of a day,
+// so a row after a kill's gap is known and holds the entry that ended it.
+func (r *ledgerRig) createRRDs(t *testing.T) {
+	t.Helper()
+	for i := range r.o.devices {
+		out, err := exec.Command("rrdtool", "create", r.rrdFile(i), "--step", "1",
+			"--start", strconv.FormatInt(r.start, 10), "DS:up:GAUGE:86400:0:U", "DS:in1:COUNTER:86400:0:U",
+			"RRA:AVERAGE:0.5:1:"+strconv.Itoa(rigRRARows)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("rrdtool create: %v\n%s", err, out)
+		}
+	}
+}
+
+// pregenerate writes o.pregen seconds of the simulator's true values per
+// device, from first on.
+func (r *ledgerRig) pregenerate(t *testing.T, sp *spool.Spool, first int64) {
+	t.Helper()
+	fl := r.sim.Fleet()
+	for i := range r.o.devices {
+		for ts := first; ts < first+r.o.pregen; ts++ {
+			at := time.Unix(ts, 0)
+			e := spool.Entry{Key: fl.Name(i), Time: ts, Values: []spool.Value{
+				{Name: "up", Type: spool.Gauge, Gauge: float64(fl.Value(i, oidUptime, at).Value.(uint32))},
+				{Name: "in1", Type: spool.Counter, Counter: fl.Value(i, oidInOctets1, at).Value.(uint64)},
+			}}
+			if _, err := sp.Write(&e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func (r *ledgerRig) rrdFile(i int) string {
+	return filepath.Join(r.dir, "rrd", r.sim.Fleet().Name(i)+".rrd")
+}
+
+// args are the daemon's flags for the rig: 1 s polls, then extra.
+func (r *ledgerRig) args(extra ...string) []string {
+	return append([]string{
+		"--spool-dir", filepath.Join(r.dir, "spool"), "--rrd-dir", filepath.Join(r.dir, "rrd"),
+		"--targets", r.targets, "--profiles", r.profs, "--admin-listen", "127.0.0.1:0",
+		"--poll-interval", "1s", "--poll-timeout", "500ms", "--shutdown-timeout", "1m",
+		"--log-level", "info",
+	}, extra...)
+}
+
+// heartbeat is the RRD files' heartbeat in seconds.
+func (r *ledgerRig) heartbeat() int64 {
+	if r.o.precreate {
+		return 86400
+	}
+	return 2
+}
+
+type ledgerVerdict struct {
+	published, unread, checked, afterGap int
+	lost, doubled, quarantined, badRates int
+}
+
+// verify compares the ledger with the RRD files, read with the rrdtool
+// command. An entry is lost if its row is unknown or holds a later entry's
+// value; doubled if its row holds an earlier entry's value (an old entry
+// applied again at a later time). The row of an entry more than a
+// heartbeat after the one before is unknown by RRD rules; the entry after
+// it checks that it was applied (else its own row would be unknown too).
+func (r *ledgerRig) verify(t *testing.T) ledgerVerdict {
+	t.Helper()
+	entries, unread, overflow := r.ledger.snapshot()
+	if overflow {
+		t.Fatal("inotify dropped events: the ledger of published entries is incomplete")
+	}
+	quarantined := r.quarantined(t)
+	var v ledgerVerdict
+	for i := range r.o.devices {
+		hash := spool.KeyHash(r.sim.Fleet().Name(i))
+		var times []int64
+		for ref := range entries {
+			if ref.Hash == hash {
+				times = append(times, ref.Time)
+			}
+		}
+		for ref := range unread {
+			if ref.Hash == hash {
+				times = append(times, ref.Time)
+			}
+		}
+		slices.Sort(times)
+		dv := deviceVerify{r: r, i: i, hash: hash, times: times, entries: entries, unread: unread, v: &v}
+		dv.cols, dv.rows = fetchRows(t, r.rrdFile(i), 1, r.start, time.Now().Unix())
+		for k := range times {
+			if quarantined[spool.Ref{Hash: hash, Time: times[k]}] {
+				v.published++
+				v.quarantined++
+				continue
+			}
+			dv.check(t, k)
+		}
+	}
+	return v
+}
+
+// deviceVerify checks one device's entries against its RRD rows.
+type deviceVerify struct {
+	r       *ledgerRig
+	i       int
+	hash    uint64
+	times   []int64
+	entries map[spool.Ref][]spool.Entry
+	unread  map[spool.Ref]bool
+	cols    []string
+	rows    map[int64][]float64
+	v       *ledgerVerdict
+}
+
+func (d *deviceVerify) check(t *testing.T, k int) {
+	t.Helper()
+	v, ts, name := d.v, d.times[k], d.r.sim.Fleet().Name(d.i)
+	ref := spool.Ref{Hash: d.hash, Time: ts}
+	v.published++
+	if k > 0 && ts-d.times[k-1] > d.r.heartbeat() {
+		v.afterGap++
+		return
+	}
+	up, in1 := slices.Index(d.cols, "up"), slices.Index(d.cols, "in1")
+	row, ok := d.rows[ts]
+	switch {
+	case !ok || math.IsNaN(row[up]):
+		v.lost++
+		t.Errorf("%s: entry %s: its row is unknown", name, ref)
+		return
+	case d.unread[ref]:
+		v.unread++
+		if !d.r.uptimeMatches(d.i, ts, row[up]) {
+			v.lost++
+			t.Errorf("%s: entry %s (not read): row value %.0f is not the uptime at its poll", name, ref, row[up])
+		}
+	default:
+		switch rowOwner(row[up], d.entries, d.hash, d.times, k) {
+		case 0:
+		case 1:
+			v.lost++
+			t.Errorf("%s: entry %s: its row holds a later entry's value %.0f", name, ref, row[up])
+		case -1:
+			v.doubled++
+			t.Errorf("%s: entry %s: its row holds an earlier entry's value %.0f", name, ref, row[up])
+		default:
+			v.lost++
+			t.Errorf("%s: entry %s: row value %.0f matches no entry", name, ref, row[up])
+		}
+	}
+	v.checked++
+	rate := truthRateOf(d.r.sim.Fleet(), d.i, oidInOctets1)
+	if k > 0 && !rateWithin(row[in1], rate, ts-d.times[k-1]) {
+		v.badRates++
+		t.Errorf("%s at %d: in1 rate %.1f, simulator's truth %.1f over %d s", name, ts, row[in1], rate, ts-d.times[k-1])
+	}
+}
+
+// rowOwner says whose value a row of entry times[k] holds: 0 its own, 1 a
+// later entry's, -1 an earlier entry's, 2 nobody's.
+func rowOwner(val float64, entries map[spool.Ref][]spool.Entry, hash uint64, times []int64, k int) int {
+	holds := func(ts int64) bool {
+		for _, e := range entries[spool.Ref{Hash: hash, Time: ts}] {
+			for _, x := range e.Values {
+				if x.Name == "up" && math.Abs(x.Gauge-val) <= 1 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch {
+	case holds(times[k]):
+		return 0
+	case slices.ContainsFunc(times[k+1:], holds):
+		return 1
+	case slices.ContainsFunc(times[:k], holds):
+		return -1
+	}
+	return 2
+}
+
+// uptimeMatches reports whether val is device i's uptime at a poll that
+// ended in second ts (the answer left the simulator up to 2 s before).
+func (r *ledgerRig) uptimeMatches(i int, ts int64, val float64) bool {
+	fl := r.sim.Fleet()
+	lo := float64(fl.Value(i, oidUptime, time.Unix(ts-2, 0)).Value.(uint32))
+	hi := float64(fl.Value(i, oidUptime, time.Unix(ts+1, 0)).Value.(uint32))
+	return val >= lo-1 && val <= hi+1
+}
+
+// rateWithin reports whether an RRD rate over a gap of gap seconds between
+// entry times is the true rate within the 1 s granularity of entry times
+// (plus half a second for the answer's time before the poll's end).
+func rateWithin(got, truth float64, gap int64) bool {
+	return !math.IsNaN(got) && math.Abs(got-truth) <= truth*1.5/float64(gap)
+}
+
+// truthRateOf is device i's true rate of a counter, from the simulator.
+func truthRateOf(fl *simulate.Fleet, i int, oid string) float64 {
+	t0 := fl.Now()
+	v0 := fl.Value(i, oid, t0).Value.(uint64)
+	v1 := fl.Value(i, oid, t0.Add(100*time.Second)).Value.(uint64)
+	return float64(v1-v0) / 100
+}
+
+// quarantined returns the entry names in the spool's quarantine.
+func (r *ledgerRig) quarantined(t *testing.T) map[spool.Ref]bool {
+	t.Helper()
+	q := map[spool.Ref]bool{}
+	files, _ := os.ReadDir(filepath.Join(r.dir, "spool", spool.QuarantineDir))
+	for _, f := range files {
+		t.Logf("quarantine holds %s", f.Name())
+		name, _, _ := strings.Cut(f.Name(), ".") // <entry name>.<nanoseconds>[.reason]
+		if ref, err := spool.ParseName(name); err == nil {
+			q[ref] = true
+		}
+	}
+	return q
+}
