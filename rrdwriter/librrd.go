@@ -49,6 +49,11 @@ func (libRRD) Create(path string, p Profile, start int64) error {
 		os.Remove(tmp)
 		return fmt.Errorf("create rrd %s: %w", path, err)
 	}
+	// librrd 1.7 reports success when writing the new file failed (a full
+	// disk: it removes the file and returns 0); see missingAfterCreate.
+	if _, err := os.Stat(tmp); err != nil {
+		return missingAfterCreate(path, p, err)
+	}
 	// Readable by the owner's group (graphing tools), no one else.
 	if err := os.Chmod(tmp, 0o640); err != nil {
 		os.Remove(tmp)

@@ -177,3 +177,24 @@ func TestFlushPrefetchesEveryFile(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileFileSize checks the size estimate against the file librrd
+// makes for the profile: exact for the layout the Go reader knows.
+func TestProfileFileSize(t *testing.T) {
+	needRRDTool(t)
+	path := filepath.Join(t.TempDir(), "f.rrd")
+	p := testProfile()
+	if err := LibRRD().Create(path, p, t0); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.fileSize(); got != fi.Size() {
+		t.Fatalf("fileSize %d, librrd made %d bytes", got, fi.Size())
+	}
+	if fi.Mode().Perm() != 0o640 {
+		t.Fatalf("mode %v, want 0640", fi.Mode().Perm())
+	}
+}

@@ -3,9 +3,15 @@ package rrdwriter
 import (
 	"errors"
 	"fmt"
-	"github.com/spoold/spoold/spool"
 	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/spool"
 )
 
 // DSType is the type of an RRD data source, as rrdcreate(1) spells it.
@@ -133,4 +139,32 @@ func formatLimit(v float64) string {
 		return "U"
 	}
 	return formatFloat(v)
+}
+
+// missingAfterCreate is the error for a create librrd reported as done
+// though it left no file: with less free space than the file needs it
+// wraps ENOSPC (KindNoSpace, backed off until space returns).
+func missingAfterCreate(path string, p Profile, statErr error) error {
+	need := p.fileSize()
+	var st unix.Statfs_t
+	if err := unix.Statfs(filepath.Dir(path), &st); err == nil {
+		if free := int64(st.Bavail) * st.Bsize; free < need {
+			return fmt.Errorf("create rrd %s: librrd wrote no file: %d bytes free, the file needs about %d: %w", path, free, need, unix.ENOSPC)
+		}
+	}
+	return fmt.Errorf("create rrd %s: librrd reported success but wrote no file: %w", path, statErr)
+}
+
+// fileSize estimates the size of p's RRD file: its rows (the last field
+// of each RRA definition) of 8-byte values, one per data source, and the
+// header's per-data-source and per-RRA parts.
+func (p Profile) fileSize() int64 {
+	var rows int64
+	for _, r := range p.RRAs {
+		if n, err := strconv.ParseInt(r[strings.LastIndexByte(r, ':')+1:], 10, 64); err == nil {
+			rows += n
+		}
+	}
+	ds, rra := int64(len(p.DS)), int64(len(p.RRAs))
+	return rows*ds*rrdValueSize + rrdStatHeadSize + ds*(rrdDSDefSize+rrdPDPPrepSize) + rra*(rrdRRADefSize+rrdRRAPtrSize+ds*rrdCDPPrepSize) + rrdLiveHeadSize
 }
