@@ -91,6 +91,7 @@ type indexDoc struct {
 	MaxBytes      int64    `json:"capacity_bytes"`
 	Fill          float64  `json:"fill_ratio"`
 	Overflowed    bool     `json:"overflowed"`
+	Held          int      `json:"held_keys"`
 	Added         uint64   `json:"added"`
 	Duplicates    uint64   `json:"duplicates"`
 	Full          uint64   `json:"full"`
@@ -260,7 +261,7 @@ func indexDocOf(x shm.Stats, overflowed bool) indexDoc {
 	return indexDoc{
 		Shards: x.Shards, Keys: x.Keys, Entries: x.Entries, InFlight: x.InFlight,
 		Backoff: x.Backoff, Bytes: x.Bytes, MaxBytes: x.MaxBytes, Fill: ratio(x.Bytes, x.MaxBytes),
-		Overflowed: overflowed, Added: x.Added, Duplicates: x.Duplicates, Full: x.Full,
+		Overflowed: overflowed, Held: x.Held, Added: x.Added, Duplicates: x.Duplicates, Full: x.Full,
 		Collisions: x.Collisions, Taken: x.Taken, Applied: x.Applied, Requeued: x.Requeued,
 		OldestPending: jsonTime(x.OldestPending),
 	}

@@ -151,6 +151,7 @@ func indexMetrics(e *expo, s Status) {
 	e.counter("spoold_index_added_total", "Entries added to the index.", x.Added)
 	e.counter("spoold_index_duplicates_total", "Adds of an entry already pending or in flight.", x.Duplicates)
 	e.counter("spoold_index_full_total", "Adds refused because the index was full.", x.Full)
+	e.gauge("spoold_index_held_keys", "Targets not written until a walk of the spool indexes the entries a full index refused (their older values must land first).", float64(x.Held))
 	e.counter("spoold_index_collisions_total", "Adds refused because of a key hash collision.", x.Collisions)
 	e.counter("spoold_index_taken_total", "Entries handed to the writer in batches.", x.Taken)
 	e.counter("spoold_index_applied_total", "Entries removed from the index after they were applied.", x.Applied)

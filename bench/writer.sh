@@ -49,7 +49,7 @@ $B -mode create -dir "$WORK/cached-rrd"
 "$WORK/writerbench" -mode create -files "$CLI_FILES" -ds "$DS" -dir "$WORK/cli-rrd"
 sync
 
-spoold=$($B -mode spoold -dir "$WORK/spoold-rrd" -spool "$WORK/spool" -writers "${WRITERS:-4}")
+spoold=$($B -mode spoold -dir "$WORK/spoold-rrd" -spool "$WORK/spool" -writers "${WRITERS:-4}" ${NOPREFETCH:+-no-prefetch})
 
 mkdir -p "$WORK/journal"
 "$RRDCACHED" -g -t 4 -w 3600 -l "unix:$WORK/sock" -j "$WORK/journal" \

@@ -165,6 +165,8 @@ func TestFullRefusesWithoutEvicting(t *testing.T) {
 			if ix.Overflowed() {
 				t.Fatal("Overflowed = true after ClearOverflow")
 			}
+			ix.BeginWalk() // a walk finds the refused entry on disk
+			ix.EndWalk()
 			if b, _ := ix.TakeKey(1); !slices.Equal(b.Times, []int64{100}) {
 				t.Fatalf("first entry %v; want [100] (nothing evicted)", b.Times)
 			}
@@ -185,6 +187,8 @@ func TestFullIsExact(t *testing.T) {
 	if st := ix.Stats(); st.Bytes != st.MaxBytes {
 		t.Fatalf("Bytes = %d; want exactly MaxBytes %d", st.Bytes, st.MaxBytes)
 	}
+	ix.BeginWalk()
+	ix.EndWalk()
 	b, _ := ix.TakeKey(1)
 	ix.Done(1, b.Times, time.Time{})
 	mustAdd(t, ix, 1, "", n) // freed bytes are usable again
@@ -247,5 +251,68 @@ func TestAddExistingKeyDoesNotAllocate(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestRefusedKeyIsHeldUntilAWalk: a key whose entry the full index refused
+// is not handed out by any take until a complete walk that began after the
+// refusal ends without refusing it again, so its newer entries are never
+// written before the refused older one is indexed. Other keys go on.
+func TestRefusedKeyIsHeldUntilAWalk(t *testing.T) {
+	ix, _ := newTestIndex(t, 2*keyOverhead+3*timeBytes)
+	mustAdd(t, ix, 1, "", 200) // key 1, newer entry
+	mustAdd(t, ix, 2, "", 100) // key 2
+	mustAdd(t, ix, 2, "", 101)
+	if _, err := ix.Add(1, "", 100); !errors.Is(err, ErrFull) { // key 1's older entry
+		t.Fatalf("Add: %v, want ErrFull", err)
+	}
+	taken := func() []uint64 {
+		var hs []uint64
+		for _, b := range ix.TakeAll(nil) {
+			hs = append(hs, b.Hash)
+			ix.Done(b.Hash, nil, time.Time{})
+		}
+		if _, ok := ix.TakeKey(1); ok {
+			hs = append(hs, 100+1)
+		}
+		due := ix.TakeDue(time.Now().Add(time.Hour), func(uint64, time.Time) time.Time { return time.Time{} }, 10, nil)
+		for _, b := range due {
+			ix.Done(b.Hash, nil, time.Time{})
+		}
+		if len(due) != len(hs) {
+			t.Fatalf("TakeDue took %d batches, TakeAll %v", len(due), hs)
+		}
+		return hs
+	}
+	if got := taken(); !slices.Equal(got, []uint64{2}) {
+		t.Fatalf("taken %v while key 1 is held, want [2]", got)
+	}
+	if st := ix.Stats(); st.Held != 1 {
+		t.Fatalf("Held = %d, want 1", st.Held)
+	}
+	// A walk that refuses it again keeps it held.
+	ix.BeginWalk()
+	if _, err := ix.Add(1, "", 100); !errors.Is(err, ErrFull) {
+		t.Fatalf("Add in the walk: %v, want ErrFull", err)
+	}
+	ix.EndWalk()
+	if got := taken(); !slices.Equal(got, []uint64{2}) {
+		t.Fatalf("taken %v after a walk that refused key 1 again, want [2]", got)
+	}
+	// Key 2 is written; the next walk indexes key 1's older entry.
+	b, _ := ix.TakeKey(2)
+	ix.Done(2, b.Times, time.Time{})
+	ix.BeginWalk()
+	mustAdd(t, ix, 1, "", 100)
+	if got := taken(); !slices.Equal(got, nil) {
+		t.Fatalf("taken %v during the walk, want none", got)
+	}
+	ix.EndWalk()
+	b, ok := ix.TakeKey(1)
+	if !ok || !slices.Equal(b.Times, []int64{100, 200}) {
+		t.Fatalf("after the walk: %v %v, want both entries of key 1", ok, b.Times)
+	}
+	if st := ix.Stats(); st.Held != 0 {
+		t.Fatalf("Held = %d after the walk, want 0", st.Held)
 	}
 }

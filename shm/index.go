@@ -28,6 +28,7 @@ type Index struct {
 	_        [cacheLine - 8]byte
 	cursor   atomic.Uint64 // first shard of the next TakeDue, for fairness
 	overflow atomic.Bool
+	held     held // keys with refused entries on disk; see held.go
 }
 
 // New returns an empty index. Its error names the bad option.
@@ -137,6 +138,7 @@ func (ix *Index) fullError(s *shard, hash uint64, ts int64, need int64) error {
 	if !ix.overflow.Load() {
 		ix.overflow.Store(true)
 	}
+	ix.held.hold(hash)
 	return fmt.Errorf("add entry %016x-%d (%d bytes, %d of %d in use): %w",
 		hash, ts, need, ix.bytes.Load(), ix.maxBytes, ErrFull)
 }
@@ -178,7 +180,8 @@ func (ix *Index) SetKey(hash uint64, key string) error {
 // daemon should schedule a rescan of the spool.
 func (ix *Index) Overflowed() bool { return ix.overflow.Load() }
 
-// ClearOverflow lowers the overflow flag; call it before starting the rescan
+// ClearOverflow lowers the overflow flag (BeginWalk does too, and starts
+// releasing held keys); call it before starting the rescan
 // so that an Add failing during the rescan raises it again.
 func (ix *Index) ClearOverflow() { ix.overflow.Store(false) }
 

@@ -20,6 +20,9 @@ type Stats struct {
 	// out in batches; Applied, times Done removed; Requeued, times Done put
 	// back to pending.
 	Added, Duplicates, Full, Collisions, Taken, Applied, Requeued uint64
+	// Held are the keys not written until a walk indexes their refused
+	// entries (see held.go).
+	Held int
 	// OldestPending is when the oldest entry still in the index (pending or
 	// in flight) was added; zero if the index is empty.
 	OldestPending time.Time
@@ -29,7 +32,7 @@ type Stats struct {
 // a millisecond per 100,000 keys), so it is meant for the admin API and
 // metrics, not for a hot path.
 func (ix *Index) Stats() Stats {
-	st := Stats{Shards: len(ix.shards), MaxBytes: ix.maxBytes}
+	st := Stats{Shards: len(ix.shards), MaxBytes: ix.maxBytes, Held: int(ix.held.n.Load())}
 	now := ix.now().UnixNano()
 	oldest, have := int64(0), false
 	for i := range ix.shards {

@@ -37,7 +37,7 @@ func (ix *Index) TakeDue(now time.Time, due func(hash uint64, since time.Time) t
 	start := ix.cursor.Add(1)
 	for i := range uint64(len(ix.shards)) {
 		s := &ix.shards[(start+i)&uint64(len(ix.shards)-1)]
-		if dst = s.take(ready, want, dst, &arena); len(dst) >= want {
+		if dst = s.take(ready, want, dst, &arena, &ix.held); len(dst) >= want {
 			break
 		}
 	}
@@ -50,7 +50,7 @@ func (ix *Index) TakeDue(now time.Time, due func(hash uint64, since time.Time) t
 func (ix *Index) TakeAll(dst []Batch) []Batch {
 	var arena timesArena
 	for i := range ix.shards {
-		dst = ix.shards[i].take(nil, -1, dst, &arena)
+		dst = ix.shards[i].take(nil, -1, dst, &arena, &ix.held)
 	}
 	return dst
 }
@@ -63,7 +63,7 @@ func (ix *Index) TakeKey(hash uint64) (b Batch, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, _ := s.lookup(hash)
-	if st == nil || len(st.pending) == 0 || st.inFlight() {
+	if st == nil || len(st.pending) == 0 || st.inFlight() || ix.held.isHeld(hash) {
 		return Batch{}, false
 	}
 	var arena timesArena
@@ -72,16 +72,16 @@ func (ix *Index) TakeKey(hash uint64) (b Batch, ok bool) {
 
 // take appends batches of the shard's keys that have pending times, are not
 // in flight and satisfy ready (nil: all) until dst has want batches (want < 0:
-// no limit). A limited take resumes where the previous one stopped, so that
+// no limit) and are not held (see held.go). A limited take resumes where the previous one stopped, so that
 // no key waits behind others that are taken again and again.
-func (s *shard) take(ready func(*keyState) bool, want int, dst []Batch, arena *timesArena) []Batch {
+func (s *shard) take(ready func(*keyState) bool, want int, dst []Batch, arena *timesArena, h *held) []Batch {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, start := len(s.states), s.next
 	for k := 0; k < n && len(dst) != want; k++ {
 		i := (start + k) % n
 		st := &s.states[i]
-		if len(st.pending) == 0 || st.inFlight() || (ready != nil && !ready(st)) {
+		if len(st.pending) == 0 || st.inFlight() || (ready != nil && !ready(st)) || h.isHeld(st.hash) {
 			continue
 		}
 		dst = append(dst, s.takeKey(st, arena))

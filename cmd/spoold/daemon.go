@@ -175,13 +175,22 @@ func (d *daemon) loaderLoop(ctx context.Context) error {
 	room := time.NewTicker(overflowCheck)
 	defer room.Stop()
 	for {
-		d.ix.ClearOverflow()
-		if _, err := d.ld.Run(ctx); err != nil {
+		d.ix.BeginWalk()
+		st, err := d.ld.Run(ctx)
+		if err != nil {
 			return err
+		}
+		// Keys held for entries the full index refused are released
+		// once a walk has indexed them; a walk with unreadable
+		// directories may have missed some, so they stay held.
+		if st.Errors == 0 {
+			d.ix.EndWalk()
+		} else {
+			d.log.Warn("the walk of the spool had errors: keys with entries a full index refused stay held until a walk without errors", "errors", st.Errors)
 		}
 		d.walkedOnce.Do(func() { close(d.walked) })
 		tick, stop := d.scheduleRescan()
-		err := d.waitRescan(ctx, tick, room.C)
+		err = d.waitRescan(ctx, tick, room.C)
 		stop()
 		d.nextRescan.Store(0)
 		if err != nil {
