@@ -125,7 +125,7 @@ func drawPNG(w, h int) []byte {
 // one write error.
 func sampleStatus(targets ...TargetStatus) Status {
 	cycle := poller.CycleStats{Seq: 42, Start: testNow.Add(-70 * time.Second), Duration: 12 * time.Second,
-		Devices: len(targets), OK: len(targets) - 1, Failed: 1, Values: 120, Unknown: 2}
+		Devices: len(targets), OK: len(targets) - 1, Failed: 1, Timeouts: 1, Values: 120, Unknown: 2, WrongTypes: 1}
 	var werrs []rrdwriter.TargetError
 	for _, t := range targets {
 		if t.WriteError != "" {

@@ -221,6 +221,15 @@ func cycleMetrics(e *expo, s Status) {
 	}{{"ok", c.OK}, {"failed", c.Failed}, {"skipped", c.Skipped}, {"overrun", c.Overrun}} {
 		e.sample(dev, float64(r.n), "result", r.result)
 	}
+	const fails = "spoold_poller_last_cycle_failures"
+	e.family(fails, "gauge", "Failed polls of the last cycle by kind: timeout (no usable answer in time: silent, late, or answers that do not match the request), malformed (bytes that do not parse as SNMP), agent_error (an error status), other.")
+	for _, r := range []struct {
+		kind string
+		n    int
+	}{{"timeout", c.Timeouts}, {"malformed", c.Malformed}, {"agent_error", c.AgentErrors}, {"other", c.OtherErrors}} {
+		e.sample(fails, float64(r.n), "kind", r.kind)
+	}
+	e.gauge("spoold_poller_last_cycle_wrong_types", "Values of the last cycle whose SNMP type does not fit their data source (stored as unknown).", float64(c.WrongTypes))
 	e.gauge("spoold_poller_last_cycle_values", "Values written by the last poll cycle.", float64(c.Values))
 	e.gauge("spoold_poller_last_cycle_unknown_values", "Unknown values among them.", float64(c.Unknown))
 	e.gauge("spoold_poller_last_cycle_discontinuities", "Entries of the last cycle flagged as a counter discontinuity.", float64(c.Discontinuities))
