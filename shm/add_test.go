@@ -254,65 +254,74 @@ func TestAddExistingKeyDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// TestRefusedKeyIsHeldUntilAWalk: a key whose entry the full index refused
-// is not handed out by any take until a complete walk that began after the
-// refusal ends without refusing it again, so its newer entries are never
-// written before the refused older one is indexed. Other keys go on.
+// TestRefusedKeyIsHeldUntilAWalk: when the full index refuses an entry,
+// no time of its key from it on is handed out by any take, and those
+// already pending leave the index (they are on disk) to free the room;
+// newer Adds of the key are refused until a walk begins; the walk's Adds
+// are taken only once it has ended. So a key's newer entries are never
+// written before a refused older one. Other keys go on.
 func TestRefusedKeyIsHeldUntilAWalk(t *testing.T) {
 	ix, _ := newTestIndex(t, 2*keyOverhead+3*timeBytes)
-	mustAdd(t, ix, 1, "", 200) // key 1, newer entry
+	mustAdd(t, ix, 1, "", 200) // key 1, a newer entry
 	mustAdd(t, ix, 2, "", 100) // key 2
 	mustAdd(t, ix, 2, "", 101)
 	if _, err := ix.Add(1, "", 100); !errors.Is(err, ErrFull) { // key 1's older entry
 		t.Fatalf("Add: %v, want ErrFull", err)
 	}
-	taken := func() []uint64 {
-		var hs []uint64
+	if st := ix.Stats(); st.Held != 1 || st.Keys != 1 || st.Entries != 2 || st.Bytes != keyOverhead+2*timeBytes {
+		t.Fatalf("after the refusal: %+v; want key 1 held and its time 200 out of the index", st)
+	}
+	if _, err := ix.Add(1, "", 300); !errors.Is(err, ErrFull) { // a new poll of key 1, room or not
+		t.Fatalf("Add of a newer time of a held key: %v, want ErrFull", err)
+	}
+	takes := func() map[uint64][]int64 {
+		got := map[uint64][]int64{}
 		for _, b := range ix.TakeAll(nil) {
-			hs = append(hs, b.Hash)
+			got[b.Hash] = b.Times
 			ix.Done(b.Hash, nil, time.Time{})
-		}
-		if _, ok := ix.TakeKey(1); ok {
-			hs = append(hs, 100+1)
 		}
 		due := ix.TakeDue(time.Now().Add(time.Hour), func(uint64, time.Time) time.Time { return time.Time{} }, 10, nil)
 		for _, b := range due {
 			ix.Done(b.Hash, nil, time.Time{})
 		}
-		if len(due) != len(hs) {
-			t.Fatalf("TakeDue took %d batches, TakeAll %v", len(due), hs)
+		if len(due) != len(got) {
+			t.Fatalf("TakeDue took %d batches, TakeAll %v", len(due), got)
 		}
-		return hs
+		if b, ok := ix.TakeKey(1); ok {
+			got[1] = b.Times
+			ix.Done(1, nil, time.Time{})
+		}
+		return got
 	}
-	if got := taken(); !slices.Equal(got, []uint64{2}) {
-		t.Fatalf("taken %v while key 1 is held, want [2]", got)
+	if got := takes(); len(got) != 1 || got[2] == nil {
+		t.Fatalf("taken %v while key 1 is held, want key 2 only", got)
 	}
-	if st := ix.Stats(); st.Held != 1 {
-		t.Fatalf("Held = %d, want 1", st.Held)
-	}
-	// A walk that refuses it again keeps it held.
-	ix.BeginWalk()
-	if _, err := ix.Add(1, "", 100); !errors.Is(err, ErrFull) {
-		t.Fatalf("Add in the walk: %v, want ErrFull", err)
-	}
-	ix.EndWalk()
-	if got := taken(); !slices.Equal(got, []uint64{2}) {
-		t.Fatalf("taken %v after a walk that refused key 1 again, want [2]", got)
-	}
-	// Key 2 is written; the next walk indexes key 1's older entry.
-	b, _ := ix.TakeKey(2)
-	ix.Done(2, b.Times, time.Time{})
+	// A walk indexes the refused entry; the index fills again at 200.
 	ix.BeginWalk()
 	mustAdd(t, ix, 1, "", 100)
-	if got := taken(); !slices.Equal(got, nil) {
-		t.Fatalf("taken %v during the walk, want none", got)
+	if _, err := ix.Add(1, "", 200); !errors.Is(err, ErrFull) {
+		t.Fatalf("Add in the walk: %v, want ErrFull", err)
+	}
+	if got := takes(); got[1] != nil {
+		t.Fatalf("key 1 taken during the walk: %v", got[1])
 	}
 	ix.EndWalk()
-	b, ok := ix.TakeKey(1)
-	if !ok || !slices.Equal(b.Times, []int64{100, 200}) {
-		t.Fatalf("after the walk: %v %v, want both entries of key 1", ok, b.Times)
+	if got := takes(); !slices.Equal(got[1], []int64{100}) {
+		t.Fatalf("after the walk: key 1 %v, want [100] (200 is refused, on disk)", got[1])
+	}
+	// Everything written; the next walk indexes 200 and 300 and releases key 1.
+	for _, h := range []uint64{1, 2} {
+		b, _ := ix.TakeKey(h)
+		ix.Done(h, b.Times, time.Time{})
+	}
+	ix.BeginWalk()
+	mustAdd(t, ix, 1, "", 200)
+	mustAdd(t, ix, 1, "", 300)
+	ix.EndWalk()
+	if b, ok := ix.TakeKey(1); !ok || !slices.Equal(b.Times, []int64{200, 300}) {
+		t.Fatalf("after the second walk: %v %v, want [200 300]", ok, b.Times)
 	}
 	if st := ix.Stats(); st.Held != 0 {
-		t.Fatalf("Held = %d after the walk, want 0", st.Held)
+		t.Fatalf("Held = %d after a walk without refusals, want 0", st.Held)
 	}
 }

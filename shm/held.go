@@ -1,69 +1,122 @@
 package shm
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 )
 
 // Held keys. When the index is full, Add refuses an entry: it stays on
-// disk, unindexed, until a walk of the spool finds it. Writing any other
-// entry of its key before that would be wrong when the refused entry is
-// the older one: the RRD file's last update would pass it, and the writer
-// would then skip it as already applied. So a refused Add holds its key:
-// no batch of it is taken (TakeDue, TakeAll, TakeKey) until a complete
-// walk that started after the refusal has ended (BeginWalk, EndWalk)
-// without refusing it again.
+// disk, unindexed, until a walk of the spool finds it. Writing a newer
+// entry of its key first would be wrong: the RRD file's last update would
+// pass the refused one, and the writer would later skip it as already
+// applied. So a refused Add of (key, t) holds the key at t:
+//
+//   - no time at or after t of the key is handed out (TakeDue, TakeAll,
+//     TakeKey take only the times before it), and the key's pending times
+//     at or after t leave the index (they are on disk too; this frees the
+//     room they took, so the index never fills with times nobody may take);
+//   - until the next walk begins, Add refuses the key's times at or after
+//     t as well: the walk will index them after the older ones.
+//
+// A walk (BeginWalk … EndWalk) indexes what was refused before it began:
+// during the walk those bounds still limit takes, but not Adds; when the
+// walk has ended they are dropped. Refusals during the walk hold the key
+// again, from then on.
 type held struct {
 	mu   sync.Mutex
-	keys map[uint64]uint64 // hash → walk generation of its last refusal
-	gen  uint64
-	n    atomic.Int64 // len(keys): with none held, isHeld takes no lock
+	keys map[uint64]*hold
+	n    atomic.Int64 // len(keys): with none held, checks take no lock
 }
 
-// hold records a refused Add of hash. It may be called with a shard locked.
-func (h *held) hold(hash uint64) {
+type hold struct {
+	cur int64 // oldest refused since the walk in progress (or the last one) began; none: math.MaxInt64
+	old int64 // oldest refused before that; dropped when the walk ends
+}
+
+// hold records a refused Add of (hash, ts). It may be called with a shard
+// locked.
+func (h *held) hold(hash uint64, ts int64) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.keys == nil {
-		h.keys = make(map[uint64]uint64)
+		h.keys = make(map[uint64]*hold)
 	}
-	h.keys[hash] = h.gen
+	k := h.keys[hash]
+	if k == nil {
+		k = &hold{cur: ts, old: math.MaxInt64}
+		h.keys[hash] = k
+	}
+	k.cur = min(k.cur, ts)
 	h.n.Store(int64(len(h.keys)))
-	h.mu.Unlock()
 }
 
-// isHeld reports whether hash is held. It may be called with a shard
-// locked; with nothing held it takes no lock.
-func (h *held) isHeld(hash uint64) bool {
+// bound returns the first time of hash that may not be taken
+// (math.MaxInt64 if it is not held). It may be called with a shard locked.
+func (h *held) bound(hash uint64) int64 {
+	if h.n.Load() == 0 {
+		return math.MaxInt64
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if k := h.keys[hash]; k != nil {
+		return min(k.cur, k.old)
+	}
+	return math.MaxInt64
+}
+
+// refuses reports whether an Add of (hash, ts) must be refused: the key
+// was refused at or before ts since the current walk (if any) began.
+func (h *held) refuses(hash uint64, ts int64) bool {
 	if h.n.Load() == 0 {
 		return false
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	_, ok := h.keys[hash]
-	return ok
+	k := h.keys[hash]
+	return k != nil && ts >= k.cur
 }
 
 // BeginWalk marks the start of a walk of the whole spool (and lowers the
-// overflow flag, as ClearOverflow does): keys refused before it are
-// released by EndWalk, since the walk indexes their entries.
+// overflow flag, as ClearOverflow does): the walk will index what was
+// refused before it, so Adds of held keys are accepted again; their
+// bounds still limit takes until EndWalk.
 func (ix *Index) BeginWalk() {
 	ix.overflow.Store(false)
-	ix.held.mu.Lock()
-	ix.held.gen++
-	ix.held.mu.Unlock()
+	h := &ix.held
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, k := range h.keys {
+		k.old, k.cur = min(k.old, k.cur), math.MaxInt64
+	}
 }
 
-// EndWalk marks the end of a complete walk begun by BeginWalk: keys last
-// refused before that walk began are released. Call it only when the walk
-// visited the whole spool.
+// EndWalk marks the end of a complete walk begun by BeginWalk: the bounds
+// of refusals before it are dropped, and keys not refused during it are
+// released. Call it only when the walk visited the whole spool.
 func (ix *Index) EndWalk() {
 	h := &ix.held
 	h.mu.Lock()
-	for hash, g := range h.keys {
-		if g < h.gen {
+	defer h.mu.Unlock()
+	for hash, k := range h.keys {
+		k.old = math.MaxInt64
+		if k.cur == math.MaxInt64 {
 			delete(h.keys, hash)
 		}
 	}
 	h.n.Store(int64(len(h.keys)))
-	h.mu.Unlock()
+}
+
+// dropFrom removes the pending times of st at or after ts (they stay on
+// disk, for a walk) and returns the bytes freed; the caller removes the
+// key if it is left with nothing. The shard is locked.
+func (s *shard) dropFrom(st *keyState, ts int64) int64 {
+	i := 0
+	for i < len(st.pending) && st.pending[i] < ts {
+		i++
+	}
+	n := len(st.pending) - i
+	st.pending = st.pending[:i]
+	s.entries -= n
+	return int64(n) * timeBytes
 }

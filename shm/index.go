@@ -81,6 +81,9 @@ func (ix *Index) Add(hash uint64, key string, ts int64) (added bool, err error) 
 }
 
 func (ix *Index) addLocked(s *shard, hash uint64, key string, ts int64) (bool, error) {
+	if ix.held.refuses(hash, ts) {
+		return false, ix.fullError(s, hash, ts, timeBytes)
+	}
 	st, _ := s.lookup(hash)
 	if st == nil {
 		return ix.addKeyLocked(s, hash, key, ts)
@@ -138,7 +141,15 @@ func (ix *Index) fullError(s *shard, hash uint64, ts int64, need int64) error {
 	if !ix.overflow.Load() {
 		ix.overflow.Store(true)
 	}
-	ix.held.hold(hash)
+	ix.held.hold(hash, ts)
+	if st, slot := s.lookup(hash); st != nil {
+		freed := s.dropFrom(st, ts)
+		if len(st.pending) == 0 && !st.inFlight() {
+			freed += keyOverhead + int64(len(st.key))
+			s.remove(hash, slot)
+		}
+		ix.release(freed)
+	}
 	return fmt.Errorf("add entry %016x-%d (%d bytes, %d of %d in use): %w",
 		hash, ts, need, ix.bytes.Load(), ix.maxBytes, ErrFull)
 }

@@ -20,8 +20,8 @@ type Stats struct {
 	// out in batches; Applied, times Done removed; Requeued, times Done put
 	// back to pending.
 	Added, Duplicates, Full, Collisions, Taken, Applied, Requeued uint64
-	// Held are the keys not written until a walk indexes their refused
-	// entries (see held.go).
+	// Held are the keys with a refused entry on disk: none of their times
+	// from it on is taken until a walk has indexed it (see held.go).
 	Held int
 	// OldestPending is when the oldest entry still in the index (pending or
 	// in flight) was added; zero if the index is empty.

@@ -63,11 +63,11 @@ func (ix *Index) TakeKey(hash uint64) (b Batch, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, _ := s.lookup(hash)
-	if st == nil || len(st.pending) == 0 || st.inFlight() || ix.held.isHeld(hash) {
+	if st == nil || len(st.pending) == 0 || st.inFlight() {
 		return Batch{}, false
 	}
 	var arena timesArena
-	return s.takeKey(st, &arena), true
+	return s.takeKey(st, &arena, ix.held.bound(hash))
 }
 
 // take appends batches of the shard's keys that have pending times, are not
@@ -81,25 +81,42 @@ func (s *shard) take(ready func(*keyState) bool, want int, dst []Batch, arena *t
 	for k := 0; k < n && len(dst) != want; k++ {
 		i := (start + k) % n
 		st := &s.states[i]
-		if len(st.pending) == 0 || st.inFlight() || (ready != nil && !ready(st)) || h.isHeld(st.hash) {
+		if len(st.pending) == 0 || st.inFlight() || (ready != nil && !ready(st)) {
 			continue
 		}
-		dst = append(dst, s.takeKey(st, arena))
+		b, ok := s.takeKey(st, arena, h.bound(st.hash))
+		if !ok {
+			continue
+		}
+		dst = append(dst, b)
 		s.next = i + 1
 	}
 	return dst
 }
 
-// takeKey moves the pending times of st in flight and returns them as a
-// batch. The key's backoff ends.
-func (s *shard) takeKey(st *keyState, arena *timesArena) Batch {
-	b := Batch{Hash: st.hash, Key: st.key, Times: arena.copyOf(st.pending), Since: time.Unix(0, st.since)}
-	st.inflight, st.pending = st.pending, st.inflight[:0]
+// takeKey moves the pending times of st before bound (see held.go) in
+// flight and returns them as a batch; ok is false if there are none. The
+// key's backoff ends.
+func (s *shard) takeKey(st *keyState, arena *timesArena, bound int64) (b Batch, ok bool) {
+	n := len(st.pending)
+	for n > 0 && st.pending[n-1] >= bound {
+		n--
+	}
+	if n == 0 {
+		return Batch{}, false
+	}
+	b = Batch{Hash: st.hash, Key: st.key, Times: arena.copyOf(st.pending[:n]), Since: time.Unix(0, st.since)}
+	if n == len(st.pending) {
+		st.inflight, st.pending = st.pending, st.inflight[:0]
+	} else { // the times from bound on stay pending (rare: a held key)
+		st.inflight = append(st.inflight[:0], st.pending[:n]...)
+		st.pending = st.pending[:copy(st.pending, st.pending[n:])]
+	}
 	st.flightSince = st.since
 	st.retryAt = 0
 	s.inflight += len(st.inflight)
 	s.taken += uint64(len(st.inflight))
-	return b
+	return b, true
 }
 
 // Done ends the in-flight batch of hash. The in-flight times that are in
