@@ -38,6 +38,12 @@ const (
 	rrdValueSize   = 8
 )
 
+// rrdHeaderLen is the length of the header of a file with ds data sources
+// and rra RRAs: everything before the first row.
+func rrdHeaderLen(ds, rra int64) int64 {
+	return rrdStatHeadSize + ds*(rrdDSDefSize+rrdPDPPrepSize) + rra*(rrdRRADefSize+rrdRRAPtrSize+ds*rrdCDPPrepSize) + rrdLiveHeadSize
+}
+
 // rrdLayout is where an update reads and writes in an RRD file.
 type rrdLayout struct {
 	step, last int64 // seconds
@@ -62,8 +68,8 @@ func parseLayout(b []byte) (l rrdLayout, need int, err error) {
 	ds, rra := int64(dsCnt), int64(rraCnt)
 	defs := int64(rrdStatHeadSize) + ds*rrdDSDefSize
 	live := defs + rra*rrdRRADefSize
-	ptrs := live + rrdLiveHeadSize + ds*rrdPDPPrepSize + ds*rra*rrdCDPPrepSize
-	l.headerLen = ptrs + rra*rrdRRAPtrSize
+	l.headerLen = rrdHeaderLen(ds, rra)
+	ptrs := l.headerLen - rra*rrdRRAPtrSize
 	if int64(len(b)) < l.headerLen {
 		return rrdLayout{}, int(l.headerLen), nil
 	}

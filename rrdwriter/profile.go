@@ -155,9 +155,9 @@ func missingAfterCreate(path string, p Profile, statErr error) error {
 	return fmt.Errorf("create rrd %s: librrd reported success but wrote no file: %w", path, statErr)
 }
 
-// fileSize estimates the size of p's RRD file: its rows (the last field
-// of each RRA definition) of 8-byte values, one per data source, and the
-// header's per-data-source and per-RRA parts.
+// fileSize estimates the size of p's RRD file: its header and its rows
+// (the last field of each RRA definition) of 8-byte values, one per data
+// source.
 func (p Profile) fileSize() int64 {
 	var rows int64
 	for _, r := range p.RRAs {
@@ -165,6 +165,6 @@ func (p Profile) fileSize() int64 {
 			rows += n
 		}
 	}
-	ds, rra := int64(len(p.DS)), int64(len(p.RRAs))
-	return rows*ds*rrdValueSize + rrdStatHeadSize + ds*(rrdDSDefSize+rrdPDPPrepSize) + rra*(rrdRRADefSize+rrdRRAPtrSize+ds*rrdCDPPrepSize) + rrdLiveHeadSize
+	ds := int64(len(p.DS))
+	return rows*ds*rrdValueSize + rrdHeaderLen(ds, int64(len(p.RRAs)))
 }

@@ -263,8 +263,7 @@ func (d *deviceVerify) check(t *testing.T, k int) {
 		}
 	case d.rowIsMine(k, row[up]):
 	default:
-		switch rowOwner(row[up], d.entries, d.hash, d.times, k) {
-		case 0:
+		switch d.rowOwner(k, row[up]) {
 		case 1:
 			v.lost++
 			t.Errorf("%s: entry %s: its row holds a later entry's value %.0f", name, ref, row[up])
@@ -285,57 +284,17 @@ func (d *deviceVerify) check(t *testing.T, k int) {
 	}
 }
 
-// rowOwner says whose value a row of entry times[k] holds: 0 its own, 1 a
-// later entry's, -1 an earlier entry's, 2 nobody's.
-func rowOwner(val float64, entries map[spool.Ref][]spool.Entry, hash uint64, times []int64, k int) int {
-	// up of an entry, and the milliseconds of its poll time.
-	ups := func(ts int64) (vals []float64, ms []uint16) {
-		for _, e := range entries[spool.Ref{Hash: hash, Time: ts}] {
-			for _, x := range e.Values {
-				if x.Name == "up" {
-					vals, ms = append(vals, x.Gauge), append(ms, e.Milli)
-				}
-			}
-		}
-		return vals, ms
-	}
-	// holds reports whether val is the row of second times[j]. An entry
-	// at τ = ts + ms/1000 is the GAUGE's value over (τ of the entry
-	// before, τ]: the row of second ts (the step (ts-1, ts]) is the
-	// entry's value, or, when the entry before is in second ts-1 at
-	// ms', that value for ms'/1000 of the step and the entry's for the
-	// rest.
-	holds := func(j int) bool {
-		cur, _ := ups(times[j])
-		var prev []float64
-		var prevMS []uint16
-		if j > 0 && times[j-1] == times[j]-1 {
-			prev, prevMS = ups(times[j-1])
-		}
-		for _, v := range cur {
-			if len(prev) == 0 && math.Abs(v-val) <= 1 {
-				return true
-			}
-			for p, pv := range prev {
-				f := float64(prevMS[p]) / 1000
-				if math.Abs(pv*f+v*(1-f)-val) <= 1 {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	switch {
-	case holds(k):
-		return 0
-	}
-	for j := k + 1; j < len(times); j++ {
-		if holds(j) {
+// rowOwner says whose value a row of entry times[k] that is not its own
+// holds (see rowIsMine): 1 a later entry's, -1 an earlier entry's, 2
+// nobody's.
+func (d *deviceVerify) rowOwner(k int, val float64) int {
+	for j := k + 1; j < len(d.times); j++ {
+		if d.rowIsMine(j, val) {
 			return 1
 		}
 	}
 	for j := range k {
-		if holds(j) {
+		if d.rowIsMine(j, val) {
 			return -1
 		}
 	}

@@ -24,10 +24,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spoold/spoold/diskstat"
+	"github.com/spoold/spoold/internal/pagecache"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
-	"golang.org/x/sys/unix"
 )
 
 const start = int64(1_700_000_100)
@@ -163,20 +164,7 @@ func settle() error {
 	if !*cold {
 		return nil
 	}
-	return filepath.WalkDir(*dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-			return fmt.Errorf("-cold: %s: %w", path, err)
-		}
-		return nil
-	})
+	return pagecache.DropTree(*dir)
 }
 
 // cpuTime returns the user and system CPU time of process pid so far
@@ -207,17 +195,11 @@ func reportCPU(mode string, cpu, wall time.Duration) {
 // back to disk since boot, by every process (the machine should be quiet).
 func pagesWritten() uint64 {
 	syscall.Sync()
-	b, err := os.ReadFile("/proc/vmstat")
+	m, err := diskstat.ReadVMStat()
 	if err != nil {
 		return 0
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "nr_written "); ok {
-			n, _ := strconv.ParseUint(v, 10, 64)
-			return n
-		}
-	}
-	return 0
+	return m["nr_written"]
 }
 
 // countFiles counts the regular files under dir but its lock file.
