@@ -31,7 +31,7 @@ check: vet test fuzz-short
 # values, /graph queries); FUZZ_LONG adds RRD headers, simulator requests
 # and /proc files.
 FUZZ_SHORT := \
-	./spool:FuzzDecode ./spool:FuzzParseName ./spool:FuzzParseLevels ./spool:FuzzParseFsyncPolicy \
+	./spool:FuzzDecode ./spool:FuzzParseSegment ./spool:FuzzParseName ./spool:FuzzParseLevels ./spool:FuzzParseFsyncPolicy \
 	./shm:FuzzParseSize ./loader:FuzzParseCPU \
 	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue \
 	./admin:FuzzParseGraphQuery ./rrdwriter:FuzzRRDPath

@@ -79,6 +79,16 @@ type loaderDoc struct {
 	CPU            seconds         `json:"cpu_seconds"`
 	IterationFiles int             `json:"iteration_files"`
 	Params         loaderParamsDoc `json:"params"`
+	Warmup         warmupDoc       `json:"warmup"`
+}
+
+// warmupDoc is the leaf readiness after a start: keys of the leaves done
+// may be written while the walk goes on.
+type warmupDoc struct {
+	LeavesReady int    `json:"leaves_ready"`
+	LeavesTotal int    `json:"leaves_total"`
+	OnDemand    uint64 `json:"leaves_walked_on_demand"`
+	Complete    bool   `json:"complete"`
 }
 
 type indexDoc struct {
@@ -254,6 +264,8 @@ func loaderDocOf(l loader.Stats, next time.Time) loaderDoc {
 			Files: l.Params.Files, Sleep: seconds(l.Params.Sleep),
 			Threshold: seconds(l.Params.Threshold), CPU: l.Params.CPU, CPUMode: l.Params.CPUMode(),
 		},
+		Warmup: warmupDoc{LeavesReady: l.Warmup.LeavesDone, LeavesTotal: l.Warmup.LeavesTotal,
+			OnDemand: l.Warmup.OnDemand, Complete: l.Warmup.All},
 	}
 }
 

@@ -115,6 +115,10 @@ func loaderMetrics(e *expo, s Status) {
 	e.gauge("spoold_loader_walk_end_time_seconds", "When the last walk ended, Unix seconds; 0 while running and before the first.", unixSeconds(l.Finished))
 	e.gauge("spoold_loader_next_rescan_time_seconds", "When the next rescan walk starts, Unix seconds; 0 if none is scheduled.", unixSeconds(s.LoaderNextRescan))
 	e.gauge("spoold_loader_walk_leaf_dirs", "Leaf directories walked by the current or last walk.", float64(l.LeafDirs))
+	e.gauge("spoold_warmup_leaves_ready", "Leaf directories whose keys may be written: walked by the start-up walk or on demand.", float64(l.Warmup.LeavesDone))
+	e.gauge("spoold_warmup_leaves", "Leaf directories of the spool's layout.", float64(l.Warmup.LeavesTotal))
+	e.counter("spoold_warmup_leaves_on_demand_total", "Leaf directories walked at once for a graph or flush before the start-up walk reached them.", l.Warmup.OnDemand)
+	e.gauge("spoold_warmup_complete", "1 once the start-up walk (or a flush of everything) has indexed the whole spool.", boolf(l.Warmup.All))
 	const files = "spoold_loader_walk_files"
 	e.family(files, "gauge", "Files of the current or last walk by result (reset at each walk): seen, indexed, existing (already indexed), full (left on disk, index full), quarantined, temp_removed, foreign, error.")
 	for _, r := range []struct {

@@ -12,6 +12,9 @@ import (
 // with the current parameters and checks for cancellation.
 func (w *walk) afterFile() error {
 	w.l.c.files.Add(1)
+	if w.onDemand {
+		return w.cancelled()
+	}
 	p := w.l.params.Load()
 	now := w.l.clock.Now()
 	w.maybeLog(now)

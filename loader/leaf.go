@@ -21,8 +21,10 @@ func (w *walk) walkLeaf(fd, idx int) error {
 		w.problem("read directory "+w.path(w.layout.Levels(), ""), err)
 	}
 	w.l.c.leafDirs.Add(1)
-	w.l.c.setProgress(float64(idx+1) / w.leafTotal)
-	w.maybeLog(w.l.clock.Now())
+	if !w.onDemand {
+		w.l.c.setProgress(float64(idx+1) / w.leafTotal)
+		w.maybeLog(w.l.clock.Now())
+	}
 	return nil
 }
 

@@ -24,6 +24,7 @@ type Loader struct {
 	keepTmp bool          // leave stale temp files alone (dry run)
 	params  atomic.Pointer[Params]
 	c       counters
+	ready   *readiness
 	// forceUnknown makes walks see every d_type as DT_UNKNOWN (tests).
 	forceUnknown bool
 }
@@ -40,7 +41,7 @@ func New(sp *spool.Spool, ix Indexer, opts Options) (*Loader, error) {
 		return nil, fmt.Errorf("create loader: progress interval must be >= 0, got %s", opts.ProgressEvery)
 	}
 	l := &Loader{sp: sp, ix: ix, fullErr: opts.FullErr, clock: opts.Clock, log: opts.Logger,
-		every: opts.ProgressEvery, keepTmp: opts.KeepStaleTemp}
+		every: opts.ProgressEvery, keepTmp: opts.KeepStaleTemp, ready: newReadiness(sp.Layout())}
 	if l.clock == nil {
 		l.clock = newRealClock()
 	}
@@ -74,6 +75,7 @@ func (l *Loader) Params() Params { return *l.params.Load() }
 func (l *Loader) Stats() Stats {
 	s := l.c.snapshot(l.clock.Now())
 	s.Params = l.Params()
+	s.Warmup = l.Readiness()
 	if !s.Params.CPUMode() {
 		s.IterationFiles = s.Params.Files
 	}
@@ -112,6 +114,8 @@ func (l *Loader) finish(w *walk, err error) {
 	l.c.cpu.Store(int64(l.clock.ThreadCPU() - w.th.cpuRun))
 	if err == nil {
 		l.c.setProgress(1)
+		l.ready.pass(l.ready.layout.LeafDirs())
+		l.ready.all.Store(true)
 	}
 	l.c.finished.Store(now.UnixNano())
 	l.c.running.Store(false)

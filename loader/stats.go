@@ -38,6 +38,10 @@ type Stats struct {
 	// iteration size the loader steers, and pauses follow the CPU share.
 	Params         Params
 	IterationFiles int
+
+	// Warmup is the leaf readiness: which keys may be written (see
+	// Loader.Ready).
+	Warmup Readiness
 }
 
 // counters are the live values behind Stats, written by Run and read by
@@ -52,6 +56,7 @@ type counters struct {
 	errors, iterations, sleeps        atomic.Uint64
 	slept, cpu                        atomic.Int64
 	iterationFiles                    atomic.Int64
+	leavesOnDemand                    atomic.Uint64 // never reset
 }
 
 // reset zeroes the counters of a walk that starts at now.

@@ -26,6 +26,8 @@ type walk struct {
 	noAtime   bool      // try O_NOATIME on directories until refused
 	nextLog   time.Time // when the next progress line is due
 	fullSeen  bool      // the index-full warning was logged
+	onDemand  bool      // for EnsureLeaf or EnsureAll: no throttle, no progress
+	others    []int     // leaves an EnsureAll walk found claimed by another walk
 }
 
 func (l *Loader) newWalk(ctx context.Context) *walk {
@@ -101,16 +103,62 @@ func (w *walk) walkSubdir(fd, depth, prefix int, name string) error {
 	}
 	w.levels[depth] = name
 	idx := prefix<<(4*w.layout.Width(depth)) | hexValue(name)
+	if depth+1 == w.layout.Levels() {
+		return w.walkLeafDir(fd, name, idx)
+	}
 	sub, err := w.openDir(fd, name)
 	if err != nil {
 		w.problem("open directory "+w.path(depth+1, ""), err)
 		return nil
 	}
 	defer unix.Close(sub)
-	if depth+1 < w.layout.Levels() {
-		return w.walkLevel(sub, depth+1, idx)
+	return w.walkLevel(sub, depth+1, idx)
+}
+
+// walkLeafDir walks the leaf directory name of fd, the idx-th, if this
+// walk is the one to (see claimLeaf), and marks it ready after; a walk
+// cancelled in it gives the leaf back for another walk to take.
+func (w *walk) walkLeafDir(fd int, name string, idx int) error {
+	r := w.l.ready
+	rescan := r.all.Load()
+	if !rescan && !w.claimLeaf(idx) {
+		return nil
 	}
-	return w.walkLeaf(sub, idx)
+	sub, err := w.openDir(fd, name)
+	if err != nil {
+		w.problem("open directory "+w.path(w.layout.Levels(), ""), err)
+	} else {
+		err = w.walkLeaf(sub, idx) // only a cancellation
+		unix.Close(sub)
+	}
+	switch {
+	case rescan:
+	case err != nil:
+		r.release(idx)
+	default:
+		r.finish(idx)
+	}
+	return err
+}
+
+// claimLeaf reports whether this first walk (or EnsureAll) is to walk leaf
+// idx: only if no other walk has claimed it. An EnsureAll walk notes the
+// leaves others are walking, to wait for them.
+func (w *walk) claimLeaf(idx int) bool {
+	r := w.l.ready
+	if w.onDemand && r.ready(idx) {
+		return false
+	}
+	if !w.onDemand {
+		r.pass(idx)
+	}
+	if r.claim(idx) {
+		return true
+	}
+	if w.onDemand {
+		w.others = append(w.others, idx)
+	}
+	return false
 }
 
 // nonLeafEntry handles an entry of the root or an intermediate directory

@@ -1,9 +1,13 @@
 package poller_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -137,11 +141,38 @@ func newRig(t *testing.T, so simulate.Options, po poller.Options, profile string
 // entry reads the entry of device i at time at.
 func (r *rig) entry(t *testing.T, i int, at time.Time) spool.Entry {
 	t.Helper()
-	e, err := r.sp.Read(spool.Ref{Hash: spool.KeyHash(r.sim.Fleet().Name(i)), Time: at.Unix()})
-	if err != nil {
-		t.Fatalf("read entry of device %d at %v: %v", i, at, err)
+	for _, e := range spooled(t, r.sp, r.sim.Fleet().Name(i)) {
+		if e.Time == at.Unix() {
+			return e
+		}
 	}
-	return e
+	t.Fatalf("no entry of device %d at %v", i, at)
+	return spool.Entry{}
+}
+
+// spooled returns every entry of key in the spool's segments, by time.
+func spooled(t *testing.T, sp *spool.Spool, key string) []spool.Entry {
+	t.Helper()
+	hash := spool.KeyHash(key)
+	dir := filepath.Join(sp.Dir(), sp.Layout().Dir(hash))
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("read the segments of %s: %v", key, err)
+	}
+	var out []spool.Entry
+	for _, n := range names {
+		ref, err := spool.ParseName(n.Name())
+		if err != nil || ref.Hash != hash {
+			continue
+		}
+		g, err := sp.ReadSegment(ref)
+		if err != nil || len(g.Bad) > 0 {
+			t.Fatalf("read segment %s: %v %+v", ref, err, g.Bad)
+		}
+		out = append(out, g.Entries...)
+	}
+	slices.SortFunc(out, func(a, b spool.Entry) int { return cmp.Compare(a.Time, b.Time) })
+	return out
 }
 
 func simOptions(devices int) simulate.Options {

@@ -84,10 +84,12 @@ func (o *Options) cycleTimeout() time.Duration {
 	return o.Interval - o.Interval/10
 }
 
-// Writer stores entries: *spool.Spool. Sync is called once per cycle (the
-// batch fsync policy).
+// Writer stores entries: *spool.Spool, appending each to its target's
+// open segment. created says the entry started a new segment, named ref,
+// which the poller then adds to the Sink. Sync is called once per cycle
+// (the batch fsync policy).
 type Writer interface {
-	Write(*spool.Entry) (spool.Ref, error)
+	Append(*spool.Entry) (ref spool.Ref, created bool, err error)
 	Sync() error
 }
 

@@ -304,11 +304,11 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 	c.unknown.Add(int64(res.unknown))
 	c.wrongTypes.Add(int64(res.wrongTypes))
 	e := spool.Entry{Key: d.t.Name, Time: now.Unix(), Milli: uint16(now.Nanosecond() / 1e6), Flags: flags, Values: res.values}
-	ref, werr := p.w.Write(&e)
+	ref, created, werr := p.w.Append(&e)
 	if werr != nil {
 		c.writeErr.Add(1)
 		p.log.Error("write poll result", "target", d.t.Name, "err", werr)
-	} else if p.sink != nil {
+	} else if created && p.sink != nil {
 		if _, aerr := p.sink.Add(ref.Hash, d.t.Name, ref.Time); aerr != nil {
 			c.defer_.Add(1)
 			p.log.Debug("index poll result later", "target", d.t.Name, "err", aerr)

@@ -59,8 +59,8 @@ func TestCycleWritesTheFleetsValues(t *testing.T) {
 			}
 		}
 	}
-	if got := len(r.sink.refs()); got != 24 {
-		t.Errorf("sink got %d entries, want 24", got)
+	if got := len(r.sink.refs()); got != 12 {
+		t.Errorf("sink got %d segments, want 12 (the second cycle appends to each device's open segment)", got)
 	}
 	if req := r.sim.Stats().Requests; req != 24 {
 		t.Errorf("simulator got %d requests, want one per device and cycle (24)", req)

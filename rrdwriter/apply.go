@@ -1,11 +1,13 @@
 package rrdwriter
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,74 +23,194 @@ func (w *Writer) apply(b shm.Batch) error {
 	defer w.finish(b.Hash)
 	settled, key, path, err := w.write(b)
 	var retryAt time.Time
-	if err != nil {
+	switch {
+	case err != nil && kindOf(err) == KindStale:
+		w.flag(b.Hash, key, path, err) // written; shown, no backoff
+		err = nil
+	case err != nil:
 		retryAt = w.fail(b.Hash, key, path, err)
-	} else if key != "" {
+	case key != "":
 		w.succeed(b.Hash)
 	}
 	w.ix.Done(b.Hash, settled, retryAt)
 	return err
 }
 
-// entryStore reads and removes spool entries: the spool, or the level
-// directory of the batch's hash (one openat or unlinkat per entry).
-type entryStore interface {
-	Read(spool.Ref) (spool.Entry, error)
+// segmentStore reads and removes spool segments: the spool, or the level
+// directory of the batch's hash (one openat or unlinkat per segment).
+type segmentStore interface {
+	ReadSegment(spool.Ref) (spool.Segment, error)
 	Remove(spool.Ref) error
 }
 
-// write reads the batch's entries and applies them under the file's lock.
+// write reads the batch's segments and applies their entries under the
+// file's lock. The key's open segment is sealed first, so every entry of
+// the segments read is in them.
 func (w *Writer) write(b shm.Batch) (settled []int64, key, path string, err error) {
-	var st entryStore = w.sp
+	w.sp.Seal(b.Hash)
+	var st segmentStore = w.sp
 	if d, err := w.sp.OpenDir(b.Hash); err == nil {
 		defer d.Close()
 		st = d
 	}
-	entries, settled, readErr := w.readBatch(st, &b)
-	if len(entries) == 0 {
-		return settled, b.Key, "", readErr
+	p := &pass{w: w, st: st}
+	if err := p.read(&b); err != nil {
+		return p.settled, b.Key, "", err
+	}
+	p.check(b.Key, w.o.Now())
+	if len(p.items) == 0 {
+		err := p.finish()
+		return p.settled, b.Key, "", err
 	}
 	t := w.target(b.Hash, b.Key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	settled, err = w.writeEntries(t, st, entries, settled)
-	if err == nil {
-		err = readErr
-	}
-	return settled, t.key, t.path, err
+	err = w.writeItems(t, p)
+	return p.settled, t.key, t.path, err
 }
 
-// readBatch reads the batch's entries in time order. A vanished entry was
-// settled before; a corrupt one is quarantined; both are settled. It stops
-// at the first entry it cannot read for another reason, so no later value
-// is applied before it (that would make it look already applied).
-func (w *Writer) readBatch(st entryStore, b *shm.Batch) (entries []spool.Entry, settled []int64, err error) {
+// pass is the work on one batch: the segments read, their good entries in
+// time order (items), and what of them goes to the quarantine.
+type pass struct {
+	w       *Writer
+	t       *target // the file, once locked; nil if nothing is applied
+	st      segmentStore
+	segs    []spool.Segment
+	items   []item // the entries to apply, by poll time
+	bad     []badPart
+	settled []int64 // batch times done with (removed or quarantined)
+	stale   int     // entries quarantined as older than the file's last update
+}
+
+// item is one good entry of a segment.
+type item struct {
+	e   *spool.Entry
+	seg int
+	off int64
+}
+
+// badPart is a range of a segment to quarantine before the segment goes.
+type badPart struct {
+	seg int
+	r   spool.BadRange
+}
+
+// read reads the batch's segments. A vanished segment was settled before;
+// one that can never be read is quarantined whole; both are settled. Any
+// other read failure ends the pass with nothing applied: an entry left
+// unread could be older than one applied.
+func (p *pass) read(b *shm.Batch) error {
 	for _, ts := range b.Times {
 		ref := spool.Ref{Hash: b.Hash, Time: ts}
-		e, rerr := st.Read(ref)
+		g, err := p.st.ReadSegment(ref)
 		var ce *spool.CorruptionError
 		switch {
-		case rerr == nil && b.Key != "" && e.Key != b.Key:
-			rerr = fmt.Errorf("read spool entry %s: key %q, index has %q (hash collision)", ref, e.Key, b.Key)
-			if qerr := w.quarantine(ref, rerr.Error()); qerr != nil {
-				return entries, settled, kindError(KindSpoolRead, qerr)
+		case err == nil:
+			p.segs = append(p.segs, g)
+			if b.Key == "" && len(g.Entries) > 0 {
+				p.w.learnKey(b, g.Entries[0].Key)
 			}
-		case rerr == nil:
-			w.learnKey(b, e.Key)
-			entries = append(entries, e)
 			continue
-		case errors.Is(rerr, fs.ErrNotExist):
-			w.c.vanished.Add(1)
-		case errors.As(rerr, &ce):
-			if qerr := w.quarantine(ref, rerr.Error()); qerr != nil {
-				return entries, settled, kindError(KindSpoolRead, qerr)
+		case errors.Is(err, fs.ErrNotExist):
+			p.w.c.vanished.Add(1)
+		case errors.As(err, &ce):
+			if qerr := p.w.quarantineFile(ref, err.Error()); qerr != nil {
+				return kindError(KindSpoolRead, qerr)
 			}
 		default:
-			return entries, settled, kindError(KindSpoolRead, rerr)
+			return kindError(KindSpoolRead, err)
 		}
-		settled = append(settled, ts)
+		p.settled = append(p.settled, ts)
 	}
-	return entries, settled, nil
+	return nil
+}
+
+// check sorts the good entries by poll time and sets aside what must not be
+// applied: entries of another key (a hash collision), a second entry of one
+// second, and entries dated further ahead of now than FutureTolerance.
+func (p *pass) check(key string, now time.Time) {
+	for i := range p.segs {
+		g := &p.segs[i]
+		for _, r := range g.Bad {
+			p.bad = append(p.bad, badPart{i, r})
+		}
+		for j := range g.Entries {
+			p.items = append(p.items, item{e: &g.Entries[j], seg: i, off: g.Offsets[j]})
+		}
+	}
+	slices.SortStableFunc(p.items, func(a, b item) int {
+		return cmp.Or(cmp.Compare(a.e.Time, b.e.Time), cmp.Compare(a.e.Milli, b.e.Milli))
+	})
+	future := now.Add(p.w.o.FutureTolerance).Unix()
+	kept := p.items[:0]
+	for i, it := range p.items {
+		var reason string
+		switch {
+		case key != "" && it.e.Key != key:
+			reason = fmt.Sprintf("entry of key %q, the index has %q for its hash (a hash collision)", it.e.Key, key)
+		case i > 0 && it.e.Time == p.items[i-1].e.Time && it.e.Milli == p.items[i-1].e.Milli:
+			reason = fmt.Sprintf("a second entry of poll time %d.%03d: the first was applied", it.e.Time, it.e.Milli)
+		case it.e.Time > future:
+			reason = fmt.Sprintf("dated %d, %s ahead of the clock (at most %s, --future-tolerance)", it.e.Time, time.Unix(it.e.Time, 0).Sub(now).Round(time.Second), p.w.o.FutureTolerance)
+			p.w.c.future.Add(1)
+		default:
+			kept = append(kept, it)
+			continue
+		}
+		p.setAside(it, reason)
+	}
+	p.items = kept
+}
+
+// setAside moves an entry to the ranges to quarantine.
+func (p *pass) setAside(it item, reason string) {
+	p.bad = append(p.bad, badPart{it.seg, spool.BadRange{Offset: it.off, Len: int64(it.e.EncodedLen()), Reason: reason}})
+}
+
+// quarantineBad copies every bad range to the quarantine. It runs before
+// anything is applied, so a failure leaves the batch as it was.
+func (p *pass) quarantineBad() error {
+	for _, b := range p.bad {
+		g := &p.segs[b.seg]
+		if len(g.Entries) == 0 {
+			continue // nothing good in it: finish moves the whole file
+		}
+		if _, err := p.w.sp.QuarantineRange(g, b.r); err != nil {
+			return kindError(KindSpoolRead, err)
+		}
+		p.w.c.quarantined.Add(1)
+	}
+	p.bad = p.bad[:0]
+	return nil
+}
+
+// finish removes (or, holding nothing good, quarantines whole) every
+// segment whose entries are all applied or set aside, in batch order, and
+// stops at the first that is not: entries stay only in a suffix of the
+// segments, so what a crash leaves behind ends with the newest applied
+// entry (see splitApplied). pending[i] counts the entries of segment i
+// still to apply; nil means none.
+func (p *pass) finish(pending ...int) error {
+	if err := p.quarantineBad(); err != nil {
+		return err
+	}
+	var done []spool.Ref
+	for i := range p.segs {
+		g := &p.segs[i]
+		if pending != nil && pending[i] > 0 {
+			break
+		}
+		if len(g.Entries) == 0 { // ParseSegment gives it a bad range
+			if err := p.w.quarantineFile(g.Ref, g.Bad[0].Reason); err != nil {
+				return kindError(KindSpoolRead, err)
+			}
+			p.settled = append(p.settled, g.Ref.Time)
+			continue
+		}
+		done = append(done, g.Ref)
+	}
+	p.settled = p.w.remove(p.st, p.t, done, p.settled)
+	return nil
 }
 
 func (w *Writer) learnKey(b *shm.Batch, key string) {
@@ -101,7 +223,7 @@ func (w *Writer) learnKey(b *shm.Batch, key string) {
 	}
 }
 
-func (w *Writer) quarantine(ref spool.Ref, reason string) error {
+func (w *Writer) quarantineFile(ref spool.Ref, reason string) error {
 	if _, err := w.sp.Quarantine(w.sp.EntryPath(ref), reason); err != nil {
 		return err
 	}
@@ -109,45 +231,86 @@ func (w *Writer) quarantine(ref spool.Ref, reason string) error {
 	return nil
 }
 
-// writeEntries applies entries (ascending) to t's file; t.mu is held.
-func (w *Writer) writeEntries(t *target, st entryStore, entries []spool.Entry, settled []int64) ([]int64, error) {
-	if err := w.ensureFile(t, entries[0].Time, entries[len(entries)-1].Time); err != nil {
-		return settled, err
+// writeItems applies the pass's entries to t's file; t.mu is held.
+func (w *Writer) writeItems(t *target, p *pass) error {
+	p.t = t
+	items := p.items
+	if err := w.ensureFile(t, items[0].e.Time, items[len(items)-1].e.Time); err != nil {
+		return err
 	}
 	if err := w.checkProfile(t); err != nil {
-		return settled, err
+		return err
 	}
-	if err := checkNames(t, entries); err != nil {
-		return settled, err
+	if err := checkNames(t, items); err != nil {
+		return err
 	}
-	n := splitApplied(entries, t.info.Last)
-	w.c.skipped.Add(uint64(n))
-	settled = w.settle(t, st, entries[:n], settled)
-	entries = entries[n:]
-	for attempt := 0; len(entries) > 0; attempt++ {
+	n := w.splitApplied(t, p)
+	if err := p.quarantineBad(); err != nil {
+		return err
+	}
+	pending := make([]int, len(p.segs))
+	for _, it := range items[n:] {
+		pending[it.seg]++
+	}
+	todo := items[n:]
+	var err error
+	for attempt := 0; len(todo) > 0 && err == nil; attempt++ {
 		if attempt == w.o.MaxRetries {
-			return settled, kindError(KindValue, fmt.Errorf("update rrd %s: gave up after %d rejected rows", t.path, attempt))
+			err = kindError(KindValue, fmt.Errorf("update rrd %s: gave up after %d rejected rows", t.path, attempt))
+			break
 		}
-		var err error
-		if entries, settled, err = w.update(t, st, entries, settled); err != nil {
-			return settled, err
-		}
+		todo, err = w.update(t, p, todo, pending)
 	}
-	return settled, nil
+	if ferr := p.finish(pending...); err == nil {
+		err = ferr
+	}
+	if err == nil && p.stale > 0 {
+		err = kindError(KindStale, fmt.Errorf("write rrd %s: %d entries older than its last update quarantined; check the clock", t.path, p.stale))
+	}
+	return err
 }
 
-// update makes one update call with all entries and handles its failure;
-// it returns the entries still to apply.
-func (w *Writer) update(t *target, st entryStore, entries []spool.Entry, settled []int64) ([]spool.Entry, []int64, error) {
+// splitApplied returns how many of the items are at or before the file's
+// last update. They are already in the file if the newest of them is at
+// the last update itself: what a crash between an update and the removal
+// of its segments leaves behind. Otherwise they were never applied (the
+// clock stepped back, or an entry was dated ahead and applied first):
+// they are set aside for the quarantine, never dropped, and the target is
+// flagged.
+func (w *Writer) splitApplied(t *target, p *pass) int {
+	n := 0
+	for n < len(p.items) && t.info.covers(p.items[n].e) {
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	if t.info.isLast(p.items[n-1].e) {
+		w.c.skipped.Add(uint64(n))
+		return n
+	}
+	for _, it := range p.items[:n] {
+		p.setAside(it, fmt.Sprintf("poll time %d is before the RRD file's last update %d and was never applied (the clock stepped back, or a later entry was dated ahead)", it.e.Time, t.info.Last))
+	}
+	p.stale += n
+	w.c.stale.Add(uint64(n))
+	return n
+}
+
+// update makes one update call with todo and handles its failure; it
+// returns the entries still to apply and counts applied ones out of
+// pending.
+func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item, error) {
 	w.c.updateCalls.Add(1)
-	if until := entries[len(entries)-1].Time; w.o.Prefetch && t.prefetchedUntil.Load() < until {
+	if until := todo[len(todo)-1].e.Time; w.o.Prefetch && t.prefetchedUntil.Load() < until {
 		w.prefetch(t, until)
 	}
-	uerr := w.o.RRD.Update(t.path, t.template(), buildRows(t, entries))
+	uerr := w.o.RRD.Update(t.path, t.template(), buildRows(t, todo))
 	if uerr == nil {
-		t.info.Last = entries[len(entries)-1].Time
-		w.c.written(entries)
-		return nil, w.settle(t, st, entries, settled), nil
+		t.info.Last, t.info.LastMilli = todo[len(todo)-1].e.Time, todo[len(todo)-1].e.Milli
+		w.c.written(todo)
+		markApplied(todo, pending)
+		return nil, nil
 	}
 	kind := classify(uerr)
 	fi, ierr := w.o.RRD.Info(t.path)
@@ -156,69 +319,66 @@ func (w *Writer) update(t *target, st entryStore, entries []spool.Entry, settled
 		if kind == KindValue || kind == KindOther {
 			kind = KindCorrupt
 		}
-		return entries, settled, kindError(kind, fmt.Errorf("%w; then %w", uerr, ierr))
+		return todo, kindError(kind, fmt.Errorf("%w; then %w", uerr, ierr))
 	}
 	t.setInfo(fi)
-	n := splitApplied(entries, fi.Last)
-	w.c.written(entries[:n])
-	settled = w.settle(t, st, entries[:n], settled)
-	entries = entries[n:]
+	n := 0
+	for n < len(todo) && fi.covers(todo[n].e) {
+		n++
+	}
+	w.c.written(todo[:n])
+	markApplied(todo[:n], pending)
+	todo = todo[n:]
 	if kind != KindValue {
-		return entries, settled, kindError(kind, uerr)
+		return todo, kindError(kind, uerr)
 	}
-	if len(entries) > 0 && !strings.Contains(uerr.Error(), illegalTime) {
+	if len(todo) > 0 && !strings.Contains(uerr.Error(), illegalTime) {
 		// librrd stopped at the first row after its last update.
-		bad := entries[0]
-		if err := w.quarantine(bad.Ref(), uerr.Error()); err != nil {
-			return entries, settled, kindError(KindSpoolRead, err)
+		bad := todo[0]
+		p.setAside(bad, uerr.Error())
+		if err := p.quarantineBad(); err != nil {
+			return todo, err
 		}
-		w.log.Warn("librrd rejected a spool entry; quarantined", "key", t.key, "time", bad.Time, "err", uerr)
-		settled = append(settled, bad.Time)
-		entries = entries[1:]
+		w.log.Warn("librrd rejected a spool entry; quarantined", "key", t.key, "time", bad.e.Time, "err", uerr)
+		markApplied(todo[:1], pending)
+		todo = todo[1:]
 	}
-	return entries, settled, nil
+	return todo, nil
 }
 
-// settle removes the entries (their values are in t's RRD file), once the
-// file is durable as Options.RRDFsync asks, and appends their times to
-// settled.
-func (w *Writer) settle(t *target, st entryStore, entries []spool.Entry, settled []int64) []int64 {
-	for i := range entries {
-		settled = append(settled, entries[i].Time)
+func markApplied(items []item, pending []int) {
+	for _, it := range items {
+		pending[it.seg]--
+	}
+}
+
+// remove removes the segments done (their values are in t's file, or
+// nothing of them was applied when t is nil), once the file is durable as
+// Options.RRDFsync asks, and appends their times to settled.
+func (w *Writer) remove(st segmentStore, t *target, done []spool.Ref, settled []int64) []int64 {
+	for _, r := range done {
+		settled = append(settled, r.Time)
 	}
 	switch {
-	case len(entries) == 0:
+	case len(done) == 0:
 		return settled
-	case w.o.RRDFsync == spool.FsyncBatch:
-		w.rm.add(entries)
+	case t != nil && w.o.RRDFsync == spool.FsyncBatch:
+		w.rm.add(done)
 		return settled
-	case w.o.RRDFsync == spool.FsyncAlways:
+	case t != nil && w.o.RRDFsync == spool.FsyncAlways:
 		w.c.rrdSyncs.Add(1)
 		if err := syncFile(t.path); err != nil {
 			// Kept on disk: a rescan indexes them again, and the writer
 			// skips them as applied and syncs again.
 			w.c.rrdSyncErrors.Add(1)
-			w.log.Error("applied spool entries kept", "key", t.key, "entries", len(entries), "err", err)
+			w.log.Error("applied spool segments kept", "key", t.key, "segments", len(done), "err", err)
 			return settled
 		}
 	}
-	for i := range entries {
-		if err := st.Remove(entries[i].Ref()); err != nil {
-			w.c.removeErrors.Add(1)
-			w.log.Warn("remove applied spool entry", "err", err)
-		}
+	for _, r := range done {
+		w.removeSegment(st, r)
 	}
 	return settled
-}
-
-// splitApplied returns how many of the ascending entries are at or before
-// last: they are already in the file.
-func splitApplied(entries []spool.Entry, last int64) int {
-	n := 0
-	for n < len(entries) && entries[n].Time <= last {
-		n++
-	}
-	return n
 }
 
 // ensureFile loads the file's info once, or creates the file from the
@@ -277,11 +437,11 @@ func orCorrupt(k ErrorKind) ErrorKind {
 // checkNames reports a KindMismatch error if an entry has a value for a
 // data source the file does not have: it cannot be stored, and dropping it
 // silently would lose data.
-func checkNames(t *target, entries []spool.Entry) error {
-	for i := range entries {
-		for _, v := range entries[i].Values {
+func checkNames(t *target, items []item) error {
+	for _, it := range items {
+		for _, v := range it.e.Values {
 			if _, ok := t.index[v.Name]; !ok {
-				return kindError(KindMismatch, fmt.Errorf("check rrd %s: entry at %d has data source %q the file does not have", t.path, entries[i].Time, v.Name))
+				return kindError(KindMismatch, fmt.Errorf("check rrd %s: entry at %d has data source %q the file does not have", t.path, it.e.Time, v.Name))
 			}
 		}
 	}
@@ -292,14 +452,14 @@ func checkNames(t *target, entries []spool.Entry) error {
 // file: "U" where the entry has none or an Unknown, and for COUNTER and
 // DERIVE data sources of an entry marked FlagDiscontinuity (the counters
 // restarted: a rate against the previous value would be a spike).
-func buildRows(t *target, entries []spool.Entry) []Row {
-	rows := make([]Row, len(entries))
-	vals := make([]string, len(entries)*len(t.info.DS))
+func buildRows(t *target, items []item) []Row {
+	rows := make([]Row, len(items))
+	vals := make([]string, len(items)*len(t.info.DS))
 	for i := range vals {
 		vals[i] = "U"
 	}
-	for i := range entries {
-		e := &entries[i]
+	for i := range items {
+		e := items[i].e
 		row := vals[i*len(t.info.DS) : (i+1)*len(t.info.DS)]
 		disc := e.Flags&spool.FlagDiscontinuity != 0
 		for _, v := range e.Values {

@@ -21,10 +21,11 @@ const (
 	KindMismatch                    // the file's data sources differ from the profile or the entries
 	KindNoProfile                   // no profile for a target whose file does not exist
 	KindSpoolRead                   // a spool entry could not be read (not corruption)
+	KindStale                       // written, but entries older than the file's last update were quarantined
 	numKinds
 )
 
-var kindNames = [numKinds]string{"other", "value", "permission", "nospace", "corrupt", "mismatch", "noprofile", "spoolread"}
+var kindNames = [numKinds]string{"other", "value", "permission", "nospace", "corrupt", "mismatch", "noprofile", "spoolread", "stale"}
 
 func (k ErrorKind) String() string {
 	if k < numKinds {

@@ -57,12 +57,10 @@ func newRemover(w *Writer) *remover {
 	return &remover{w: w, kick: make(chan struct{}, 1)}
 }
 
-// add hands over entries whose values librrd accepted.
-func (r *remover) add(entries []spool.Entry) {
+// add hands over segments whose values librrd accepted, oldest first.
+func (r *remover) add(refs []spool.Ref) {
 	r.mu.Lock()
-	for i := range entries {
-		r.refs = append(r.refs, entries[i].Ref())
-	}
+	r.refs = append(r.refs, refs...)
 	r.mu.Unlock()
 	select {
 	case r.kick <- struct{}{}:
@@ -70,7 +68,7 @@ func (r *remover) add(entries []spool.Entry) {
 	}
 }
 
-// pending returns how many entries wait for a sync.
+// pending returns how many segments wait for a sync.
 func (r *remover) pending() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -113,10 +111,7 @@ func (r *remover) flush() error {
 		return err
 	}
 	for _, ref := range refs {
-		if err := r.w.sp.Remove(ref); err != nil {
-			r.w.c.removeErrors.Add(1)
-			r.w.log.Warn("remove applied spool entry", "err", err)
-		}
+		r.w.removeSegment(r.w.sp, ref)
 	}
 	return nil
 }

@@ -87,6 +87,7 @@ func newEnv(t *testing.T, r RRD, edit func(*Options)) *env {
 	o := DefaultOptions()
 	o.Dir = filepath.Join(t.TempDir(), "rrd")
 	o.RRD, o.Now = r, c.Now
+	o.FutureTolerance = 1 << 62 // the test clock stands still while entries are dated ahead
 	o.Profile = func(string) (Profile, bool) { return testProfile(), true }
 	if edit != nil {
 		edit(&o)
@@ -208,14 +209,14 @@ func (f *fakeRRD) Update(path string, template []string, rows []Row) error {
 	}
 	ff := f.files[path]
 	for _, r := range rows {
-		if r.Time <= ff.info.Last {
+		if r.Time < ff.info.Last || r.Time == ff.info.Last && r.Milli <= ff.info.LastMilli {
 			return fmt.Errorf("%s: illegal attempt to update using time %d when last update time is %d (minimum one second step)", path, r.Time, ff.info.Last)
 		}
 		if f.reject != nil && f.reject(path, r) {
 			return fmt.Errorf("%s: not a simple unsigned integer: '%s'", path, r.Values[0])
 		}
-		ff.rows = append(ff.rows, Row{Time: r.Time, Values: append([]string(nil), r.Values...)})
-		ff.info.Last = r.Time
+		ff.rows = append(ff.rows, Row{Time: r.Time, Milli: r.Milli, Values: append([]string(nil), r.Values...)})
+		ff.info.Last, ff.info.LastMilli = r.Time, r.Milli
 	}
 	return nil
 }

@@ -100,7 +100,7 @@ func parseInfo(path string, m map[string]any) (FileInfo, error) {
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return FileInfo{}, fmt.Errorf("read rrd info %s: incomplete header", path)
 	}
-	fi := FileInfo{Last: int64(last), Step: time.Duration(step) * time.Second}
+	fi := FileInfo{Last: int64(last), LastMilli: 999, Step: time.Duration(step) * time.Second}
 	for name, t := range types {
 		s, _ := t.(string)
 		fi.DS = append(fi.DS, DSInfo{Name: name, Type: DSType(s)})

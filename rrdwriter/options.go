@@ -1,6 +1,7 @@
 package rrdwriter
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,15 +19,17 @@ type Options struct {
 	// existing file is still written; a missing one is an error
 	// (KindNoProfile) on that target.
 	Profile func(key string) (Profile, bool)
-	// WriteDelay is how long a target's oldest pending entry waits before
-	// the target is written (rrdcached -w, default there 300 s). Default
-	// 10 minutes: with 5-minute polls each update carries 2 to 3 values,
-	// graphs are flushed first, and the spool keeps everything durable
-	// meanwhile.
+	// WriteDelay is how long after its oldest pending poll (the poll time,
+	// not when the entry was indexed: a backlog found at start is due at
+	// once) a target is written (rrdcached -w, default there 300 s, and
+	// 1800 s in the setups its users are told to run). Default 30 minutes:
+	// with 5-minute polls each update carries 6 to 9 values, graphs and
+	// flushes write a target first, and the spool keeps everything durable
+	// meanwhile, so waiting costs nothing but index memory.
 	WriteDelay time.Duration
 	// WriteJitter adds up to this much to WriteDelay, pseudo-randomly per
 	// target and batch (rrdcached -z), so targets polled together are
-	// written at different times. Default 5 minutes.
+	// written at different times. Default 15 minutes (rrdcached -z 900).
 	WriteJitter time.Duration
 	// Writers is the number of files written at once. Default 4.
 	Writers int
@@ -40,6 +43,11 @@ type Options struct {
 	// (default), FsyncAlways (fdatasync each file after its update) or
 	// FsyncBatch (one syncfs for every file updated meanwhile).
 	RRDFsync spool.FsyncPolicy
+	// FutureTolerance is how far ahead of the clock an entry's poll time
+	// may be; a later entry is quarantined, not applied (once in the file
+	// it would make every real poll after it look already applied).
+	// Default 10 minutes.
+	FutureTolerance time.Duration
 	// WriteRate caps files started per second by Run; 0 means no cap.
 	// Priority flushes are not counted.
 	WriteRate float64
@@ -51,6 +59,10 @@ type Options struct {
 	MaxRetries int
 	// Tick is how often Run looks for due targets. Default 1 s.
 	Tick time.Duration
+	// Ready tells which keys are complete in the index (the loader's leaf
+	// readiness); nil means all are. A key that is not ready is never
+	// taken by Run; FlushKey and FlushAll make keys ready first.
+	Ready Readiness
 	// RRD is the librrd boundary; nil means LibRRD().
 	RRD RRD
 	// Logger receives failures and quarantines; nil discards.
@@ -59,18 +71,31 @@ type Options struct {
 	Now func() time.Time
 }
 
+// Readiness is what the writer needs of the loader: *loader.Loader.
+type Readiness interface {
+	// Ready reports whether every spooled entry of the key of hash is in
+	// the index. It is called with an index shard locked: it must be cheap.
+	Ready(hash uint64) bool
+	// EnsureLeaf makes the key of hash ready now (walks its leaf).
+	EnsureLeaf(ctx context.Context, hash uint64) error
+	// EnsureAll makes every key ready now (walks what is left).
+	EnsureAll(ctx context.Context) error
+}
+
 // DefaultOptions returns the defaults documented on Options (Dir and
 // Profile are left empty).
 func DefaultOptions() Options {
 	return Options{
-		WriteDelay:  10 * time.Minute,
-		WriteJitter: 5 * time.Minute,
+		WriteDelay:  30 * time.Minute,
+		WriteJitter: 15 * time.Minute,
 		Writers:     4,
 		Prefetch:    true,
 		BackoffMin:  10 * time.Second,
 		BackoffMax:  10 * time.Minute,
 		MaxRetries:  16,
 		Tick:        time.Second,
+
+		FutureTolerance: 10 * time.Minute,
 	}
 }
 
@@ -78,6 +103,8 @@ func (o *Options) check() error {
 	switch {
 	case o.Dir == "":
 		return errors.New("no rrd directory given")
+	case o.FutureTolerance < 0:
+		return fmt.Errorf("negative future tolerance %s", o.FutureTolerance)
 	case o.WriteDelay < 0 || o.WriteJitter < 0 || o.WriteRate < 0:
 		return fmt.Errorf("negative write delay %s, jitter %s or rate %g", o.WriteDelay, o.WriteJitter, o.WriteRate)
 	case o.Writers < 1:

@@ -15,7 +15,7 @@ import (
 
 func TestDelayAndJitter(t *testing.T) {
 	e := newEnv(t, newFake(), func(o *Options) { o.WriteDelay, o.WriteJitter = 10*time.Minute, 5*time.Minute })
-	since := e.clock.Now()
+	since := time.Unix(t0, 0) // the delay counts from the poll time
 	e.putCG("r1", t0, 1, 1)
 	j := e.w.jitter(spool.KeyHash("r1"), since)
 	if j < 0 || j >= 5*time.Minute {

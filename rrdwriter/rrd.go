@@ -1,6 +1,8 @@
 package rrdwriter
 
 import (
+	"github.com/spoold/spoold/spool"
+
 	"math"
 	"strconv"
 	"time"
@@ -27,9 +29,24 @@ type RRD interface {
 
 // FileInfo describes an existing RRD file.
 type FileInfo struct {
-	Last int64         // last update, Unix seconds
-	Step time.Duration // base interval
-	DS   []DSInfo      // in the file's order
+	Last int64 // last update, Unix seconds
+	// LastMilli are the milliseconds of the last update (librrd keeps
+	// microseconds); 999 when only whole seconds are known, so that an
+	// entry of that second counts as applied.
+	LastMilli uint16
+	Step      time.Duration // base interval
+	DS        []DSInfo      // in the file's order
+}
+
+// covers reports whether the entry's poll time is at or before the last
+// update: librrd takes only later times.
+func (fi *FileInfo) covers(e *spool.Entry) bool {
+	return e.Time < fi.Last || e.Time == fi.Last && e.Milli <= fi.LastMilli
+}
+
+// isLast reports whether the entry's poll time is the last update's.
+func (fi *FileInfo) isLast(e *spool.Entry) bool {
+	return e.Time == fi.Last && (e.Milli == fi.LastMilli || fi.LastMilli == 999)
 }
 
 // DSInfo is a data source of an existing RRD file.

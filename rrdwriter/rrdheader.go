@@ -82,6 +82,10 @@ func parseHeader(b []byte) (fi FileInfo, need int, err error) {
 		fi.DS[i] = DSInfo{Name: name, Type: DSType(typ)}
 	}
 	fi.Last = int64(binary.NativeEndian.Uint64(b[live:]))
+	// librrd parses "<seconds>.<ms>" as a double and truncates its
+	// fraction to microseconds, so 811.123 may be kept as 811.122999:
+	// round to the millisecond the writer sent.
+	fi.LastMilli = uint16(min((binary.NativeEndian.Uint64(b[live+8:])+500)/1000, 999))
 	return fi, need, nil
 }
 

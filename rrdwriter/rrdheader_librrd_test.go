@@ -51,7 +51,14 @@ func TestReadHeaderMatchesLibRRD(t *testing.T) {
 			}
 			if len(tc.updates) > 0 {
 				rrdtool(t, append([]string{"update", path}, tc.updates...)...)
-				checkHeader(t, path)
+				fi := checkHeader(t, path)
+				wantMilli := uint16(0)
+				if strings.HasPrefix(tc.updates[len(tc.updates)-1], "1700000300.25:") {
+					wantMilli = 250
+				}
+				if fi.LastMilli != wantMilli {
+					t.Fatalf("last update's milliseconds %d, want %d", fi.LastMilli, wantMilli)
+				}
 			}
 		})
 	}
@@ -82,6 +89,10 @@ func checkHeader(t *testing.T, path string) FileInfo {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if want.LastMilli != 999 {
+		t.Fatalf("rrd_info_r gave milliseconds %d; it knows whole seconds only", want.LastMilli)
+	}
+	want.LastMilli = got.LastMilli // rrd_info_r has no last_up_usec; checked below
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Go reader %+v, rrd_info_r %+v", got, want)
 	}
@@ -142,5 +153,27 @@ func TestInfoFallsBackToLibRRD(t *testing.T) {
 	}
 	if _, err := LibRRD().Info(filepath.Join(dir, "missing.rrd")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// TestLastMilliSurvivesLibrrdRounding: librrd keeps an update's fraction as
+// a double truncated to microseconds (811.123 may become 811.122999); the
+// header reader gives back the millisecond the writer sent, for every one,
+// or the writer would take an applied entry for a new one.
+func TestLastMilliSurvivesLibrrdRounding(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.rrd")
+	const base = 1_796_116_800
+	if err := LibRRD().Create(path, testProfile(), base); err != nil {
+		t.Fatal(err)
+	}
+	for ms := uint16(1); ms <= 999; ms++ {
+		row := Row{Time: base + int64(ms), Milli: ms, Values: []string{"1", "2"}}
+		if err := LibRRD().Update(path, []string{"c", "g"}, []Row{row}); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := readHeader(path)
+		if err != nil || fi.Last != row.Time || fi.LastMilli != ms {
+			t.Fatalf("after an update at %d.%03d: header %d.%03d, %v", row.Time, ms, fi.Last, fi.LastMilli, err)
+		}
 	}
 }

@@ -35,7 +35,7 @@ func synthHeader(version string, step uint64, ds []DSInfo, rras int, last int64)
 func TestParseHeader(t *testing.T) {
 	ds := []DSInfo{{"in", Counter}, {"out_1-x", Derive}, {"nineteen_chars_long", Gauge}}
 	good := synthHeader("0003", 300, ds, 8, 1_700_000_000)
-	want := FileInfo{Last: 1_700_000_000, Step: 300 * time.Second, DS: ds}
+	want := FileInfo{Last: 1_700_000_000, LastMilli: 123, Step: 300 * time.Second, DS: ds}
 	mutate := func(f func(b []byte)) []byte {
 		b := append([]byte(nil), good...)
 		f(b)

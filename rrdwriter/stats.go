@@ -3,8 +3,6 @@ package rrdwriter
 import (
 	"sync/atomic"
 	"time"
-
-	"github.com/spoold/spoold/spool"
 )
 
 // counters are the writer's counters since New.
@@ -12,16 +10,17 @@ type counters struct {
 	updateCalls, valuesWritten, entriesWritten, skipped, vanished atomic.Uint64
 	quarantined, removeErrors, creates, backoffs, flushesPriority atomic.Uint64
 	graphs, rrdSyncs, rrdSyncErrors, prefetches                   atomic.Uint64
+	future, stale                                                 atomic.Uint64
 	errors                                                        [numKinds]atomic.Uint64
 }
 
 // written counts entries whose values librrd accepted.
-func (c *counters) written(entries []spool.Entry) {
+func (c *counters) written(items []item) {
 	var values uint64
-	for i := range entries {
-		values += uint64(len(entries[i].Values))
+	for _, it := range items {
+		values += uint64(len(it.e.Values))
 	}
-	c.entriesWritten.Add(uint64(len(entries)))
+	c.entriesWritten.Add(uint64(len(items)))
 	c.valuesWritten.Add(values)
 }
 
@@ -29,7 +28,8 @@ func (c *counters) written(entries []spool.Entry) {
 // index; the counters count since New.
 type Stats struct {
 	// QueueLength is the number of targets with entries pending or being
-	// written (rrdcached QueueLength); EntriesPending their entries.
+	// written (rrdcached QueueLength); EntriesPending their spool segments
+	// (each holds one or more entries).
 	QueueLength, EntriesPending int
 	// InFlight are the entries being written now; BackingOff the targets
 	// waiting for a retry; TargetsFailing the targets with a current error.
@@ -42,7 +42,9 @@ type Stats struct {
 	ValuesWritten         uint64 // their values (rrdcached DataSetsWritten counts rows)
 	SkippedAlreadyApplied uint64 // entries at or before the file's last update, removed unapplied
 	Vanished              uint64 // entries already gone from the spool when read
-	Quarantined           uint64 // corrupt entries and entries librrd rejected
+	Quarantined           uint64 // corrupt segments and bytes, and entries set aside (librrd rejected, future, stale, duplicate)
+	QuarantinedFuture     uint64 // entries dated beyond FutureTolerance ahead of the clock
+	QuarantinedStale      uint64 // entries older than their file's last update that were never applied
 	RemoveErrors          uint64 // applied entries that could not be removed
 	Creates               uint64 // RRD files created
 	Backoffs              uint64 // failed batches (each backs its target off)
@@ -68,7 +70,7 @@ func (w *Writer) Stats() Stats {
 		RemoveErrors: c.removeErrors.Load(), Creates: c.creates.Load(), Backoffs: c.backoffs.Load(),
 		FlushesPriority: c.flushesPriority.Load(), Graphs: c.graphs.Load(),
 		RRDSyncs: c.rrdSyncs.Load(), RRDSyncErrors: c.rrdSyncErrors.Load(), RemovalsPending: w.rm.pending(),
-		Prefetches: c.prefetches.Load(),
+		Prefetches: c.prefetches.Load(), QuarantinedFuture: c.future.Load(), QuarantinedStale: c.stale.Load(),
 	}
 	if !is.OldestPending.IsZero() {
 		s.OldestPendingAge = w.o.Now().Sub(is.OldestPending)

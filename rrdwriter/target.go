@@ -110,6 +110,17 @@ func (w *Writer) fail(hash uint64, key, path string, err error) time.Time {
 	return te.RetryAt
 }
 
+// flag records err, a problem of a write that succeeded (KindStale), as
+// the target's last error, without a backoff.
+func (w *Writer) flag(hash uint64, key, path string, err error) {
+	now := w.o.Now()
+	w.c.errors[KindStale].Add(1)
+	w.errMu.Lock()
+	w.errs[hash] = TargetError{Key: key, Path: path, Kind: KindStale, Err: err.Error(), At: now, Failures: 1}
+	w.errMu.Unlock()
+	w.log.Warn("rrd written, but entries older than its last update were quarantined; check the clock", "key", key, "path", path, "err", err)
+}
+
 // succeed clears the target's last error.
 func (w *Writer) succeed(hash uint64) {
 	w.errMu.Lock()

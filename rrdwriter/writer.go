@@ -37,6 +37,7 @@ type Writer struct {
 	running atomic.Bool
 	c       counters
 	rm      *remover // RRDFsync batch
+	stuck   stuck    // applied segments that could not be removed
 }
 
 // New returns a writer of the entries indexed in ix, stored in sp, into
@@ -88,6 +89,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		case <-freed:
 		}
 		now := w.o.Now()
+		w.retryStuck()
 		for _, b := range w.takeDue(now, cap(slots)-len(slots)) {
 			slots <- struct{}{}
 			wg.Add(1)
@@ -164,6 +166,14 @@ func (w *Writer) finish(hash uint64) {
 // RRD file (or was settled otherwise: vanished, quarantined).
 func (w *Writer) FlushKey(ctx context.Context, key string) error {
 	hash := spool.KeyHash(key)
+	if w.o.Ready != nil {
+		if err := w.o.Ready.EnsureLeaf(ctx, hash); err != nil {
+			return fmt.Errorf("flush %s: %w", key, err)
+		}
+	}
+	if w.retryStuck() > 0 && w.stuck.holds(hash) {
+		return fmt.Errorf("flush %s: applied spool segments of it cannot be removed (see the log); it waits", key)
+	}
 	for {
 		w.takeMu.Lock()
 		if ch := w.inflight[hash]; ch != nil {
@@ -193,21 +203,24 @@ func (w *Writer) FlushKey(ctx context.Context, key string) error {
 
 // FlushAll writes every pending entry now, Writers files at once,
 // bypassing delay, jitter, rate and backoff (the shutdown flush). It also
-// waits for batches Run is writing. A target that fails is tried once per
-// pass and left alone once it failed; FlushAll returns when a pass finds
-// nothing new to write, or when ctx ends. Its error counts the targets that
-// failed (TargetErrors has the details).
+// waits for batches Run is writing. It writes the keys that are ready
+// first, then makes the rest ready (Readiness.EnsureAll) and writes them.
+// A target that fails is tried once per pass and left alone once it
+// failed; FlushAll returns when a pass finds nothing new to write, or when
+// ctx ends. Its error counts the targets that failed (TargetErrors has the
+// details).
 func (w *Writer) FlushAll(ctx context.Context) error {
 	failed := make(map[uint64]bool)
-	for {
-		if err := w.waitInflight(ctx); err != nil {
+	if err := w.flushReady(ctx, failed); err != nil {
+		return err
+	}
+	if w.o.Ready != nil {
+		if err := w.o.Ready.EnsureAll(ctx); err != nil {
+			return fmt.Errorf("flush all: %w", err)
+		}
+		if err := w.flushReady(ctx, failed); err != nil {
 			return err
 		}
-		batches := w.takeAll(failed)
-		if len(batches) == 0 {
-			break
-		}
-		w.applyAll(ctx, batches, failed)
 	}
 	if err := w.rm.flush(); err != nil {
 		return fmt.Errorf("flush all: %w", err)
@@ -215,21 +228,40 @@ func (w *Writer) FlushAll(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("flush all: %w", err)
 	}
+	if n := w.retryStuck(); n > 0 {
+		return fmt.Errorf("flush all: %d targets wait for applied spool segments to be removed (see the log)", n)
+	}
 	if len(failed) > 0 {
 		return fmt.Errorf("flush all: %d targets failed; see TargetErrors", len(failed))
 	}
 	return nil
 }
 
+// flushReady writes every pending entry of the ready keys, in passes until
+// one finds nothing new, or ctx ends.
+func (w *Writer) flushReady(ctx context.Context, failed map[uint64]bool) error {
+	w.retryStuck()
+	for {
+		if err := w.waitInflight(ctx); err != nil {
+			return err
+		}
+		batches := w.takeAll(failed)
+		if len(batches) == 0 {
+			return nil
+		}
+		w.applyAll(ctx, batches, failed)
+	}
+}
+
 // takeAll takes every pending batch; those of targets that failed in this
-// FlushAll are given back at once.
+// FlushAll, or are not ready, are given back at once.
 func (w *Writer) takeAll(failed map[uint64]bool) []shm.Batch {
 	w.takeMu.Lock()
 	defer w.takeMu.Unlock()
 	all := w.ix.TakeAll(nil)
 	todo := all[:0]
 	for _, b := range all {
-		if failed[b.Hash] {
+		if failed[b.Hash] || w.o.Ready != nil && !w.o.Ready.Ready(b.Hash) || w.stuck.holds(b.Hash) {
 			w.ix.Done(b.Hash, nil, w.retryAt(b.Hash))
 			continue
 		}

@@ -111,9 +111,6 @@ func (ix *Index) addLocked(s *shard, hash uint64, key string, ts int64) (bool, e
 	if learn {
 		st.key = key
 	}
-	if len(st.pending) == 0 {
-		st.since = ix.now().UnixNano()
-	}
 	st.pending = insertAt(st.pending, pos, ts)
 	s.entries++
 	s.added++
@@ -128,7 +125,6 @@ func (ix *Index) addKeyLocked(s *shard, hash uint64, key string, ts int64) (bool
 	}
 	st := s.create(hash)
 	st.key = key
-	st.since = ix.now().UnixNano()
 	st.pending = append(st.pending, ts)
 	s.entries++
 	s.added++

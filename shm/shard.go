@@ -16,24 +16,25 @@ const cacheLine = 64
 // A slot is live iff it has a pending or an in-flight time: a key with
 // neither is removed and its slot zeroed and put on the free list.
 type keyState struct {
-	key         string  // the full key; "" while unknown
-	pending     []int64 // ascending, no duplicates, disjoint from inflight
-	inflight    []int64 // ascending; non-empty iff a batch of the key is in flight
-	hash        uint64
-	since       int64 // UnixNano when the oldest pending time was added; valid iff len(pending) > 0
-	flightSince int64 // since of the in-flight batch; valid iff len(inflight) > 0
-	retryAt     int64 // UnixNano until which TakeDue skips the key; 0 = none
+	key      string  // the full key; "" while unknown
+	pending  []int64 // ascending, no duplicates, disjoint from inflight
+	inflight []int64 // ascending; non-empty iff a batch of the key is in flight
+	hash     uint64
+	retryAt  int64 // UnixNano until which TakeDue skips the key; 0 = none
 }
 
 func (st *keyState) inFlight() bool { return len(st.inflight) > 0 }
 
-// oldest returns the UnixNano when the key's oldest entry, pending or in
-// flight, was added.
+// oldest returns the key's oldest time, pending or in flight, in Unix
+// seconds; the key must have one.
 func (st *keyState) oldest() int64 {
-	if st.inFlight() {
-		return st.flightSince // taken before any time now pending was added
+	switch {
+	case !st.inFlight():
+		return st.pending[0]
+	case len(st.pending) == 0:
+		return st.inflight[0]
 	}
-	return st.since
+	return min(st.pending[0], st.inflight[0])
 }
 
 // shardState is a shard without its padding. Every field is guarded by mu.

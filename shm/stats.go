@@ -11,7 +11,7 @@ type Stats struct {
 	Keys, Entries, InFlight int
 	// Backoff is the number of keys whose retry time is after now.
 	Backoff int
-	// Bytes are the accounted bytes: per key 128 + len(key), per entry 8
+	// Bytes are the accounted bytes: per key 112 + len(key), per pending segment 8
 	// (see bytes.go); MaxBytes is the capacity (Options.MaxBytes).
 	Bytes, MaxBytes int64
 	// Counters since New: entries Added; Duplicates, Adds of an entry
@@ -23,8 +23,8 @@ type Stats struct {
 	// Held are the keys with a refused entry on disk: none of their times
 	// from it on is taken until a walk has indexed it (see held.go).
 	Held int
-	// OldestPending is when the oldest entry still in the index (pending or
-	// in flight) was added; zero if the index is empty.
+	// OldestPending is the oldest poll time still in the index (pending or
+	// in flight); zero if the index is empty.
 	OldestPending time.Time
 }
 
@@ -64,7 +64,7 @@ func (ix *Index) Stats() Stats {
 	}
 	st.Bytes = ix.bytes.Load()
 	if have {
-		st.OldestPending = time.Unix(0, oldest)
+		st.OldestPending = time.Unix(oldest, 0)
 	}
 	return st
 }

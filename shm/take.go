@@ -12,14 +12,16 @@ type Batch struct {
 	// Times are the poll times, ascending, without duplicates. They are the
 	// caller's: the index keeps its own copy.
 	Times []int64
-	// Since is when the oldest pending entry of this key was added, on the
-	// index's clock (Options.Now).
+	// Since is the oldest of Times: the poll time the write delay counts
+	// from.
 	Since time.Time
 }
 
 // TakeDue appends to dst, and returns, up to max batches of keys that have
 // pending times, are not in flight, are not backing off (retry time after
-// now), and whose due(hash, since) is not after now. The taken times become
+// now), and whose due(hash, since) is not after now, where since is the
+// key's oldest pending time (a time after now counts as now: it is due at
+// once, for the writer to deal with). The taken times become
 // in flight until Done. due is the writer's delay and jitter policy; it is
 // called with a shard locked, so it must be fast and must not call the index.
 // Keys are visited round robin (shards and the keys within them), so that
@@ -30,8 +32,9 @@ func (ix *Index) TakeDue(now time.Time, due func(hash uint64, since time.Time) t
 		return dst
 	}
 	want := len(dst) + max
+	nowSec := now.Unix()
 	ready := func(st *keyState) bool {
-		return st.retryAt <= now.UnixNano() && !due(st.hash, time.Unix(0, st.since)).After(now)
+		return st.retryAt <= now.UnixNano() && !due(st.hash, time.Unix(min(st.pending[0], nowSec), 0)).After(now)
 	}
 	var arena timesArena
 	start := ix.cursor.Add(1)
@@ -105,14 +108,13 @@ func (s *shard) takeKey(st *keyState, arena *timesArena, bound int64) (b Batch, 
 	if n == 0 {
 		return Batch{}, false
 	}
-	b = Batch{Hash: st.hash, Key: st.key, Times: arena.copyOf(st.pending[:n]), Since: time.Unix(0, st.since)}
+	b = Batch{Hash: st.hash, Key: st.key, Times: arena.copyOf(st.pending[:n]), Since: time.Unix(st.pending[0], 0)}
 	if n == len(st.pending) {
 		st.inflight, st.pending = st.pending, st.inflight[:0]
 	} else { // the times from bound on stay pending (rare: a held key)
 		st.inflight = append(st.inflight[:0], st.pending[:n]...)
 		st.pending = st.pending[:copy(st.pending, st.pending[n:])]
 	}
-	st.flightSince = st.since
 	st.retryAt = 0
 	s.inflight += len(st.inflight)
 	s.taken += uint64(len(st.inflight))
@@ -121,7 +123,7 @@ func (s *shard) takeKey(st *keyState, arena *timesArena, bound int64) (b Batch, 
 
 // Done ends the in-flight batch of hash. The in-flight times that are in
 // applied leave the index (they are in the RRD file or otherwise settled);
-// every other in-flight time goes back to pending, keeping the key's Since.
+// every other in-flight time goes back to pending.
 // Times in applied that are not in flight are ignored, and so is a Done for
 // a key with no batch in flight. If retryAt is not zero, TakeDue skips the
 // key until then. A key with nothing left is removed and its bytes freed.
@@ -147,9 +149,6 @@ func (s *shard) done(hash uint64, applied []int64, retryAt time.Time) int64 {
 	s.applied += uint64(nApplied)
 	s.requeued += uint64(len(left))
 	if len(left) > 0 {
-		if len(st.pending) == 0 || st.flightSince < st.since {
-			st.since = st.flightSince
-		}
 		st.pending = mergeTimes(st.pending, left)
 	}
 	st.inflight = st.inflight[:0]

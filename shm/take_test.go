@@ -19,7 +19,8 @@ func hashes(bs []Batch) []uint64 {
 
 func TestTakeDueRespectsDue(t *testing.T) {
 	const delay = 10 * time.Minute
-	// Key h is added h minutes after the start; it is due delay after that.
+	// Key h was polled h minutes after the start (its oldest time); it is
+	// due delay after that poll, whenever it was added.
 	dueAfterDelay := func(_ uint64, since time.Time) time.Time { return since.Add(delay) }
 	for _, tc := range []struct {
 		at   time.Duration // when TakeDue runs, after the start
@@ -33,22 +34,26 @@ func TestTakeDueRespectsDue(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("at=%v", tc.at), func(t *testing.T) {
 			ix, c := newTestIndex(t, 0)
+			start := c.Now().Unix()
 			for h := range uint64(4) {
-				mustAdd(t, ix, h, "", 100)
-				mustAdd(t, ix, h, "", 200) // a later add does not move since
-				c.Advance(time.Minute)
+				polled := start + 60*int64(h)
+				mustAdd(t, ix, h, "", polled+30)
+				mustAdd(t, ix, h, "", polled) // an older time moves since back
+				mustAdd(t, ix, h, "", polled+60)
 			}
+			c.Advance(time.Hour) // when they were added does not matter
 			got := ix.TakeDue(c.At(tc.at), dueAfterDelay, 10, nil)
 			if !slices.Equal(hashes(got), tc.want) {
 				t.Fatalf("TakeDue took %v; want %v", hashes(got), tc.want)
 			}
 			for _, b := range got {
-				if !slices.Equal(b.Times, []int64{100, 200}) || !b.Since.Equal(c.At(time.Duration(b.Hash)*time.Minute)) {
-					t.Errorf("batch %+v; want times [100 200] since %v", b, c.At(time.Duration(b.Hash)*time.Minute))
+				polled := start + 60*int64(b.Hash)
+				if !slices.Equal(b.Times, []int64{polled, polled + 30, polled + 60}) || !b.Since.Equal(time.Unix(polled, 0)) {
+					t.Errorf("batch %+v; want since %v", b, time.Unix(polled, 0))
 				}
 			}
-			if st := ix.Stats(); st.InFlight != 2*len(tc.want) || st.Taken != uint64(2*len(tc.want)) {
-				t.Fatalf("InFlight %d, Taken %d; want %d", st.InFlight, st.Taken, 2*len(tc.want))
+			if st := ix.Stats(); st.InFlight != 3*len(tc.want) || st.Taken != uint64(3*len(tc.want)) {
+				t.Fatalf("InFlight %d, Taken %d; want %d", st.InFlight, st.Taken, 3*len(tc.want))
 			}
 		})
 	}
@@ -123,8 +128,8 @@ func TestTakeKey(t *testing.T) {
 		if ok != tc.ok {
 			t.Fatalf("TakeKey(%d) ok = %v; want %v", tc.hash, ok, tc.ok)
 		}
-		if ok && (b.Key != "k" || !slices.Equal(b.Times, []int64{100, 300}) || !b.Since.Equal(c.Now())) {
-			t.Fatalf("TakeKey(%d) = %+v; want key k, times [100 300], since %v", tc.hash, b, c.Now())
+		if ok && (b.Key != "k" || !slices.Equal(b.Times, []int64{100, 300}) || !b.Since.Equal(time.Unix(100, 0))) {
+			t.Fatalf("TakeKey(%d) = %+v; want key k, times [100 300], since 100", tc.hash, b)
 		}
 	}
 }
@@ -213,10 +218,7 @@ func TestDone(t *testing.T) {
 				}
 				return
 			}
-			wantSince := c.Now() // only entries added during the flight are left
-			if requeued > 0 {
-				wantSince = c.At(0)
-			}
+			wantSince := time.Unix(tc.wantPending[0], 0) // the oldest poll time left
 			if !slices.Equal(b.Times, tc.wantPending) || !b.Since.Equal(wantSince) {
 				t.Fatalf("pending %v since %v; want %v since %v", b.Times, b.Since, tc.wantPending, wantSince)
 			}

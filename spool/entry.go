@@ -247,6 +247,65 @@ func Decode(data []byte) (Entry, error) {
 
 func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
+// errTorn is the reason frameLen gives for an entry that runs past the end
+// of the data: its tail is missing (a torn append), not wrong.
+var errTorn = errors.New("torn")
+
+// frameLen returns the length of the entry that starts data, from its
+// header and value name lengths alone (the checksum is not verified: Decode
+// does that). It fails with a *CorruptionError for a bad magic, version or
+// field bound, and with errTorn when the entry runs past the end of data.
+func frameLen(data []byte) (int, error) {
+	switch {
+	case len(data) < 5:
+		return 0, errTorn
+	case string(data[:4]) != Magic:
+		return 0, corrupt(0, "bad magic %q", data[:4])
+	case data[4] != Version1 && data[4] != Version2:
+		return 0, corrupt(4, "unsupported version %d", data[4])
+	case len(data) < headerLen:
+		return 0, errTorn
+	}
+	keyLen := int(binary.LittleEndian.Uint16(data[6:]))
+	n := int(binary.LittleEndian.Uint16(data[16:]))
+	switch {
+	case keyLen == 0 || keyLen > MaxKeyLen:
+		return 0, corrupt(6, "key length %d not in 1..%d", keyLen, MaxKeyLen)
+	case n > MaxValues:
+		return 0, corrupt(16, "%d values, at most %d", n, MaxValues)
+	}
+	off := headerLen + keyLen
+	for i := 0; i < n; i++ {
+		if off+2 > len(data) {
+			return 0, errTorn
+		}
+		if data[off+1] == 0 {
+			return 0, corrupt(off+1, "value %d has an empty name", i)
+		}
+		off += 2 + int(data[off+1]) + valuePayloadLen
+	}
+	if off+trailerLen > len(data) {
+		return 0, errTorn
+	}
+	return off + trailerLen, nil
+}
+
+// DecodeNext verifies and decodes the entry at the start of data, which may
+// be followed by more (a segment), and returns it with its length. An entry
+// that runs past the end of data is a *CorruptionError whose reason starts
+// with "torn".
+func DecodeNext(data []byte) (Entry, int, error) {
+	n, err := frameLen(data)
+	if errors.Is(err, errTorn) {
+		return Entry{}, 0, corrupt(len(data), "torn: the entry's %d bytes end before its frame does", len(data))
+	}
+	if err != nil {
+		return Entry{}, 0, err
+	}
+	e, err := Decode(data[:n])
+	return e, n, err
+}
+
 // ValidDSName reports whether s is a valid RRD data source name: 1 to 19
 // of [A-Za-z0-9_], as rrdcreate requires.
 func ValidDSName(s string) bool {

@@ -106,6 +106,40 @@ func (l Layout) Dir(hash uint64) string {
 	return string(l.AppendDir(make([]byte, 0, 8), hash))
 }
 
+// LeafIndex returns the position of the leaf directory of hash among all
+// leaves in sorted order (0 to LeafDirs()-1): the level directories' hex
+// values, outermost first, as digits of one number.
+func (l Layout) LeafIndex(hash uint64) int {
+	idx, shift := 0, 0
+	for i := 0; i < int(l.n); i++ {
+		w := 4 * int(l.widths[i])
+		idx = idx<<w | int(hash>>shift&(1<<w-1))
+		shift += w
+	}
+	return idx
+}
+
+// LeafDir returns the relative directory of the leaf with index i (see
+// LeafIndex), e.g. "c/29".
+func (l Layout) LeafDir(i int) string {
+	var hash uint64
+	for lv := int(l.n) - 1; lv >= 0; lv-- { // innermost level: lowest bits of i
+		w := 4 * int(l.widths[lv])
+		hash |= uint64(i&(1<<w-1)) << l.shiftOf(lv)
+		i >>= w
+	}
+	return l.Dir(hash)
+}
+
+// shiftOf returns the bit position of level lv's digits in a hash.
+func (l Layout) shiftOf(lv int) int {
+	s := 0
+	for j := 0; j < lv; j++ {
+		s += 4 * int(l.widths[j])
+	}
+	return s
+}
+
 // LevelMatches reports whether the directory name at level i (0-based) is the
 // one that an entry with the given hash belongs in.
 func (l Layout) LevelMatches(i int, name string, hash uint64) bool {

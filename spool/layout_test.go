@@ -84,3 +84,24 @@ func splitSlash(s string) []string {
 	}
 	return out
 }
+
+// TestLeafIndexOrdersLeavesAsTheWalkDoes: LeafIndex numbers leaf
+// directories in the loader's sorted walk order, and LeafDir inverts it.
+func TestLeafIndexOrdersLeavesAsTheWalkDoes(t *testing.T) {
+	for _, levels := range []string{"1", "2", "1:2", "2:1", "1:1:2", "2:2:2"} {
+		t.Run(levels, func(t *testing.T) {
+			l := MustParseLevels(levels)
+			for _, h := range []uint64{0, 1, 0xf0, 0x123456789abcdef0, 0xfedcba9876543210, ^uint64(0)} {
+				i, dir := l.LeafIndex(h), l.Dir(h)
+				if i < 0 || i >= l.LeafDirs() || l.LeafDir(i) != dir {
+					t.Fatalf("hash %x: index %d, LeafDir %q, Dir %q", h, i, l.LeafDir(i), dir)
+				}
+			}
+			for i := 1; i < l.LeafDirs() && i < 70000; i += 97 {
+				if a, b := l.LeafDir(i-1), l.LeafDir(i); a >= b {
+					t.Fatalf("LeafDir(%d) = %q not before LeafDir(%d) = %q: not the sorted order", i-1, a, i, b)
+				}
+			}
+		})
+	}
+}

@@ -96,7 +96,7 @@ func (d *Dir) name(r Ref) (string, error) {
 // readEntry reads the entry name, relative to dirfd, whose full path is
 // path, and checks it against r.
 func (s *Spool) readEntry(dirfd int, name, path string, r Ref) (Entry, error) {
-	data, err := s.readFile(dirfd, name, path)
+	data, err := s.readFile(dirfd, name, path, maxEntryLen)
 	var e Entry
 	if err == nil {
 		e, err = Decode(data)
@@ -138,11 +138,11 @@ const maxEntryLen = headerLen + MaxKeyLen + MaxValues*(2+MaxValueNameLen+valuePa
 // readFile reads the entry name, relative to dirfd, with raw system calls
 // (no *os.File, no poller registration). It never follows a symlink
 // (O_NOFOLLOW), never blocks on a FIFO or device (O_NONBLOCK, then fstat),
-// and reads at most maxEntryLen+1 bytes. A file that is not a regular file,
-// cannot be read for lack of permission, or is too long gives a
+// and reads at most limit+1 bytes. A file that is not a regular file,
+// cannot be read for lack of permission, or is longer than limit gives a
 // *CorruptionError: it can never become a valid entry, so it goes to the
 // quarantine rather than holding up its target's later entries.
-func (s *Spool) readFile(dirfd int, name, path string) ([]byte, error) {
+func (s *Spool) readFile(dirfd int, name, path string, limit int64) ([]byte, error) {
 	fd, err := s.openNoAtime(dirfd, name)
 	if err != nil {
 		if reason, ok := unreadableReason(err); ok {
@@ -158,8 +158,8 @@ func (s *Spool) readFile(dirfd int, name, path string) ([]byte, error) {
 	if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG {
 		return nil, &CorruptionError{Path: path, Reason: "not a regular file: " + fileType(t)}
 	}
-	if st.Size > maxEntryLen {
-		return nil, &CorruptionError{Path: path, Offset: maxEntryLen, Reason: fmt.Sprintf("%d bytes, longer than the largest entry (%d)", st.Size, maxEntryLen)}
+	if st.Size > limit {
+		return nil, &CorruptionError{Path: path, Offset: limit, Reason: fmt.Sprintf("%d bytes, longer than the largest %s (%d)", st.Size, limitName(limit), limit)}
 	}
 	buf := make([]byte, 0, max(512, int(st.Size)+1))
 	for {
@@ -173,13 +173,20 @@ func (s *Spool) readFile(dirfd int, name, path string) ([]byte, error) {
 			return buf, nil
 		}
 		buf = buf[:len(buf)+n]
-		if len(buf) > maxEntryLen {
-			return nil, &CorruptionError{Path: path, Offset: maxEntryLen, Reason: fmt.Sprintf("longer than the largest entry (%d bytes)", maxEntryLen)}
+		if int64(len(buf)) > limit {
+			return nil, &CorruptionError{Path: path, Offset: limit, Reason: fmt.Sprintf("longer than the largest %s (%d bytes)", limitName(limit), limit)}
 		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
 	}
+}
+
+func limitName(limit int64) string {
+	if limit == maxEntryLen {
+		return "entry"
+	}
+	return "segment"
 }
 
 // unreadableReason says why an open error means the file can never be read

@@ -38,16 +38,47 @@ type Options struct {
 	// of at most 65,536 leaves), so the first poll cycle of a fresh spool
 	// creates files only. Otherwise directories are created on demand.
 	PrecreateDirs bool
+	// SegmentMaxBytes and SegmentMaxEntries close an open segment (Append
+	// starts a new one) before it would exceed either. Defaults 1 MiB and
+	// 1,024 entries; SegmentMaxEntries 1 publishes one file per entry.
+	SegmentMaxBytes   int64
+	SegmentMaxEntries int
 }
 
-// DefaultOptions returns levels "1:2" and the fsync policy none.
+// Bounds of the segment limits.
+const (
+	MinSegmentBytes = 4 << 10
+	MaxSegmentBytes = MaxSegmentLen
+)
+
+// DefaultOptions returns levels "1:2", the fsync policy none and segments
+// of at most 1 MiB and 1,024 entries.
 func DefaultOptions() Options {
-	return Options{Levels: "1:2", Fsync: FsyncNone}
+	return Options{Levels: "1:2", Fsync: FsyncNone, SegmentMaxBytes: 1 << 20, SegmentMaxEntries: 1024}
+}
+
+// checkSegments fills in the segment limits' defaults (for zero) and
+// checks their bounds.
+func (o *Options) checkSegments() error {
+	d := DefaultOptions()
+	if o.SegmentMaxBytes == 0 {
+		o.SegmentMaxBytes = d.SegmentMaxBytes
+	}
+	if o.SegmentMaxEntries == 0 {
+		o.SegmentMaxEntries = d.SegmentMaxEntries
+	}
+	switch {
+	case o.SegmentMaxBytes < MinSegmentBytes || o.SegmentMaxBytes > MaxSegmentBytes:
+		return fmt.Errorf("open spool: segment size limit %d not in %d..%d bytes", o.SegmentMaxBytes, MinSegmentBytes, MaxSegmentBytes)
+	case o.SegmentMaxEntries < 1 || o.SegmentMaxEntries > 1<<20:
+		return fmt.Errorf("open spool: segment entry limit %d not in 1..%d", o.SegmentMaxEntries, 1<<20)
+	}
+	return nil
 }
 
 // Stats are the spool's counters since Open.
 type Stats struct {
-	Written       uint64 // entries published
+	Written       uint64 // entries published or appended
 	WrittenBytes  uint64 // their encoded bytes
 	WriteErrors   uint64 // failed writes (nothing published)
 	Read          uint64 // entries read and verified
@@ -58,11 +89,15 @@ type Stats struct {
 	TempRemoved   uint64 // stale temp files of an earlier process removed
 	Syncs         uint64 // syncfs(2) calls of the batch policy
 	NoAtimeDenied uint64 // reads that could not use O_NOATIME (not the file's owner)
+	// Segments: created by Append, entries Appended to an open one, closed
+	// (sealed, full, or out of order), and read by ReadSegment.
+	SegmentsCreated, Appended, SegmentsClosed, SegmentsRead uint64
 }
 
 type counters struct {
 	written, writtenBytes, writeErrors, read, readErrors, corrupt atomic.Uint64
 	removed, quarantined, tempRemoved, syncs, noAtimeDenied       atomic.Uint64
+	segmentsCreated, appended, segmentsClosed, segmentsRead       atomic.Uint64
 }
 
 // Spool is an open, locked spool directory.
@@ -79,6 +114,10 @@ type Spool struct {
 	noAtime  atomic.Bool // false once O_NOATIME was refused
 	closed   atomic.Bool
 	c        counters
+
+	app           appender // open segments
+	segMaxBytes   int64
+	segMaxEntries int
 }
 
 // ErrLocked is wrapped by Open's error when another process holds the spool.
@@ -94,6 +133,9 @@ func Open(opts Options) (*Spool, error) {
 	}
 	if opts.Dir == "" {
 		return nil, errors.New("open spool: no directory given")
+	}
+	if err := opts.checkSegments(); err != nil {
+		return nil, err
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -119,6 +161,9 @@ func Open(opts Options) (*Spool, error) {
 		log:      logger,
 		lock:     lock,
 		instance: fmt.Sprintf("%d.%x.", os.Getpid(), time.Now().UnixNano()),
+
+		segMaxBytes:   opts.SegmentMaxBytes,
+		segMaxEntries: opts.SegmentMaxEntries,
 	}
 	s.noAtime.Store(true)
 	return s, nil
@@ -211,6 +256,8 @@ func (s *Spool) Stats() Stats {
 		Read: c.read.Load(), ReadErrors: c.readErrors.Load(), Corrupt: c.corrupt.Load(),
 		Removed: c.removed.Load(), Quarantined: c.quarantined.Load(), TempRemoved: c.tempRemoved.Load(),
 		Syncs: c.syncs.Load(), NoAtimeDenied: c.noAtimeDenied.Load(),
+		SegmentsCreated: c.segmentsCreated.Load(), Appended: c.appended.Load(),
+		SegmentsClosed: c.segmentsClosed.Load(), SegmentsRead: c.segmentsRead.Load(),
 	}
 }
 
@@ -223,13 +270,17 @@ func (s *Spool) Quarantine(path, reason string) (string, error) {
 	if err := os.Rename(path, dst); err != nil {
 		return "", fmt.Errorf("quarantine %s: %w", path, err)
 	}
-	note := fmt.Sprintf("time: %s\nfrom: %s\nreason: %s\n", time.Now().UTC().Format(time.RFC3339), path, reason)
-	if err := os.WriteFile(dst+reasonSuffix, []byte(note), 0o640); err != nil {
-		s.log.Warn("write quarantine reason", "path", dst+reasonSuffix, "err", err)
-	}
+	s.writeReason(dst, fmt.Sprintf("time: %s\nfrom: %s\nreason: %s\n", time.Now().UTC().Format(time.RFC3339), path, reason))
 	s.c.quarantined.Add(1)
 	s.log.Warn("quarantined spool file", "from", path, "to", dst, "reason", reason)
 	return dst, nil
+}
+
+// writeReason writes the .reason file of the quarantined file dst.
+func (s *Spool) writeReason(dst, note string) {
+	if err := os.WriteFile(dst+reasonSuffix, []byte(note), 0o640); err != nil {
+		s.log.Warn("write quarantine reason", "path", dst+reasonSuffix, "err", err)
+	}
 }
 
 // RemoveStaleTemp removes the temp files that earlier processes left in

@@ -49,11 +49,13 @@ func ParseFsyncPolicy(s string) (FsyncPolicy, error) {
 	return 0, fmt.Errorf("parse fsync policy %q: want none, batch or always", s)
 }
 
-// Write publishes the entry atomically: it is encoded into a temp file in
-// tmp/ and renamed into its level directory, so a reader sees the whole
-// entry or nothing. Writing an entry whose name exists replaces it (same key
-// and time: the same poll). With FsyncAlways the file and its directory are
-// synced before Write returns.
+// Write publishes the entry atomically as a segment of one entry: it is
+// encoded into a temp file in tmp/ and renamed into its level directory, so
+// a reader sees the whole entry or nothing. This is how another process
+// drops an entry into a spool; the poller appends (Append). A file of the
+// same name is never replaced (it may be a segment of many entries): Write
+// fails with an error wrapping ErrDuplicateTime. With FsyncAlways the file
+// and its directory are synced before Write returns.
 func (s *Spool) Write(e *Entry) (Ref, error) {
 	ref, err := s.write(e)
 	if err != nil {
@@ -77,8 +79,7 @@ func (s *Spool) write(e *Entry) (Ref, error) {
 		_ = os.Remove(tmp) // never acknowledged
 		return Ref{}, err
 	}
-	s.c.written.Add(1)
-	s.c.writtenBytes.Add(uint64(len(buf)))
+	s.count(len(buf))
 	return ref, nil
 }
 
@@ -101,14 +102,18 @@ func (s *Spool) writeTemp(tmp string, buf []byte) error {
 	return nil
 }
 
-// publish renames tmp to dst, creating dst's level directories on demand.
+// publish renames tmp to dst, creating dst's level directories on demand,
+// and never replaces an existing dst.
 func (s *Spool) publish(tmp, dst string) error {
-	err := os.Rename(tmp, dst)
+	err := renameNoReplace(tmp, dst)
 	if errors.Is(err, fs.ErrNotExist) {
 		if merr := os.MkdirAll(filepath.Dir(dst), 0o750); merr != nil {
 			return fmt.Errorf("create spool level directory for %s: %w", dst, merr)
 		}
-		err = os.Rename(tmp, dst)
+		err = renameNoReplace(tmp, dst)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		err = ErrDuplicateTime
 	}
 	if err != nil {
 		return fmt.Errorf("publish spool entry %s: %w", dst, err)
@@ -119,6 +124,15 @@ func (s *Spool) publish(tmp, dst string) error {
 		}
 	}
 	return nil
+}
+
+func renameNoReplace(from, to string) error {
+	for {
+		err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 func syncDir(dir string) error {

@@ -62,15 +62,11 @@ func (d *daemon) Status() admin.Status {
 	return st
 }
 
-// Graph renders a configured target's graph after flushing it, once the
-// start-up walk has indexed the spool (the flush could hide older entries
-// not indexed yet).
+// Graph renders a configured target's graph after flushing it (the
+// writer walks the target's leaf first if the start-up walk has not).
 func (d *daemon) Graph(ctx context.Context, target string, o rrdwriter.GraphOptions) ([]byte, error) {
 	if _, ok := d.fleet.get().byName[target]; !ok {
 		return nil, fmt.Errorf("graph %q: %w", target, admin.ErrUnknownTarget)
-	}
-	if err := d.waitWalked(ctx); err != nil {
-		return nil, fmt.Errorf("graph %q: %w", target, err)
 	}
 	return d.wr.Graph(ctx, target, o)
 }

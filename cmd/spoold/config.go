@@ -89,10 +89,11 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 
 	fs = g[3].fs
 	fs.StringVar(&c.writer.Dir, "rrd-dir", c.writer.Dir, "directory of the RRD files")
-	fs.DurationVar(&c.writer.WriteDelay, "write-delay", c.writer.WriteDelay, "rrdcached -w: how long a target's oldest value waits before its file is written")
+	fs.DurationVar(&c.writer.WriteDelay, "write-delay", c.writer.WriteDelay, "rrdcached -w: how long after its oldest pending poll a target's file is written (a backlog found at start is due at once)")
 	fs.DurationVar(&c.writer.WriteJitter, "write-jitter", c.writer.WriteJitter, "rrdcached -z: random extra delay per file, to spread writes")
 	fs.IntVar(&c.writer.Writers, "writers", c.writer.Writers, "RRD files written in parallel")
 	fs.Var(&fsyncValue{&c.writer.RRDFsync}, "rrd-fsync", "durability of RRD updates before their spool entries are removed: none (kernel writeback), batch (one syncfs for the files updated meanwhile), always (fdatasync each file)")
+	fs.DurationVar(&c.writer.FutureTolerance, "future-tolerance", c.writer.FutureTolerance, "quarantine, never write, a spooled value dated further ahead of the clock than this (written, it would hide every real poll before its date)")
 	fs.BoolVar(&c.writer.Prefetch, "write-prefetch", c.writer.Prefetch, "ask the kernel for every page an RRD update will touch at once, before the update")
 	fs.Float64Var(&c.writer.WriteRate, "write-rate", c.writer.WriteRate, "most RRD files written per second (0 = no cap); graphs and shutdown bypass it")
 	fs.DurationVar(&c.writer.BackoffMin, "write-backoff-min", c.writer.BackoffMin, "first wait before retrying an RRD file whose write failed (full disk, read-only, permissions); doubles per failure")
@@ -143,6 +144,9 @@ func (c *config) check() error {
 		{c.poller.Retries < 0, "poll-retries", "must be >= 0"},
 		{c.poller.MaxVarbinds < 1, "poll-max-varbinds", "must be at least 1"},
 		{c.rescanInterval < 0, "rescan-interval", "must be >= 0"},
+		{c.spool.SegmentMaxBytes < spool.MinSegmentBytes || c.spool.SegmentMaxBytes > spool.MaxSegmentBytes, "segment-max-bytes", "must be 4k to 64m"},
+		{c.spool.SegmentMaxEntries < 1 || c.spool.SegmentMaxEntries > 1<<20, "segment-max-entries", "must be 1 to 1048576"},
+		{c.writer.FutureTolerance < 0, "future-tolerance", "must be >= 0"},
 		{c.writer.WriteDelay < 0, "write-delay", "must be >= 0"},
 		{c.writer.WriteJitter < 0, "write-jitter", "must be >= 0"},
 		{c.writer.Writers < 1, "writers", "must be at least 1"},

@@ -127,6 +127,9 @@ func drain(t *testing.T, r *ledgerRig) {
 	if err := p.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("the draining daemon exited with %v:\n%s", err, p.stderr)
 	}
+	if left := spoolEntries(t, r.dir); len(left) != 0 {
+		t.Logf("the draining daemon's warnings:\n%s", warnings(p.stderr.String()))
+	}
 }
 
 // TestCrashTrials kills spoold with SIGKILL at random moments while it

@@ -46,14 +46,6 @@ type daemon struct {
 	pollCancel, loadCancel, writeCancel, diskCancel context.CancelFunc
 	pollDone, loadDone, writeDone, diskDone         chan struct{}
 	stopOnce                                        sync.Once
-
-	// walked is closed when the start-up walk of the spool has finished:
-	// every entry on disk is indexed (or left on disk by a full index).
-	// Nothing is written into an RRD file before: a newer value written
-	// first would make the older ones, still unindexed, look already
-	// applied, and the writer would skip them.
-	walked     chan struct{}
-	walkedOnce sync.Once
 }
 
 // adminServer is what the daemon needs of the admin HTTP server.
@@ -65,7 +57,7 @@ type adminServer interface {
 // newDaemon opens the spool (taking its lock) and builds every component;
 // nothing runs yet.
 func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemon, error) {
-	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now(), walked: make(chan struct{})}
+	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now()}
 	f, err := loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval)
 	if err != nil {
 		return nil, err
@@ -94,7 +86,7 @@ func (d *daemon) build(cfg config, f *fleet) error {
 	}
 	d.disk = newDiskLoad(cfg.diskStatsInterval)
 	wo := cfg.writer
-	wo.Profile, wo.Logger = d.fleet.rrdProfile, d.log.With("component", "writer")
+	wo.Profile, wo.Logger, wo.Ready = d.fleet.rrdProfile, d.log.With("component", "writer"), d.ld
 	if wo.RRD == nil {
 		wo.RRD = rrdwriter.LibRRD()
 	}
@@ -121,39 +113,11 @@ func (d *daemon) build(cfg config, f *fleet) error {
 func (d *daemon) start() {
 	d.disk.sample()
 	d.diskCancel, d.diskDone = d.goRun("disk sampler", d.disk.run)
-	d.writeCancel, d.writeDone = d.goRun("writer", d.runWriter)
+	d.writeCancel, d.writeDone = d.goRun("writer", d.wr.Run)
 	d.loadCancel, d.loadDone = d.goRun("loader", d.loaderLoop)
 	d.pollCancel, d.pollDone = d.goRun("poller", d.pl.Run)
 	d.log.Info("spoold started", "version", versionString(), "targets", len(d.fleet.get().targets),
 		"spool", d.cfg.spool.Dir, "rrd_dir", d.cfg.writer.Dir, "pid", os.Getpid())
-}
-
-// runWriter runs the writer once the start-up walk has indexed the spool.
-func (d *daemon) runWriter(ctx context.Context) error {
-	if err := d.waitWalked(ctx); err != nil {
-		return err
-	}
-	return d.wr.Run(ctx)
-}
-
-// waitWalked waits for the end of the start-up walk, or of ctx.
-func (d *daemon) waitWalked(ctx context.Context) error {
-	select {
-	case <-d.walked:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("wait for the start-up walk of the spool: %w", ctx.Err())
-	}
-}
-
-// hasWalked reports whether the start-up walk has finished.
-func (d *daemon) hasWalked() bool {
-	select {
-	case <-d.walked:
-		return true
-	default:
-		return false
-	}
 }
 
 func (d *daemon) goRun(name string, run func(context.Context) error) (context.CancelFunc, chan struct{}) {
@@ -188,7 +152,6 @@ func (d *daemon) loaderLoop(ctx context.Context) error {
 		} else {
 			d.log.Warn("the walk of the spool had errors: keys with entries a full index refused stay held until a walk without errors", "errors", st.Errors)
 		}
-		d.walkedOnce.Do(func() { close(d.walked) })
 		tick, stop := d.scheduleRescan()
 		err = d.waitRescan(ctx, tick, room.C)
 		stop()
@@ -248,7 +211,7 @@ func (d *daemon) stopOrdered() error {
 	<-d.pollDone
 	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.shutdownTimeout)
 	defer cancel()
-	d.finishWalk(ctx)
+	d.finishWalk()
 	d.loadCancel()
 	<-d.loadDone
 	d.writeCancel()
@@ -266,11 +229,10 @@ func (d *daemon) stopOrdered() error {
 	return d.sp.Close()
 }
 
-// finishWalk lets a start-up walk still going finish unthrottled, within
-// ctx, so that the shutdown flush may write. It returns early if the
-// loader has stopped on an error.
-func (d *daemon) finishWalk(ctx context.Context) {
-	if d.hasWalked() {
+// finishWalk ends the throttle of a start-up walk still going, so that
+// the rest of the spool is indexed at full speed for the shutdown flush.
+func (d *daemon) finishWalk() {
+	if d.ld.WalkedAll() {
 		return
 	}
 	p := d.ld.Params()
@@ -279,26 +241,16 @@ func (d *daemon) finishWalk(ctx context.Context) {
 		d.log.Warn("unthrottle the loader for the shutdown", "err", err)
 	}
 	d.log.Info("stopping: finishing the start-up walk of the spool, unthrottled")
-	select { // flushAtShutdown says what the outcome means
-	case <-d.walked:
-	case <-d.loadDone: // the loader failed; its error is logged
-	case <-ctx.Done():
-	}
 }
 
-// flushAtShutdown writes everything pending, unless the start-up walk did
-// not finish: then some entries on disk are not indexed, and writing the
-// indexed ones could hide them, so everything stays in the spool for the
-// next start.
+// flushAtShutdown writes everything pending. The writer first walks what
+// the start-up walk has not reached (every key must be complete in the
+// index before it is written); what the timeout leaves stays in the spool
+// for the next start.
 func (d *daemon) flushAtShutdown(ctx context.Context) {
-	if !d.hasWalked() {
-		d.log.Warn("the start-up walk of the spool did not finish within the shutdown timeout; no flush, pending entries stay in the spool for the next start",
-			"entries_indexed", d.ix.Len())
-		return
-	}
-	d.log.Info("stopping: flushing pending values", "entries", d.ix.Len(), "timeout", d.cfg.shutdownTimeout)
+	d.log.Info("stopping: flushing pending values", "segments", d.ix.Len(), "timeout", d.cfg.shutdownTimeout)
 	if err := d.wr.FlushAll(ctx); err != nil {
-		d.log.Warn("flush at shutdown incomplete; the rest stays in the spool", "err", err, "entries_left", d.ix.Len())
+		d.log.Warn("flush at shutdown incomplete; the rest stays in the spool", "err", err, "segments_left", d.ix.Len())
 	}
 }
 
@@ -318,12 +270,7 @@ func (d *daemon) reload() {
 }
 
 // flushAll writes everything pending now (SIGUSR1, POST /flush).
-// It first waits for the start-up walk (see walked).
 func (d *daemon) flushAll(ctx context.Context) error {
-	if err := d.waitWalked(ctx); err != nil {
-		d.log.Warn("flush not done", "err", err)
-		return fmt.Errorf("flush all: %w", err)
-	}
 	n := d.ix.Len()
 	err := d.wr.FlushAll(ctx)
 	d.log.Info("flushed", "entries_before", n, "entries_after", d.ix.Len(), "err", err)

@@ -200,12 +200,12 @@ type meteredSpool struct {
 	t *ioTally
 }
 
-func (m meteredSpool) Write(e *spool.Entry) (ref spool.Ref, err error) {
+func (m meteredSpool) Append(e *spool.Entry) (ref spool.Ref, created bool, err error) {
 	err = m.t.measure(1, func() error {
-		ref, err = m.Writer.Write(e)
+		ref, created, err = m.Writer.Append(e)
 		return err
 	})
-	return ref, err
+	return ref, created, err
 }
 
 func (m meteredSpool) Sync() error { return m.t.measure(0, m.Writer.Sync) }

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/internal/spoolgen"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/simulate"
 	"github.com/spoold/spoold/spool"
@@ -215,6 +216,7 @@ func daemonArgs(dir string, f *e2eFleet, extra ...string) []string {
 }
 
 // spoolEntries lists the entry files left in a spool.
+// spoolEntries returns the names of the spool's segments.
 func spoolEntries(t *testing.T, dir string) []spool.Ref {
 	t.Helper()
 	var refs []spool.Ref
@@ -227,6 +229,26 @@ func spoolEntries(t *testing.T, dir string) []spool.Ref {
 		refs = append(refs, r)
 	}
 	return refs
+}
+
+// spooledPolls counts the entries in the spool's segments.
+func spooledPolls(t *testing.T, dir string, refs []spool.Ref) int {
+	t.Helper()
+	so := spool.DefaultOptions()
+	n := 0
+	for _, r := range refs {
+		path := filepath.Join(dir, "spool", spool.MustParseLevels(so.Levels).Dir(r.Hash), r.String())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := spool.ParseSegment(r, data)
+		if len(g.Bad) > 0 {
+			t.Fatalf("segment %s has bad bytes: %+v", path, g.Bad)
+		}
+		n += len(g.Entries)
+	}
+	return n
 }
 
 // fetchRates reads a data source's AVERAGE rows at the step resolution with
@@ -350,8 +372,8 @@ func TestRestartAfterKillLosesNothing(t *testing.T) {
 	p.waitFor(t, "7 poll cycles", func(st map[string]any) bool { return num(st, "last_cycle", "seq") >= 7 })
 	p.stop(t, syscall.SIGKILL)
 	pending := spoolEntries(t, dir)
-	if len(pending) < 4*4 {
-		t.Fatalf("only %d entries pending before the kill", len(pending))
+	if n := spooledPolls(t, dir, pending); n < 4*4 {
+		t.Fatalf("only %d entries pending before the kill", n)
 	}
 	killedAt := time.Now().Unix()
 
@@ -360,7 +382,7 @@ func TestRestartAfterKillLosesNothing(t *testing.T) {
 		return num(st, "loader", "progress") == 1 && st["loader"].(map[string]any)["running"] == false
 	})
 	if got := num(st, "loader", "indexed") + num(st, "loader", "existing"); got < float64(len(pending)) {
-		t.Fatalf("loader indexed %v entries, %d were on disk", got, len(pending))
+		t.Fatalf("loader indexed %v segments, %d were on disk", got, len(pending))
 	}
 	// SIGTERM flushes everything pending, the old entries included.
 	if err := p2.stop(t, syscall.SIGTERM); err != nil {
@@ -369,8 +391,8 @@ func TestRestartAfterKillLosesNothing(t *testing.T) {
 	if left := spoolEntries(t, dir); len(left) != 0 {
 		t.Fatalf("%d entries left after the restart's shutdown flush", len(left))
 	}
-	if q, _ := os.ReadDir(filepath.Join(dir, "spool", spool.QuarantineDir)); len(q) != 0 {
-		t.Fatalf("quarantine holds %d files", len(q))
+	if q := spoolgen.QuarantineReasons(t, filepath.Join(dir, "spool")); len(q) != 0 {
+		t.Fatalf("quarantine holds %d files: %v", len(q), q)
 	}
 	// Rows up to the polls before the kill: the first poll after the
 	// restart may come after the heartbeat, and a row bordering unknown

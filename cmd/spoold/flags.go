@@ -21,6 +21,8 @@ func addSpoolFlags(fs *pflag.FlagSet, o *spool.Options) {
 	fs.StringVar(&o.Dir, "spool-dir", o.Dir, "spool directory (poll results waiting for their RRD files)")
 	fs.Var(&levelsValue{&o.Levels}, "levels", `spool directory levels in nginx's syntax: 1 to 3 levels of 1 or 2 hex characters, e.g. "1:2"`)
 	fs.Var(&fsyncValue{&o.Fsync}, "fsync", "durability of spool writes: none (kernel writeback), batch (one syncfs per poll cycle), always (fsync every entry)")
+	fs.Var(&sizeValue{&o.SegmentMaxBytes}, "segment-max-bytes", `close a target's open spool segment (start a new file) before it passes this size, nginx size syntax ("1m"; 4k to 64m)`)
+	fs.IntVar(&o.SegmentMaxEntries, "segment-max-entries", o.SegmentMaxEntries, "close a target's open spool segment after this many poll results (1 = one file per poll, as before segments)")
 }
 
 func addIndexFlags(fs *pflag.FlagSet, o *shm.Options) {

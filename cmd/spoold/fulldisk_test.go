@@ -81,9 +81,55 @@ func fillDisk(t *testing.T, dir string) string {
 	}
 }
 
+// keepFull fills dir again whenever it has room (the writer frees the
+// pages of the segments it applies), as another process filling the disk
+// would, until the returned stop is called.
+func keepFull(t *testing.T, dir string) (filler string, stop func()) {
+	t.Helper()
+	filler = fillDisk(t, dir)
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		f, err := os.OpenFile(filler, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			for {
+				if _, err := f.Write(make([]byte, 1)); err != nil {
+					break
+				}
+			}
+		}
+	}()
+	return filler, func() { close(done); <-stopped }
+}
+
 // checkVisibleEntries reads every file in the spool's level directories:
 // each must be a whole, valid entry (a failed write never leaves a partial
 // one where the loader or the writer would see it).
+// logLineHas reports whether one line of logs contains every one of subs.
+func logLineHas(logs string, subs ...string) bool {
+	for _, line := range strings.Split(logs, "\n") {
+		ok := true
+		for _, s := range subs {
+			ok = ok && strings.Contains(line, s)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
 func checkVisibleEntries(t *testing.T, spoolDir string) int {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(spoolDir, "?", "??", "*"))
@@ -92,12 +138,13 @@ func checkVisibleEntries(t *testing.T, spoolDir string) int {
 			t.Errorf("visible file that is not an entry: %s", path)
 			continue
 		}
+		ref, _ := spool.ParseName(filepath.Base(path))
 		data, err := os.ReadFile(path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue // applied and removed meanwhile
 		}
-		if _, derr := spool.Decode(data); err != nil || derr != nil {
-			t.Errorf("visible entry %s is not whole: read %v, decode %v", path, err, derr)
+		if g := spool.ParseSegment(ref, data); err != nil || len(g.Bad) > 0 || len(g.Entries) == 0 {
+			t.Errorf("visible segment %s is not whole: read %v, bad %+v", path, err, g.Bad)
 		}
 	}
 	return len(files)
@@ -146,13 +193,14 @@ func TestFullAndReadOnlyDisks(t *testing.T) {
 		num(written, "writer", "creates"), num(written, "writer", "entries_written"))
 
 	// 2. A full spool: poll results cannot be written; nothing partial shows.
-	filler = fillDisk(t, spoolFS)
+	filler, stopFilling := keepFull(t, spoolFS)
 	full := p.waitFor(t, "spool writes failing", func(st map[string]any) bool {
 		return num(st, "spool", "write_errors") >= 6
 	})
+	stopFilling()
 	checkVisibleEntries(t, spoolFS)
-	if !strings.Contains(p.stderr.String(), "no space left on device") || !strings.Contains(p.stderr.String(), filepath.Join(spoolFS, spool.TmpDir)) {
-		t.Errorf("no log line names the spool's temp file and ENOSPC:\n%s", p.stderr)
+	if !logLineHas(p.stderr.String(), "no space left on device", "segment "+spoolFS+"/") {
+		t.Errorf("no log line names a spool segment and ENOSPC:\n%s", p.stderr)
 	}
 	os.Remove(filler)
 	w0 := num(full, "spool", "written")
@@ -189,6 +237,7 @@ func TestFullAndReadOnlyDisks(t *testing.T) {
 	}
 	// Entries applied while the spool was read-only could not be removed;
 	// the next start finds them already applied and removes them.
+	first := p
 	p = startDaemon(t, r.args("--loader-sleep", "0")...)
 	p.waitFor(t, "the loader to finish", loaderDone)
 	if err := p.stop(t, syscall.SIGTERM); err != nil {
@@ -202,6 +251,18 @@ func TestFullAndReadOnlyDisks(t *testing.T) {
 	fmt.Printf("disk: published=%d checked=%d after_gap=%d lost=%d doubled=%d quarantined=%d\n",
 		v.published, v.checked, v.afterGap, v.lost, v.doubled, v.quarantined)
 	if v.lost != 0 || v.doubled != 0 || v.quarantined != 0 || v.badRates != 0 || v.checked == 0 {
-		t.Errorf("lost=%d doubled=%d quarantined=%d rates off=%d checked=%d", v.lost, v.doubled, v.quarantined, v.badRates, v.checked)
+		t.Errorf("lost=%d doubled=%d quarantined=%d rates off=%d checked=%d; the daemons' warnings:\n%s\n%s", v.lost, v.doubled, v.quarantined, v.badRates, v.checked,
+			warnings(first.stderr.String()), warnings(p.stderr.String()))
 	}
+}
+
+// warnings returns the WARN and ERROR lines of a daemon's log.
+func warnings(logs string) string {
+	var out []string
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -15,16 +15,19 @@ import (
 
 // spoolLedger is the test's own record of every entry published into a
 // spool, independent of the daemon (which is killed and loses its
-// counters): inotify reports each rename into a level directory, and the
-// ledger reads the entry's values while the file is still there.
+// counters): inotify reports each segment created, appended to or renamed
+// into a level directory, and the ledger reads the entries added since it
+// last read the file, while the file is still there. Entries are recorded
+// by their own poll time (Entry.Ref), whatever segment holds them.
 type spoolLedger struct {
 	f    *os.File
 	dirs map[int32]string // watch descriptor → leaf directory
 	done chan struct{}
+	read map[string]int64 // path → bytes of it read (good entries)
 
 	mu       sync.Mutex
-	entries  map[spool.Ref][]spool.Entry // every version published under a name
-	unread   map[spool.Ref]bool          // gone before the ledger could read it
+	entries  map[spool.Ref][]spool.Entry // every version published of a poll time
+	unread   map[spool.Ref]bool          // a segment gone before the ledger read it: its first entry
 	overflow bool                        // the kernel dropped events: the ledger is incomplete
 }
 
@@ -38,21 +41,21 @@ func watchSpool(t *testing.T, dir string) *spoolLedger {
 	}
 	l := &spoolLedger{
 		f: os.NewFile(uintptr(fd), "inotify"), dirs: map[int32]string{}, done: make(chan struct{}),
-		entries: map[spool.Ref][]spool.Entry{}, unread: map[spool.Ref]bool{},
+		entries: map[spool.Ref][]spool.Entry{}, unread: map[spool.Ref]bool{}, read: map[string]int64{},
 	}
 	leaves, _ := filepath.Glob(filepath.Join(dir, "?", "??"))
 	if len(leaves) != 16*256 {
 		t.Fatalf("spool %s has %d leaf directories, want 4096 (precreated 1:2)", dir, len(leaves))
 	}
 	for _, leaf := range leaves {
-		wd, err := unix.InotifyAddWatch(fd, leaf, unix.IN_MOVED_TO|unix.IN_ONLYDIR)
+		wd, err := unix.InotifyAddWatch(fd, leaf, unix.IN_MOVED_TO|unix.IN_MODIFY|unix.IN_CREATE|unix.IN_ONLYDIR)
 		if err != nil {
 			l.f.Close()
 			t.Skipf("SKIPPED LOUDLY: watch %s: %v (raise fs.inotify.max_user_watches)", leaf, err)
 		}
 		l.dirs[int32(wd)] = leaf
 	}
-	go l.read()
+	go l.run()
 	t.Cleanup(l.stop)
 	return l
 }
@@ -68,7 +71,7 @@ func (l *spoolLedger) stop() {
 	<-l.done
 }
 
-func (l *spoolLedger) read() {
+func (l *spoolLedger) run() {
 	defer close(l.done)
 	buf := make([]byte, 64<<10)
 	for {
@@ -91,33 +94,53 @@ func (l *spoolLedger) read() {
 				l.mu.Unlock()
 				continue
 			}
-			if ev.Mask&unix.IN_MOVED_TO != 0 {
-				l.record(filepath.Join(l.dirs[ev.Wd], string(bytes.TrimRight(name, "\x00"))))
+			if ev.Mask&(unix.IN_MOVED_TO|unix.IN_MODIFY|unix.IN_CREATE) != 0 {
+				l.record(filepath.Join(l.dirs[ev.Wd], string(bytes.TrimRight(name, "\x00"))), ev.Mask&unix.IN_MOVED_TO != 0)
 			}
 		}
 	}
 }
 
-// record reads a published entry. A name that does not parse is not an
-// entry; an entry gone already (applied by a fast writer) is recorded by
-// name only.
-func (l *spoolLedger) record(path string) {
+// record reads the entries of the segment at path that the ledger has
+// not read yet (all of them for a file renamed in: a new file). A name
+// that does not parse is not a segment. A file renamed in and gone before
+// the ledger read it (applied by a fast writer) is recorded as its first
+// entry's time, unread; a segment created in place and gone unread is not
+// (its first write may have failed: a full disk, never acknowledged). A
+// torn tail is an append in progress: the next event reads it.
+func (l *spoolLedger) record(path string, renamed bool) {
 	ref, err := spool.ParseName(filepath.Base(path))
 	if err != nil {
 		return
 	}
+	if renamed {
+		delete(l.read, path)
+	}
 	data, rerr := os.ReadFile(path)
-	e, derr := spool.Decode(data)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if rerr != nil || derr != nil {
-		if len(l.entries[ref]) == 0 {
-			l.unread[ref] = true
+	from := l.read[path]
+	if rerr != nil || int64(len(data)) < from {
+		if rerr != nil && from == 0 && renamed {
+			l.mu.Lock()
+			if len(l.entries[ref]) == 0 {
+				l.unread[ref] = true
+			}
+			l.mu.Unlock()
 		}
 		return
 	}
-	l.entries[ref] = append(l.entries[ref], e)
-	delete(l.unread, ref)
+	g := spool.ParseSegment(ref, data)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, e := range g.Entries {
+		end := g.Offsets[i] + int64(e.EncodedLen())
+		if g.Offsets[i] < from {
+			continue
+		}
+		r := e.Ref()
+		l.entries[r] = append(l.entries[r], e)
+		delete(l.unread, r)
+		l.read[path] = end
+	}
 }
 
 // snapshot returns what the ledger holds; call it after stop.

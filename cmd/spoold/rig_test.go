@@ -332,9 +332,23 @@ func (r *ledgerRig) quarantined(t *testing.T) map[spool.Ref]bool {
 	files, _ := os.ReadDir(filepath.Join(r.dir, "spool", spool.QuarantineDir))
 	for _, f := range files {
 		t.Logf("quarantine holds %s", f.Name())
-		name, _, _ := strings.Cut(f.Name(), ".") // <entry name>.<nanoseconds>[.reason]
-		if ref, err := spool.ParseName(name); err == nil {
-			q[ref] = true
+		// <segment name>.[at<offset>.]<nanoseconds>[.reason]
+		name, _, _ := strings.Cut(f.Name(), ".")
+		ref, err := spool.ParseName(name)
+		if strings.HasSuffix(f.Name(), ".reason") {
+			if b, err := os.ReadFile(filepath.Join(r.dir, "spool", spool.QuarantineDir, f.Name())); err == nil {
+				t.Logf("quarantine reason: %s", strings.ReplaceAll(string(b), "\n", "; "))
+			}
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		q[ref] = true
+		if data, err := os.ReadFile(filepath.Join(r.dir, "spool", spool.QuarantineDir, f.Name())); err == nil {
+			for _, e := range spool.ParseSegment(ref, data).Entries {
+				q[e.Ref()] = true // the entries in it, whatever their times
+			}
 		}
 	}
 	return q

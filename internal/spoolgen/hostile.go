@@ -119,16 +119,16 @@ func (h *hostile) contentCases(asRoot bool) {
 		name, reason string
 		mutate       func(b []byte) []byte
 	}{
-		{"truncated entry", "checksum mismatch", func(b []byte) []byte { return b[:len(b)-9] }},
-		{"zero-length file", "truncated", func(b []byte) []byte { return nil }},
+		{"truncated entry (a torn append)", "torn", func(b []byte) []byte { return b[:len(b)-9] }},
+		{"zero-length file", "empty segment", func(b []byte) []byte { return nil }},
 		{"bad magic", "bad magic", func(b []byte) []byte { copy(b, "XPLD"); return b }},
 		{"wrong version", "unsupported version", func(b []byte) []byte { b[4] = 9; return b }},
 		{"bad checksum", "checksum mismatch", func(b []byte) []byte { b[len(b)-6] ^= 0x40; return b }},
-		{"content of another key", "does not match the name", func(b []byte) []byte {
+		{"content of another key", "in a segment of hash", func(b []byte) []byte {
 			e := spool.Entry{Key: h.key + "-other", Time: int64(binary.LittleEndian.Uint64(b[8:]))}
 			return h.encode(e)
 		}},
-		{"oversized file", "longer than the largest entry", func(b []byte) []byte { return append(b, make([]byte, 2<<20)...) }},
+		{"oversized file", "longer than the largest segment", func(b []byte) []byte { return append(b, make([]byte, spool.MaxSegmentLen)...) }},
 	}
 	for _, m := range mutations {
 		e, ref := h.next()

@@ -1,0 +1,298 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Appending. The process that creates a segment is the only one that ever
+// appends to it, and only until the segment is closed: when the writer
+// takes the key (Seal), when it reaches Options.SegmentMaxBytes or
+// SegmentMaxEntries, and at every start (open segments live in memory
+// only, so a new process never appends to an old file). Each append is one
+// write(2) of one framed entry to a descriptor opened with O_APPEND; a
+// failed or short write is cut off again (ftruncate to the old length), and
+// if even that fails the segment is closed, so no later entry follows the
+// torn bytes.
+
+// ErrDuplicateTime is wrapped by Append's error for an entry whose key
+// already has an entry of the same poll time (to the millisecond) in its
+// open segment, or whose new segment's name (whole seconds) is taken.
+var ErrDuplicateTime = errors.New("an entry of this key and second is already spooled")
+
+// openSegment is a segment this process appends to.
+type openSegment struct {
+	ref     Ref
+	size    int64 // bytes written and kept
+	entries int
+	last    int64  // poll time of the newest entry
+	milli   uint16 // and its milliseconds
+}
+
+// appendShards is the number of locks open segments are spread over.
+const appendShards = 64
+
+type appendShardState struct {
+	mu   sync.Mutex
+	open map[uint64]*openSegment
+}
+
+type appendShard struct {
+	appendShardState
+	_ [cacheLinePad - unsafe.Sizeof(appendShardState{})%cacheLinePad]byte
+}
+
+// cacheLinePad keeps two shards' locks off one cache line.
+const cacheLinePad = 64
+
+type appender struct {
+	shards [appendShards]appendShard
+}
+
+func (a *appender) shard(hash uint64) *appendShard {
+	return &a.shards[(hash*0x9e3779b97f4a7c15)>>(64-6)]
+}
+
+// Append adds the entry to its key's open segment, or starts a new segment
+// (a file named after the entry) when the key has none, the open one is
+// full, or the entry is older than the open one's newest. created tells
+// which: a new segment must be indexed (ref is its name); an entry appended
+// to an open segment is covered by the segment's index entry. With
+// FsyncAlways the data (and, for a new segment, its directory entry) is
+// synced before Append returns. An entry of a second the key's open
+// segment already has, or whose new segment's name exists, gives an error
+// wrapping ErrDuplicateTime; nothing is written then.
+func (s *Spool) Append(e *Entry) (ref Ref, created bool, err error) {
+	ref, created, err = s.append(e)
+	if err != nil {
+		s.c.writeErrors.Add(1)
+	}
+	return ref, created, err
+}
+
+func (s *Spool) append(e *Entry) (Ref, bool, error) {
+	buf, err := e.AppendEncode(make([]byte, 0, e.EncodedLen()))
+	if err != nil {
+		return Ref{}, false, err
+	}
+	hash := KeyHash(e.Key)
+	sh := s.app.shard(hash)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	seg := sh.open[hash]
+	switch {
+	case seg == nil:
+	case e.Time == seg.last && e.Milli == seg.milli:
+		return Ref{}, false, fmt.Errorf("append to spool segment %s: poll time %d.%03d: %w", s.EntryPath(seg.ref), e.Time, e.Milli, ErrDuplicateTime)
+	case e.Time < seg.last || e.Time == seg.last && e.Milli < seg.milli, // the clock went back: a new segment keeps each in order
+		seg.size+int64(len(buf)) > s.segMaxBytes,
+		seg.entries >= s.segMaxEntries:
+		delete(sh.open, hash)
+		s.c.segmentsClosed.Add(1)
+		seg = nil
+	}
+	if seg != nil {
+		if err := s.appendTo(sh, seg, buf); err != nil {
+			return Ref{}, false, err
+		}
+		seg.entries++
+		seg.last, seg.milli = e.Time, e.Milli
+		return seg.ref, false, nil
+	}
+	ref, err := s.createFree(Ref{Hash: hash, Time: e.Time}, buf)
+	if err != nil {
+		return Ref{}, false, err
+	}
+	if sh.open == nil {
+		sh.open = make(map[uint64]*openSegment)
+	}
+	sh.open[hash] = &openSegment{ref: ref, size: int64(len(buf)), entries: 1, last: e.Time, milli: e.Milli}
+	s.c.segmentsCreated.Add(1)
+	s.count(len(buf))
+	return ref, true, nil
+}
+
+func (s *Spool) count(n int) {
+	s.c.written.Add(1)
+	s.c.writtenBytes.Add(uint64(n))
+}
+
+// nameTries bounds how many seconds before its first entry a new segment's
+// name may go when the name of its own second is taken.
+const nameTries = 60
+
+// createFree creates a segment for buf, whose first poll time is ref.Time,
+// named ref or, when a segment of that second exists already (a restart
+// within the second of the last poll, whose segment this process may not
+// append to), the latest free second before it: a name is a lower bound of
+// its entries' times. It returns the name used.
+func (s *Spool) createFree(ref Ref, buf []byte) (Ref, error) {
+	var err error
+	for i := int64(0); i < nameTries && ref.Time-i >= 0; i++ {
+		r := Ref{Hash: ref.Hash, Time: ref.Time - i}
+		if err = s.create(r, buf); !errors.Is(err, ErrDuplicateTime) {
+			return r, err
+		}
+	}
+	return Ref{}, err
+}
+
+// create writes buf as the first entry of a new segment ref.
+func (s *Spool) create(ref Ref, buf []byte) error {
+	path := s.EntryPath(ref)
+	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_APPEND | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := openRetry(path, flags, 0o640)
+	if errors.Is(err, unix.ENOENT) {
+		if merr := os.MkdirAll(filepath.Dir(path), 0o750); merr != nil {
+			return fmt.Errorf("create spool level directory for %s: %w", path, merr)
+		}
+		fd, err = openRetry(path, flags, 0o640)
+	}
+	if errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("create spool segment %s: %w", path, ErrDuplicateTime)
+	}
+	if err != nil {
+		return fmt.Errorf("create spool segment %s: %w", path, err)
+	}
+	err = writeAll(fd, buf)
+	if err == nil && s.fsync == FsyncAlways {
+		err = unix.Fdatasync(fd)
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// Never acknowledged, and no other entry is in it: take it back.
+		_ = unix.Unlink(path)
+		return fmt.Errorf("write spool segment %s: %w", path, err)
+	}
+	if s.fsync == FsyncAlways {
+		return syncDir(filepath.Dir(path))
+	}
+	return nil
+}
+
+// appendTo appends buf to the open segment seg; sh is locked. A failed
+// write is cut off again; if that fails too, the segment is closed.
+func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte) error {
+	path := s.EntryPath(seg.ref)
+	fd, err := openRetry(path, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		delete(sh.open, seg.ref.Hash) // gone or replaced: the next entry starts anew
+		s.c.segmentsClosed.Add(1)
+		return fmt.Errorf("open spool segment %s for appending: %w", path, err)
+	}
+	err = writeAll(fd, buf)
+	if err == nil && s.fsync == FsyncAlways {
+		err = unix.Fdatasync(fd)
+	}
+	if err != nil {
+		if terr := unix.Ftruncate(fd, seg.size); terr != nil {
+			delete(sh.open, seg.ref.Hash)
+			s.c.segmentsClosed.Add(1)
+			err = fmt.Errorf("%w; cut the torn tail at %d: %w", err, seg.size, terr)
+		}
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("append to spool segment %s: %w", path, err)
+	}
+	seg.size += int64(len(buf))
+	s.count(len(buf))
+	s.c.appended.Add(1)
+	return nil
+}
+
+// Seal closes the open segment of hash, if this process has one: no entry
+// is appended to it after Seal returns, so a reader that calls Seal first
+// reads every entry the segment will ever hold. The writer seals a key
+// before it reads the key's segments.
+func (s *Spool) Seal(hash uint64) {
+	sh := s.app.shard(hash)
+	sh.mu.Lock()
+	if _, ok := sh.open[hash]; ok {
+		delete(sh.open, hash)
+		s.c.segmentsClosed.Add(1)
+	}
+	sh.mu.Unlock()
+}
+
+// OpenSegments returns how many segments this process has open.
+func (s *Spool) OpenSegments() int {
+	n := 0
+	for i := range s.app.shards {
+		sh := &s.app.shards[i]
+		sh.mu.Lock()
+		n += len(sh.open)
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+func openRetry(path string, flags int, mode uint32) (int, error) {
+	for {
+		fd, err := unix.Open(path, flags, mode)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// writeAll writes buf to fd; a short write is an error (ENOSPC, most likely).
+func writeAll(fd int, buf []byte) error {
+	for len(buf) > 0 {
+		n, err := unix.Write(fd, buf)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return err
+		case n == 0:
+			return unix.ENOSPC
+		}
+		buf = buf[n:]
+	}
+	return nil
+}
+
+// QuarantineRange copies the bad range r of segment g into quarantine/,
+// next to a .reason file with its offset, length and reason, and syncs the
+// copy: the caller then removes the segment once its good entries are
+// applied, and the bad bytes are kept. It returns the copy's path.
+func (s *Spool) QuarantineRange(g *Segment, r BadRange) (string, error) {
+	base := filepath.Base(g.Path)
+	dst := filepath.Join(s.dir, QuarantineDir, fmt.Sprintf("%s.at%d.%d", base, r.Offset, time.Now().UnixNano()))
+	fd, err := openRetry(dst, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
+	if err != nil {
+		return "", fmt.Errorf("quarantine bytes %d..%d of %s: %w", r.Offset, r.Offset+r.Len, g.Path, err)
+	}
+	err = writeAll(fd, g.Bytes(r))
+	if err == nil {
+		err = unix.Fdatasync(fd)
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(dst)
+		return "", fmt.Errorf("quarantine bytes %d..%d of %s: %w", r.Offset, r.Offset+r.Len, g.Path, err)
+	}
+	note := fmt.Sprintf("time: %s\nfrom: %s\noffset: %d\nlength: %d\nreason: %s\n",
+		time.Now().UTC().Format(time.RFC3339), g.Path, r.Offset, r.Len, r.Reason)
+	s.writeReason(dst, note)
+	if err := syncDir(filepath.Dir(dst)); err != nil {
+		return "", err
+	}
+	s.c.quarantined.Add(1)
+	s.log.Warn("quarantined bytes of a spool segment", "from", g.Path, "offset", r.Offset, "length", r.Len, "to", dst, "reason", r.Reason)
+	return dst, nil
+}
