@@ -119,7 +119,7 @@ func (w *walk) nonLeafEntry(depth int, e dirent) error {
 	switch {
 	case depth == 0 && e.typ == unix.DT_DIR && (e.name == spool.TmpDir || e.name == spool.QuarantineDir):
 		return nil
-	case depth == 0 && e.typ == unix.DT_REG && e.name == spool.LockFile:
+	case depth == 0 && e.typ == unix.DT_REG && (e.name == spool.LockFile || e.name == spool.MarkerFile):
 		return nil
 	case e.typ == unix.DT_REG:
 		reason := fmt.Sprintf("file at level %d, above the leaf directories", depth)
