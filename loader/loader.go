@@ -21,7 +21,7 @@ type Loader struct {
 	clock   Clock
 	log     *slog.Logger
 	every   time.Duration // progress log interval; 0 = summary only
-	keepTmp bool          // leave stale temp files alone (dry run)
+	dryRun  bool          // change nothing on disk: report quarantines, keep temp files
 	params  atomic.Pointer[Params]
 	c       counters
 	// forceUnknown makes walks see every d_type as DT_UNKNOWN (tests).
@@ -40,7 +40,7 @@ func New(sp *spool.Spool, ix Indexer, opts Options) (*Loader, error) {
 		return nil, fmt.Errorf("create loader: progress interval must be >= 0, got %s", opts.ProgressEvery)
 	}
 	l := &Loader{sp: sp, ix: ix, fullErr: opts.FullErr, clock: opts.Clock, log: opts.Logger,
-		every: opts.ProgressEvery, keepTmp: opts.KeepStaleTemp}
+		every: opts.ProgressEvery, dryRun: opts.DryRun}
 	if l.clock == nil {
 		l.clock = newRealClock()
 	}

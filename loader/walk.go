@@ -41,7 +41,7 @@ func (l *Loader) newWalk(ctx context.Context) *walk {
 
 // run removes stale temp files and walks the tree from the root.
 func (w *walk) run() error {
-	if !w.l.keepTmp {
+	if !w.l.dryRun {
 		n, err := w.l.sp.RemoveStaleTemp()
 		w.l.c.tempRemoved.Add(uint64(n))
 		if err != nil {
