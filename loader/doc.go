@@ -16,8 +16,8 @@
 // logged, counted as foreign and left alone; an entry the index has no room
 // for (Indexer.Add fails with Options.FullErr) stays on disk for a later
 // rescan. The only files removed are the stale temp files of a crashed
-// earlier writer (spool.Spool.RemoveStaleTemp), which were never
-// acknowledged.
+// earlier writer, by the names spoold makes (spool.Spool.RemoveStaleTemp),
+// which were never acknowledged. Options.DryRun removes and moves nothing.
 //
 // # Throttle
 //

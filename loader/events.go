@@ -35,8 +35,14 @@ func (w *walk) cancelled() error {
 }
 
 // quarantine moves the file name of the directory at depth to quarantine/.
-// A file gone meanwhile is no problem; another failure is counted.
+// A file gone meanwhile is no problem; another failure is counted. A dry
+// run only counts and logs it.
 func (w *walk) quarantine(depth int, name, reason string) {
+	if w.l.dryRun {
+		w.l.c.quarantined.Add(1)
+		w.l.log.Warn("dry run: would quarantine", "path", w.path(depth, name), "reason", reason)
+		return
+	}
 	_, err := w.l.sp.Quarantine(w.path(depth, name), reason)
 	switch {
 	case err == nil:

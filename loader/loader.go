@@ -21,7 +21,7 @@ type Loader struct {
 	clock   Clock
 	log     *slog.Logger
 	every   time.Duration // progress log interval; 0 = summary only
-	keepTmp bool          // leave stale temp files alone (dry run)
+	dryRun  bool          // change nothing on disk: report quarantines, keep temp files
 	params  atomic.Pointer[Params]
 	c       counters
 	ready   *readiness
@@ -41,7 +41,7 @@ func New(sp *spool.Spool, ix Indexer, opts Options) (*Loader, error) {
 		return nil, fmt.Errorf("create loader: progress interval must be >= 0, got %s", opts.ProgressEvery)
 	}
 	l := &Loader{sp: sp, ix: ix, fullErr: opts.FullErr, clock: opts.Clock, log: opts.Logger,
-		every: opts.ProgressEvery, keepTmp: opts.KeepStaleTemp, ready: newReadiness(sp.Layout())}
+		every: opts.ProgressEvery, dryRun: opts.DryRun, ready: newReadiness(sp.Layout())}
 	if l.clock == nil {
 		l.clock = newRealClock()
 	}

@@ -37,10 +37,11 @@ type Options struct {
 	// Clock and checked after each file and directory; 0 logs only the
 	// summary.
 	ProgressEvery time.Duration
-	// KeepStaleTemp leaves stale temp files in tmp/ alone instead of
-	// removing them: `spoold load`, a dry run, changes nothing but
-	// quarantine.
-	KeepStaleTemp bool
+	// DryRun changes nothing on disk (`spoold load`): stale temp files
+	// stay in tmp/, and a file the walk would quarantine stays where it is,
+	// counted in Stats.Quarantined and logged with its reason. Use it with
+	// a spool opened read-only.
+	DryRun bool
 }
 
 // DefaultOptions returns DefaultParams, the real clock, no logger and a

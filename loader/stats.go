@@ -20,7 +20,7 @@ type Stats struct {
 	Indexed     uint64 // entries newly added to the index
 	Existing    uint64 // entries the index already had (added by the poller meanwhile)
 	Full        uint64 // entries left on disk because the index was full
-	Quarantined uint64 // files moved to quarantine/
+	Quarantined uint64 // files moved to quarantine/ (a dry run: that it would move)
 	TempRemoved uint64 // stale temp files of an earlier process removed
 	Foreign     uint64 // unknown directories and non-regular files, left alone
 	Errors      uint64 // other failures (unreadable directory, Add error), logged

@@ -43,7 +43,7 @@ func (l *Loader) newWalk(ctx context.Context) *walk {
 
 // run removes stale temp files and walks the tree from the root.
 func (w *walk) run() error {
-	if !w.l.keepTmp {
+	if !w.l.dryRun {
 		n, err := w.l.sp.RemoveStaleTemp()
 		w.l.c.tempRemoved.Add(uint64(n))
 		if err != nil {
@@ -167,7 +167,7 @@ func (w *walk) nonLeafEntry(depth int, e dirent) error {
 	switch {
 	case depth == 0 && e.typ == unix.DT_DIR && (e.name == spool.TmpDir || e.name == spool.QuarantineDir):
 		return nil
-	case depth == 0 && e.typ == unix.DT_REG && e.name == spool.LockFile:
+	case depth == 0 && e.typ == unix.DT_REG && (e.name == spool.LockFile || e.name == spool.MarkerFile):
 		return nil
 	case e.typ == unix.DT_REG:
 		reason := fmt.Sprintf("file at level %d, above the leaf directories", depth)

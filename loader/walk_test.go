@@ -150,7 +150,7 @@ func TestIndexError(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkStats(t, st, Stats{Files: 20, Indexed: 19, Errors: 1})
-	if len(regularFiles(t, sp.Dir())) != 21 { // 20 entries and the lock
+	if len(regularFiles(t, sp.Dir())) != 22 { // 20 entries, the lock and the marker
 		t.Errorf("files changed on disk: %v", regularFiles(t, sp.Dir()))
 	}
 }

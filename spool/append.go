@@ -266,14 +266,22 @@ func writeAll(fd int, buf []byte) error {
 
 // QuarantineRange copies the bad range r of segment g into quarantine/,
 // next to a .reason file with its offset, length and reason, and syncs the
-// copy: the caller then removes the segment once its good entries are
-// applied, and the bad bytes are kept. It returns the copy's path.
+// copy and the directory: the caller then removes the segment once its good
+// entries are applied, and the bad bytes are kept. Both files are created
+// in the quarantine/ that Open opened, never replacing or following
+// anything. It returns the copy's path.
 func (s *Spool) QuarantineRange(g *Segment, r BadRange) (string, error) {
-	base := filepath.Base(g.Path)
-	dst := filepath.Join(s.dir, QuarantineDir, fmt.Sprintf("%s.at%d.%d", base, r.Offset, time.Now().UnixNano()))
-	fd, err := openRetry(dst, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
-	if err != nil {
+	if s.readOnly {
+		return "", fmt.Errorf("quarantine bytes of %s: the spool %s is open read-only", g.Path, s.dir)
+	}
+	name := fmt.Sprintf("%s.at%d.%d", filepath.Base(g.Path), r.Offset, time.Now().UnixNano())
+	dst := filepath.Join(s.dir, QuarantineDir, name)
+	fail := func(err error) (string, error) {
 		return "", fmt.Errorf("quarantine bytes %d..%d of %s: %w", r.Offset, r.Offset+r.Len, g.Path, err)
+	}
+	fd, err := openat(s.qfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
+	if err != nil {
+		return fail(err)
 	}
 	err = writeAll(fd, g.Bytes(r))
 	if err == nil {
@@ -283,14 +291,16 @@ func (s *Spool) QuarantineRange(g *Segment, r BadRange) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		_ = os.Remove(dst)
-		return "", fmt.Errorf("quarantine bytes %d..%d of %s: %w", r.Offset, r.Offset+r.Len, g.Path, err)
+		_ = unix.Unlinkat(s.qfd, name, 0)
+		return fail(err)
 	}
 	note := fmt.Sprintf("time: %s\nfrom: %s\noffset: %d\nlength: %d\nreason: %s\n",
 		time.Now().UTC().Format(time.RFC3339), g.Path, r.Offset, r.Len, r.Reason)
-	s.writeReason(dst, note)
-	if err := syncDir(filepath.Dir(dst)); err != nil {
-		return "", err
+	if err := s.writeReason(name+reasonSuffix, []byte(note)); err != nil {
+		s.log.Warn("write quarantine reason", "path", dst+reasonSuffix, "err", err)
+	}
+	if err := syncFd(s.qfd, filepath.Join(s.dir, QuarantineDir)); err != nil {
+		return fail(err)
 	}
 	s.c.quarantined.Add(1)
 	s.log.Warn("quarantined bytes of a spool segment", "from", g.Path, "offset", r.Offset, "length", r.Len, "to", dst, "reason", r.Reason)

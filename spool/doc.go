@@ -6,8 +6,9 @@
 //
 // A spool directory looks like this (levels "1:2"):
 //
+//	<dir>/SPOOLD                        the marker: format and levels
 //	<dir>/lock                          flock(2)ed by the owning process
-//	<dir>/tmp/                          entries being written; never indexed
+//	<dir>/tmp/<pid>.<hex nanos>.<seq>   entries being written; never indexed
 //	<dir>/quarantine/                   bad entries, each with a .reason file
 //	<dir>/c/29/<hash16>-<unixseconds>   one poll result
 //
@@ -15,6 +16,12 @@
 // hex digits; the level directories are taken from the end of that hex, as
 // nginx does. The name alone tells the loader the entry's hash and timestamp,
 // so indexing needs neither open(2) nor stat(2).
+//
+// Open takes a directory for a spool only when it carries the marker, is
+// empty, or is a spool made before the marker (root.go); it reaches every
+// fixed member relative to the spool directory's descriptor without
+// following symlinks (fixed.go); RemoveStaleTemp removes only temp files
+// whose names spoold makes (tempname.go).
 //
 // Package spool starts no goroutines. A *Spool is safe for concurrent use.
 // Nothing in this package deletes an entry except Remove, which the caller

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -43,6 +43,12 @@ type Options struct {
 	// 1,024 entries; SegmentMaxEntries 1 publishes one file per entry.
 	SegmentMaxBytes   int64
 	SegmentMaxEntries int
+	// ReadOnly opens an existing spool for a dry run (`spoold load`):
+	// Open creates and writes nothing (no directory, no lock file, no
+	// pid, no marker; it still flocks the existing lock), the directory
+	// must already be a spool, and Quarantine and RemoveStaleTemp refuse.
+	// Write and Remove must not be called.
+	ReadOnly bool
 }
 
 // Bounds of the segment limits.
@@ -87,6 +93,7 @@ type Stats struct {
 	Removed       uint64 // entries removed after their values were applied
 	Quarantined   uint64 // files moved to quarantine/
 	TempRemoved   uint64 // stale temp files of an earlier process removed
+	TempForeign   uint64 // files in tmp/ spoold did not make, left alone (at the last RemoveStaleTemp)
 	Syncs         uint64 // syncfs(2) calls of the batch policy
 	NoAtimeDenied uint64 // reads that could not use O_NOATIME (not the file's owner)
 	// Segments: created by Append, entries Appended to an open one, closed
@@ -98,15 +105,22 @@ type counters struct {
 	written, writtenBytes, writeErrors, read, readErrors, corrupt atomic.Uint64
 	removed, quarantined, tempRemoved, syncs, noAtimeDenied       atomic.Uint64
 	segmentsCreated, appended, segmentsClosed, segmentsRead       atomic.Uint64
+	tempForeign                                                   atomic.Uint64 // a level, not a counter
 }
 
 // Spool is an open, locked spool directory.
 type Spool struct {
 	dir    string
+	absDir string // dir made absolute at Open, to tell paths inside it
 	layout Layout
 	fsync  FsyncPolicy
 	log    *slog.Logger
 	lock   *os.File // flocked; its fd also serves syncfs(2)
+	// rootfd, tmpfd and qfd are the spool directory, tmp/ and quarantine/,
+	// opened once without following symlinks (-1: not open); fixed members
+	// are reached relative to them.
+	rootfd, tmpfd, qfd int
+	readOnly           bool
 	// instance prefixes this process's temp files, so stale ones of an
 	// earlier process can be told apart from writes in flight.
 	instance string
@@ -126,6 +140,14 @@ var ErrLocked = errors.New("spool directory is locked by another process")
 // Open creates (if needed) and locks the spool directory with flock(2). A
 // second Open of the same directory, in this or another process, fails with
 // an error wrapping ErrLocked that names the holder's pid.
+//
+// Open recognises its own spool before it creates anything: a non-empty
+// directory without a marker (MarkerFile) that is not a spool made before
+// the marker is refused, and so is a marker with other levels (see root.go
+// for the rule). Every fixed member (lock, the marker, tmp/, quarantine/,
+// the top level directories, and with PrecreateDirs every level directory)
+// is opened without following a symlink: a symlink there is an error that
+// names it and wraps ErrSymlink.
 func Open(opts Options) (*Spool, error) {
 	layout, err := ParseLevels(opts.Levels)
 	if err != nil {
@@ -141,32 +163,91 @@ func Open(opts Options) (*Spool, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	for _, d := range []string{opts.Dir, filepath.Join(opts.Dir, TmpDir), filepath.Join(opts.Dir, QuarantineDir)} {
-		if err := os.MkdirAll(d, 0o750); err != nil {
+	abs, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("open spool %s: %w", opts.Dir, err)
+	}
+	if !opts.ReadOnly {
+		if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
 			return nil, fmt.Errorf("open spool: create directory: %w", err)
 		}
 	}
-	lock, err := lockDir(opts.Dir)
+	rootfd, err := openat(unix.AT_FDCWD, opts.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
-	}
-	if err := makeLevelDirs(opts.Dir, layout, opts.PrecreateDirs); err != nil {
-		lock.Close()
-		return nil, err
+		return nil, fmt.Errorf("open spool %s: %w", opts.Dir, err)
 	}
 	s := &Spool{
-		dir:      opts.Dir,
-		layout:   layout,
-		fsync:    opts.Fsync,
-		log:      logger,
-		lock:     lock,
-		instance: fmt.Sprintf("%d.%x.", os.Getpid(), time.Now().UnixNano()),
+		dir: opts.Dir, absDir: abs, layout: layout, fsync: opts.Fsync, log: logger,
+		rootfd: rootfd, tmpfd: -1, qfd: -1, readOnly: opts.ReadOnly, instance: newInstance(),
 
 		segMaxBytes:   opts.SegmentMaxBytes,
 		segMaxEntries: opts.SegmentMaxEntries,
 	}
 	s.noAtime.Store(true)
+	if err := s.open(opts.PrecreateDirs); err != nil {
+		_ = s.closeFiles()
+		return nil, err
+	}
 	return s, nil
+}
+
+// open recognises, locks and completes the spool.
+func (s *Spool) open(precreate bool) error {
+	// Look before creating anything: a foreign directory stays as it was.
+	_, first, err := s.recognise(s.readOnly)
+	if err != nil {
+		return err
+	}
+	if s.lock, err = s.lockDir(); err != nil {
+		return err
+	}
+	// Again under the lock: another process may have been creating it.
+	needMarker, _, err := s.recognise(s.readOnly)
+	if err != nil {
+		return err
+	}
+	if err := s.openMembers(); err != nil {
+		return err
+	}
+	if needMarker && !s.readOnly {
+		if err := s.writeMarker(); err != nil {
+			return err
+		}
+		if first.entries == 0 {
+			s.log.Info("created spool", "dir", s.dir, "levels", s.layout.String())
+		} else {
+			s.log.Info("adopted a spool made before the spool marker; marker written", "dir", s.dir, "marker", filepath.Join(s.dir, MarkerFile))
+		}
+	}
+	if s.readOnly {
+		return nil
+	}
+	return s.makeLevelDirs(precreate)
+}
+
+// openMembers creates (unless read-only) and opens tmp/ and quarantine/.
+// A read-only spool without them has none to open.
+func (s *Spool) openMembers() error {
+	for _, m := range []struct {
+		name string
+		fd   *int
+	}{{TmpDir, &s.tmpfd}, {QuarantineDir, &s.qfd}} {
+		path := filepath.Join(s.dir, m.name)
+		if !s.readOnly {
+			if err := mkdirAt(s.rootfd, m.name, path); err != nil {
+				return fmt.Errorf("open spool: %w", err)
+			}
+		}
+		fd, err := openDirAt(s.rootfd, m.name, path)
+		if s.readOnly && errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		*m.fd = fd
+	}
+	return nil
 }
 
 // maxPrecreatedDirs bounds the level directories Open creates up front.
@@ -174,50 +255,119 @@ const maxPrecreatedDirs = 1 << 16
 
 // makeLevelDirs, when wanted, creates every level directory of a layout with at most
 // maxPrecreatedDirs leaves, so that the first poll cycle after a fresh start
-// creates files only (larger layouts create directories on demand).
-func makeLevelDirs(dir string, l Layout, want bool) error {
-	if !want || l.LeafDirs() > maxPrecreatedDirs {
+// creates files only (larger layouts create directories on demand). Each
+// is created and opened relative to its parent, and one that is a symlink
+// is an error.
+func (s *Spool) makeLevelDirs(want bool) error {
+	if !want || s.layout.LeafDirs() > maxPrecreatedDirs {
 		return nil
 	}
-	var mk func(path string, level int) error
-	mk = func(path string, level int) error {
-		if level == l.Levels() {
-			return nil
+	return s.makeLevel(s.rootfd, s.dir, 0)
+}
+
+func (s *Spool) makeLevel(fd int, path string, level int) error {
+	w := s.layout.Width(level)
+	for i := 0; i < 1<<(4*w); i++ {
+		name := fmt.Sprintf("%0*x", w, i)
+		sub := path + "/" + name
+		if err := mkdirAt(fd, name, sub); err != nil {
+			return fmt.Errorf("create spool level directory: %w", err)
 		}
-		for i := 0; i < 1<<(4*l.Width(level)); i++ {
-			sub := filepath.Join(path, fmt.Sprintf("%0*x", l.Width(level), i))
-			if err := os.Mkdir(sub, 0o750); err != nil && !errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("create spool level directory: %w", err)
-			}
-			if err := mk(sub, level+1); err != nil {
+		if level+1 == s.layout.Levels() {
+			if err := checkDirAt(fd, name, sub); err != nil {
 				return err
 			}
+			continue
 		}
-		return nil
+		subfd, err := openDirAt(fd, name, sub)
+		if err != nil {
+			return err
+		}
+		err = s.makeLevel(subfd, sub, level+1)
+		if cerr := unix.Close(subfd); err == nil && cerr != nil {
+			err = fmt.Errorf("close spool directory %s: %w", sub, cerr)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return mk(dir, 0)
+	return nil
 }
 
 // lockDir takes the spool's lock: flock on a read-only descriptor of the
 // lock file, which then holds the holder's pid. Holding no file open for
 // writing lets an operator (or the kernel, errors=remount-ro) remount the
-// spool read-only under a running daemon.
-func lockDir(dir string) (*os.File, error) {
-	path := filepath.Join(dir, LockFile)
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|unix.O_CLOEXEC, 0o640)
-	if err != nil {
-		return nil, fmt.Errorf("open spool lock %s: %w", path, err)
+// spool read-only under a running daemon. The lock is opened without
+// following a symlink and must be a regular file of one name (the pid
+// written into a hard link would overwrite its other name's content).
+func (s *Spool) lockDir() (*os.File, error) {
+	path := filepath.Join(s.dir, LockFile)
+	flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
+	if !s.readOnly {
+		flags |= unix.O_CREAT
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	fd, err := openat(s.rootfd, LockFile, flags, 0o640)
+	if err != nil {
+		return nil, memberError(s.rootfd, LockFile, path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	st, err := checkLockFile(fd, s.rootfd, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		holder, _ := io.ReadAll(io.LimitReader(f, 32))
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("lock spool %s (held by pid %s): %w", dir, strings.TrimSpace(string(holder)), ErrLocked)
+			return nil, fmt.Errorf("lock spool %s (held by pid %s): %w", s.dir, strings.TrimSpace(string(holder)), ErrLocked)
 		}
 		return nil, fmt.Errorf("lock spool %s: %w", path, err)
 	}
-	_ = os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o640) // informational
+	if !s.readOnly {
+		if err := s.writePid(st); err != nil { // informational: a read-only spool still runs
+			s.log.Warn("write pid to spool lock", "path", path, "err", err)
+		}
+	}
 	return f, nil
+}
+
+// checkLockFile checks that the lock open as fd is a regular file of one
+// name.
+func checkLockFile(fd, rootfd int, path string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return st, fmt.Errorf("stat spool lock %s: %w", path, err)
+	}
+	if err := wantType(rootfd, LockFile, path, st.Mode, unix.S_IFREG); err != nil {
+		return st, err
+	}
+	if st.Nlink != 1 {
+		return st, fmt.Errorf("open spool lock %s: it has %d names (hard links) and spoold writes its pid into it; make it a file of its own", path, st.Nlink)
+	}
+	return st, nil
+}
+
+// writePid writes this process's pid into the lock file, reopened for
+// writing without following a symlink; it must still be the file locked
+// (st), so nothing else is truncated.
+func (s *Spool) writePid(locked unix.Stat_t) error {
+	fd, err := openat(s.rootfd, LockFile, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Dev != locked.Dev || st.Ino != locked.Ino {
+		return errors.New("the lock file was replaced after it was locked")
+	}
+	if err := unix.Ftruncate(fd, 0); err != nil {
+		return err
+	}
+	return writeAll(fd, []byte(strconv.Itoa(os.Getpid())+"\n"))
 }
 
 // Close releases the lock. It is safe to call twice.
@@ -225,7 +375,24 @@ func (s *Spool) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
-	return s.lock.Close()
+	return s.closeFiles()
+}
+
+// closeFiles closes the lock and the spool's directories.
+func (s *Spool) closeFiles() error {
+	var err error
+	if s.lock != nil {
+		err = s.lock.Close()
+	}
+	for _, fd := range []int{s.qfd, s.tmpfd, s.rootfd} {
+		if fd < 0 {
+			continue
+		}
+		if cerr := unix.Close(fd); err == nil && cerr != nil {
+			err = fmt.Errorf("close spool %s: %w", s.dir, cerr)
+		}
+	}
+	return err
 }
 
 // Dir returns the spool directory.
@@ -255,7 +422,7 @@ func (s *Spool) Stats() Stats {
 		Written: c.written.Load(), WrittenBytes: c.writtenBytes.Load(), WriteErrors: c.writeErrors.Load(),
 		Read: c.read.Load(), ReadErrors: c.readErrors.Load(), Corrupt: c.corrupt.Load(),
 		Removed: c.removed.Load(), Quarantined: c.quarantined.Load(), TempRemoved: c.tempRemoved.Load(),
-		Syncs: c.syncs.Load(), NoAtimeDenied: c.noAtimeDenied.Load(),
+		Syncs: c.syncs.Load(), NoAtimeDenied: c.noAtimeDenied.Load(), TempForeign: c.tempForeign.Load(),
 		SegmentsCreated: c.segmentsCreated.Load(), Appended: c.appended.Load(),
 		SegmentsClosed: c.segmentsClosed.Load(), SegmentsRead: c.segmentsRead.Load(),
 	}
@@ -263,46 +430,122 @@ func (s *Spool) Stats() Stats {
 
 // Quarantine moves the file at path (inside the spool) to quarantine/, next
 // to a .reason file that says why, logs the reason and counts it. The file
-// is never deleted. It returns the new path.
+// is never deleted. It returns the new path. The file is reached from the
+// spool directory one component at a time without following a symlink,
+// and moved (renameat, never replacing a file there) into the quarantine/
+// that Open opened; the .reason file is created with O_EXCL|O_NOFOLLOW.
+// The lock, the marker, tmp/ and quarantine/ themselves are refused.
 func (s *Spool) Quarantine(path, reason string) (string, error) {
-	base := filepath.Base(path)
-	dst := filepath.Join(s.dir, QuarantineDir, fmt.Sprintf("%s.%d", base, time.Now().UnixNano()))
-	if err := os.Rename(path, dst); err != nil {
+	if s.readOnly {
+		return "", fmt.Errorf("quarantine %s: the spool %s is open read-only", path, s.dir)
+	}
+	parent, base, err := s.openParent(path)
+	if err != nil {
 		return "", fmt.Errorf("quarantine %s: %w", path, err)
 	}
-	s.writeReason(dst, fmt.Sprintf("time: %s\nfrom: %s\nreason: %s\n", time.Now().UTC().Format(time.RFC3339), path, reason))
+	if parent != s.rootfd {
+		defer unix.Close(parent)
+	}
+	name := fmt.Sprintf("%s.%d", base, time.Now().UnixNano())
+	dst := filepath.Join(s.dir, QuarantineDir, name)
+	if err := renameNoReplace(parent, base, s.qfd, name); err != nil {
+		return "", fmt.Errorf("quarantine %s: %w", path, err)
+	}
+	note := fmt.Sprintf("time: %s\nfrom: %s\nreason: %s\n", time.Now().UTC().Format(time.RFC3339), path, reason)
+	if err := s.writeReason(name+reasonSuffix, []byte(note)); err != nil {
+		s.log.Warn("write quarantine reason", "path", dst+reasonSuffix, "err", err)
+	}
 	s.c.quarantined.Add(1)
 	s.log.Warn("quarantined spool file", "from", path, "to", dst, "reason", reason)
 	return dst, nil
 }
 
-// writeReason writes the .reason file of the quarantined file dst.
-func (s *Spool) writeReason(dst, note string) {
-	if err := os.WriteFile(dst+reasonSuffix, []byte(note), 0o640); err != nil {
-		s.log.Warn("write quarantine reason", "path", dst+reasonSuffix, "err", err)
+// writeReason creates name in quarantine/ with content b; it never replaces
+// or follows anything there.
+func (s *Spool) writeReason(name string, b []byte) error {
+	fd, err := openat(s.qfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
+	if err != nil {
+		return err
 	}
+	err = writeAll(fd, b)
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// openParent opens the directory that holds path, which must lie inside
+// the spool, from the spool directory down without following a symlink.
+// It returns the directory's descriptor (s.rootfd itself for a file at the
+// top, not to be closed) and the file's name.
+func (s *Spool) openParent(path string) (int, string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return -1, "", err
+	}
+	rel, err := filepath.Rel(s.absDir, abs)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+		return -1, "", fmt.Errorf("not inside the spool %s", s.dir)
+	}
+	dir, base := filepath.Split(rel)
+	if dir == "" && (base == LockFile || base == MarkerFile || base == TmpDir || base == QuarantineDir) {
+		return -1, "", fmt.Errorf("a fixed member of the spool %s", s.dir)
+	}
+	fd, at := s.rootfd, s.dir
+	for _, c := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
+		if c == "" {
+			continue
+		}
+		at = filepath.Join(at, c)
+		sub, err := openDirAt(fd, c, at)
+		if fd != s.rootfd {
+			unix.Close(fd)
+		}
+		if err != nil {
+			return -1, "", err
+		}
+		fd = sub
+	}
+	return fd, base, nil
 }
 
 // RemoveStaleTemp removes the temp files that earlier processes left in
 // tmp/ when they died between writing and publishing an entry: such an entry
-// was never acknowledged. Temp files of this process (writes in flight) are
-// left alone; the spool lock guarantees no other live process writes here.
+// was never acknowledged. It removes only regular files whose names spoold
+// makes (see tempname.go) of another instance than this process's (its
+// writes in flight); the spool lock guarantees no other live process writes
+// here. Anything else in tmp/ is not spoold's: it is left alone, counted
+// (Stats.TempForeign) and logged.
 func (s *Spool) RemoveStaleTemp() (int, error) {
 	dir := filepath.Join(s.dir, TmpDir)
-	names, err := readNames(dir)
+	if s.readOnly || s.tmpfd < 0 {
+		return 0, fmt.Errorf("remove stale temp files in %s: the spool is open read-only", dir)
+	}
+	names, err := readDirNames(s.tmpfd, dir)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
+	var foreign []string
 	for _, name := range names {
-		if strings.HasPrefix(name, s.instance) {
+		switch stale, err := s.staleTemp(name); {
+		case err != nil:
+			return n, err
+		case stale == tempOwn, stale == tempGone:
+			continue
+		case stale == tempForeign:
+			foreign = append(foreign, name)
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return n, fmt.Errorf("remove stale temp file: %w", err)
+		if err := unix.Unlinkat(s.tmpfd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			return n, fmt.Errorf("remove stale temp file %s: %w", filepath.Join(dir, name), err)
 		}
 		n++
 		s.c.tempRemoved.Add(1)
+	}
+	if prev := s.c.tempForeign.Swap(uint64(len(foreign))); len(foreign) > 0 && prev != uint64(len(foreign)) {
+		slices.Sort(foreign)
+		s.log.Warn("left alone files in tmp/ that spoold did not make", "dir", dir, "files", len(foreign), "such as", foreign[:min(3, len(foreign))])
 	}
 	if n > 0 {
 		s.log.Info("removed stale temp files of an earlier process", "dir", dir, "files", n)
@@ -310,15 +553,32 @@ func (s *Spool) RemoveStaleTemp() (int, error) {
 	return n, nil
 }
 
-func readNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, fmt.Errorf("open directory %s: %w", dir, err)
+// Kinds of names in tmp/.
+const (
+	tempStale   = iota // a temp file of an earlier process: removed
+	tempOwn            // one of this process's: a write in flight
+	tempForeign        // not spoold's: left alone
+	tempGone           // removed meanwhile
+)
+
+// staleTemp classifies the name in tmp/.
+func (s *Spool) staleTemp(name string) (int, error) {
+	inst, ok := tempInstance(name)
+	if !ok {
+		return tempForeign, nil
 	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, fmt.Errorf("read directory %s: %w", dir, err)
+	if inst == s.instance {
+		return tempOwn, nil
 	}
-	return names, nil
+	var st unix.Stat_t
+	if err := unix.Fstatat(s.tmpfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return tempGone, nil
+		}
+		return 0, fmt.Errorf("stat temp file %s: %w", filepath.Join(s.dir, TmpDir, name), err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return tempForeign, nil
+	}
+	return tempStale, nil
 }

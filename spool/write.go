@@ -70,7 +70,7 @@ func (s *Spool) write(e *Entry) (Ref, error) {
 		return Ref{}, err
 	}
 	ref := e.Ref()
-	tmp := filepath.Join(s.dir, TmpDir, s.instance+strconv.FormatUint(s.seq.Add(1), 10))
+	tmp := filepath.Join(s.dir, TmpDir, s.tempName())
 	if err := s.writeTemp(tmp, buf); err != nil {
 		return Ref{}, err
 	}
@@ -105,12 +105,12 @@ func (s *Spool) writeTemp(tmp string, buf []byte) error {
 // publish renames tmp to dst, creating dst's level directories on demand,
 // and never replaces an existing dst.
 func (s *Spool) publish(tmp, dst string) error {
-	err := renameNoReplace(tmp, dst)
+	err := renameNoReplace(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst)
 	if errors.Is(err, fs.ErrNotExist) {
 		if merr := os.MkdirAll(filepath.Dir(dst), 0o750); merr != nil {
 			return fmt.Errorf("create spool level directory for %s: %w", dst, merr)
 		}
-		err = renameNoReplace(tmp, dst)
+		err = renameNoReplace(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst)
 	}
 	if errors.Is(err, fs.ErrExist) {
 		err = ErrDuplicateTime
@@ -124,15 +124,6 @@ func (s *Spool) publish(tmp, dst string) error {
 		}
 	}
 	return nil
-}
-
-func renameNoReplace(from, to string) error {
-	for {
-		err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
-		if err != unix.EINTR {
-			return err
-		}
-	}
 }
 
 func syncDir(dir string) error {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,8 +33,10 @@ func TestDaemonSurvivesHostileSpool(t *testing.T) {
 	cases := seedHostileSpool(t, f, dir, t0, seeded)
 	outside := filepath.Join(dir, "outside")
 	outsideBefore := spoolgen.Snapshot(t, outside)
+	args := daemonArgs(dir, f, "--write-delay", "1s", "--write-jitter", "0s")
+	cases = refuseSymlinkedLeaf(t, args, cases)
 
-	p := startDaemon(t, daemonArgs(dir, f, "--write-delay", "1s", "--write-jitter", "0s")...)
+	p := startDaemon(t, args...)
 	var want struct{ loaderQ, readQ, foreign float64 }
 	for _, c := range cases {
 		switch c.Outcome {
@@ -77,6 +82,31 @@ func TestDaemonSurvivesHostileSpool(t *testing.T) {
 			}
 		}
 	}
+}
+
+// refuseSymlinkedLeaf: a symlink in place of a level directory is a fixed
+// path spoold does not follow: the daemon refuses to start, naming it (it
+// precreates the level directories and checks each), and starts once the
+// symlink is gone. It returns the other cases.
+func refuseSymlinkedLeaf(t *testing.T, args []string, cases []spoolgen.HostileCase) []spoolgen.HostileCase {
+	t.Helper()
+	i := slices.IndexFunc(cases, func(c spoolgen.HostileCase) bool { return c.Name == "symlink in place of a leaf directory" })
+	if i < 0 {
+		t.Fatal("no symlink in place of a leaf directory among the hostile cases")
+	}
+	path := cases[i].Path
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), path) || !strings.Contains(string(out), "is a symlink") {
+		t.Fatalf("spoold with %s a symlink: %v, want a refusal naming it:\n%s", path, err, out)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	return slices.Delete(cases, i, i+1)
 }
 
 // seedHostileSpool writes ramp entries at t0, t0+2, ... for every target

@@ -19,23 +19,23 @@ import (
 
 // loadSummary is the one-line JSON that `spoold load` prints at the end.
 type loadSummary struct {
-	Entries        uint64  `json:"entries"`
-	Quarantined    uint64  `json:"quarantined"`
-	Seconds        float64 `json:"seconds"`
-	CPUSeconds     float64 `json:"cpu_seconds"`
-	CPUShare       float64 `json:"cpu_share"`
-	Files          uint64  `json:"files"`
-	Existing       uint64  `json:"existing"`
-	Full           uint64  `json:"full"`
-	Errors         uint64  `json:"errors"`
-	StaleTemp      uint64  `json:"stale_temp"`
-	LeafDirs       int     `json:"leaf_dirs"`
-	Iterations     uint64  `json:"iterations"`
-	Sleeps         uint64  `json:"sleeps"`
-	SleptSeconds   float64 `json:"slept_seconds"`
-	EntriesPerSec  float64 `json:"entries_per_second"`
-	FormulaSeconds float64 `json:"formula_seconds"`
-	IndexHeapBytes int64   `json:"index_bytes"`
+	Entries         uint64  `json:"entries"`
+	WouldQuarantine uint64  `json:"would_quarantine"`
+	Seconds         float64 `json:"seconds"`
+	CPUSeconds      float64 `json:"cpu_seconds"`
+	CPUShare        float64 `json:"cpu_share"`
+	Files           uint64  `json:"files"`
+	Existing        uint64  `json:"existing"`
+	Full            uint64  `json:"full"`
+	Errors          uint64  `json:"errors"`
+	StaleTemp       uint64  `json:"stale_temp"`
+	LeafDirs        int     `json:"leaf_dirs"`
+	Iterations      uint64  `json:"iterations"`
+	Sleeps          uint64  `json:"sleeps"`
+	SleptSeconds    float64 `json:"slept_seconds"`
+	EntriesPerSec   float64 `json:"entries_per_second"`
+	FormulaSeconds  float64 `json:"formula_seconds"`
+	IndexHeapBytes  int64   `json:"index_bytes"`
 }
 
 func runLoad(args []string, stdout, stderr io.Writer) int {
@@ -46,7 +46,7 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("spoold load", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: spoold load [flags]\n\nWalks a spool directory as spoold's start-up loader does, with the same\nthrottle, and prints a JSON summary. It changes nothing but quarantine:\nbad names and misplaced entries are moved to <spool-dir>/quarantine/.\n\n")
+		fmt.Fprintf(stderr, "usage: spoold load [flags]\n\nWalks a spool directory as spoold's start-up loader does, with the same\nthrottle, and prints a JSON summary. It changes nothing on disk:\nthe files the daemon would move to <spool-dir>/quarantine/ (bad names,\nmisplaced entries) are logged with their reason and counted.\n\n")
 		fs.PrintDefaults()
 	}
 	addSpoolFlags(fs, &so)
@@ -73,6 +73,7 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 }
 
 func load(so spool.Options, xo shm.Options, lo loader.Options) (loadSummary, error) {
+	so.ReadOnly = true
 	sp, err := spool.Open(so)
 	if err != nil {
 		return loadSummary{}, err
@@ -83,7 +84,7 @@ func load(so spool.Options, xo shm.Options, lo loader.Options) (loadSummary, err
 		return loadSummary{}, err
 	}
 	lo.FullErr = shm.ErrFull
-	lo.KeepStaleTemp = true // a dry run changes nothing but quarantine
+	lo.DryRun = true // a dry run changes nothing on disk
 	l, err := loader.New(sp, ix, lo)
 	if err != nil {
 		return loadSummary{}, err
@@ -98,7 +99,7 @@ func load(so spool.Options, xo shm.Options, lo loader.Options) (loadSummary, err
 	}
 	p := lo.Params
 	sum := loadSummary{
-		Entries: st.Indexed, Quarantined: st.Quarantined, Files: st.Files, Existing: st.Existing,
+		Entries: st.Indexed, WouldQuarantine: st.Quarantined, Files: st.Files, Existing: st.Existing,
 		Full: st.Full, Errors: st.Errors, StaleTemp: st.TempRemoved, LeafDirs: st.LeafDirs,
 		Iterations: st.Iterations, Sleeps: st.Sleeps, SleptSeconds: seconds(st.Slept),
 		Seconds: seconds(wall), CPUSeconds: seconds(cpu), IndexHeapBytes: ix.Stats().Bytes,

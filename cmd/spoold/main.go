@@ -65,7 +65,7 @@ commands:
   doctor    check read-ahead, mount options, space, limits, loader time and the cost of one RRD update
   demo      run spoold against a simulated fleet on 127.0.0.1 with its admin page
   load      walk a spool directory as the start-up loader does and print a JSON
-            summary; changes nothing but quarantine (a dry run for tuning
+            summary; changes nothing on disk (a dry run for tuning
             --loader-files, --loader-sleep, --loader-threshold, --loader-cpu)
   simulate  serve a simulated SNMP fleet on 127.0.0.1 (for demos, tests, benchmarks)
   version   print the version
