@@ -114,6 +114,10 @@ func parseTargets(r io.Reader, file string, profiles Profiles, readFile func(str
 			return nil, bad("want \"<name> <host>[:port] key=value...\"")
 		}
 		name := l.fields[0]
+		if strings.Contains(name, "=") {
+			// Not printed: it may be a secret put before the name.
+			return nil, bad("field 1 is key=value: want the target name first, then its address")
+		}
 		if !validName(name) || len(name) > spool.MaxKeyLen {
 			return nil, bad("target name %q: want 1 to 255 of [A-Za-z0-9._-], starting with a letter or digit", name)
 		}
@@ -325,6 +329,10 @@ func readSecret(v string, readFile func(string) ([]byte, error)) (Secret, error)
 }
 
 func parseAddress(s string) (string, uint16, error) {
+	if strings.Contains(s, "=") {
+		// Not printed: it may be a secret put where the address belongs.
+		return "", 0, errors.New("field 2 is key=value: want the address (host or host:port) after the name")
+	}
 	host, port := s, "161"
 	if ip := net.ParseIP(s); ip == nil && strings.Contains(s, ":") {
 		var err error
