@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,9 +81,10 @@ var secretKeys = map[string]bool{"community": true, "auth-pass": true, "priv-pas
 //	<name> <host>[:port] key=value...
 //
 // Profile names resolve in profiles (nil: built-ins only). A secret written
-// as file:<path> is read from the first line of that file.
+// as file:<path> is read from the first line of that file, which must be a
+// regular file (or a symlink to one) of at most 64 KiB.
 func ParseTargets(r io.Reader, file string, profiles Profiles) ([]*Target, error) {
-	return parseTargets(r, file, profiles, os.ReadFile)
+	return parseTargets(r, file, profiles, readSecretFile)
 }
 
 func parseTargets(r io.Reader, file string, profiles Profiles, readFile func(string) ([]byte, error)) ([]*Target, error) {

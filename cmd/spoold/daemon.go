@@ -54,6 +54,10 @@ type daemon struct {
 	// applied, and the writer would skip them.
 	walked     chan struct{}
 	walkedOnce sync.Once
+
+	// loadFleet reads the targets and profiles files, at start and on
+	// SIGHUP (tests replace it).
+	loadFleet func() (*fleet, error)
 }
 
 // adminServer is what the daemon needs of the admin HTTP server.
@@ -66,7 +70,8 @@ type adminServer interface {
 // nothing runs yet.
 func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemon, error) {
 	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now(), walked: make(chan struct{})}
-	f, err := loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval)
+	d.loadFleet = func() (*fleet, error) { return loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval) }
+	f, err := d.loadFleet()
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +310,7 @@ func (d *daemon) flushAtShutdown(ctx context.Context) {
 // reload re-reads the targets and profiles files (SIGHUP). On an error the
 // running fleet stays; nothing pending is touched either way.
 func (d *daemon) reload() {
-	f, err := loadFleet(d.cfg.targetsFile, d.cfg.profilesFile, d.cfg.poller.Interval)
+	f, err := d.loadFleet()
 	if err == nil {
 		err = d.pl.SetTargets(f.targets)
 	}
@@ -421,8 +426,14 @@ func notifySignals() chan os.Signal {
 }
 
 // waitSignals handles SIGHUP (reload) and SIGUSR1 (flush) from sig until
-// SIGTERM, SIGINT or the end of ctx.
+// SIGTERM, SIGINT or the end of ctx. Reloads run in a goroutine of their
+// own (reloadLoop), one at a time, so a slow file never delays SIGTERM; a
+// reload still running when waitSignals returns is left to finish.
 func (d *daemon) waitSignals(ctx context.Context, sig <-chan os.Signal) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	reloads := make(chan struct{}, 1)
+	go d.reloadLoop(ctx, reloads)
 	for {
 		var s os.Signal
 		select {
@@ -432,12 +443,29 @@ func (d *daemon) waitSignals(ctx context.Context, sig <-chan os.Signal) {
 		}
 		switch s {
 		case syscall.SIGHUP:
-			d.reload()
+			select {
+			case reloads <- struct{}{}:
+			default: // one is already asked for: it reads the files after this signal
+			}
 		case syscall.SIGUSR1:
 			go d.flushAll(context.Background())
 		default:
 			d.log.Info("signal received, shutting down", "signal", s.String())
 			return
+		}
+	}
+}
+
+// reloadLoop runs a reload for each request until ctx ends. Requests made
+// while a reload runs are one more reload after it: the files may have
+// changed again.
+func (d *daemon) reloadLoop(ctx context.Context, reloads <-chan struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-reloads:
+			d.reload()
 		}
 	}
 }

@@ -100,3 +100,30 @@ func TestSIGHUPReloadsTargetsAndKeepsThemOnABadFile(t *testing.T) {
 		t.Fatalf("%d entries left after the shutdown flush", len(left))
 	}
 }
+
+// TestCheckConfigRefusesFilesThatAreNotRegular: `spoold -t` with
+// community=file:/dev/zero (memory grew without bound) or a FIFO as
+// --targets (it hung) fails at once, naming the file.
+func TestCheckConfigRefusesFilesThatAreNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "targets.conf")
+	os.WriteFile(zero, []byte("r1 192.0.2.1 profile=host community=file:/dev/zero\n"), 0o600)
+	for _, tc := range []struct{ name, targets, bad string }{
+		{"secret /dev/zero", zero, "/dev/zero"},
+		{"targets FIFO", fifo, fifo},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"-t", "--targets", tc.targets}, &stdout, &stderr); code != exitError {
+				t.Fatalf("exit %d, want %d", code, exitError)
+			}
+			if msg := stderr.String(); !strings.Contains(msg, tc.bad) || !strings.Contains(msg, "not a regular file") {
+				t.Fatalf("error %q does not say %s is not a regular file", msg, tc.bad)
+			}
+		})
+	}
+}
