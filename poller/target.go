@@ -221,8 +221,8 @@ func buildTarget(name, addr string, kv map[string]string, profiles Profiles, cac
 		}
 	}
 	if v, ok := kv["retries"]; ok {
-		if t.Retries, err = strconv.Atoi(v); err != nil || t.Retries < 0 || t.Retries > 10 {
-			return nil, fmt.Errorf("retries %q: want 0 to 10", printable(v))
+		if t.Retries, err = strconv.Atoi(v); err != nil || t.Retries < 0 || t.Retries > MaxRetries {
+			return nil, fmt.Errorf("retries %q: want 0 to %d", printable(v), MaxRetries)
 		}
 	}
 	secret := func(k string) (Secret, error) {
