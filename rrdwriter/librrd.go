@@ -33,7 +33,7 @@ func (libRRD) Create(path string, p Profile, start int64) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("create rrd %s: %w", path, err)
 	}
-	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.%d.%d.tmp", filepath.Base(path), os.Getpid(), time.Now().UnixNano()))
+	tmp := filepath.Join(filepath.Dir(path), tempName(filepath.Base(path)))
 	c := rrd.NewCreator(tmp, time.Unix(start, 0), uint(p.Step/time.Second))
 	for _, ds := range p.DS {
 		c.DS(ds.Name, string(ds.Type), int64(ds.Heartbeat/time.Second), formatLimit(ds.Min), formatLimit(ds.Max))
