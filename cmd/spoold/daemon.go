@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -393,20 +392,27 @@ func serve(cfg config, settings map[string]string, log *slog.Logger) int {
 		log.Error("start spoold", "err", err)
 		return exitError
 	}
-	if cfg.pidFile != "" {
-		if err := os.WriteFile(cfg.pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
-			log.Error("write pid file", "path", cfg.pidFile, "err", err)
-			d.sp.Close()
-			return exitError
-		}
-		defer os.Remove(cfg.pidFile)
-	}
 	sig := notifySignals() // before the admin URL is logged: a signal sent from then on is handled
 	defer signal.Stop(sig)
 	if err := d.startAdmin(); err != nil {
 		log.Error("start admin server", "err", err)
 		d.sp.Close()
 		return exitError
+	}
+	// The pid file last: a start that fails leaves the file of a spoold
+	// already running alone.
+	if cfg.pidFile != "" {
+		pf, err := writePidFile(cfg.pidFile)
+		if err != nil {
+			log.Error("start spoold", "err", err)
+			d.abortStart()
+			return exitError
+		}
+		defer func() {
+			if err := pf.remove(); err != nil {
+				log.Warn("stop spoold", "err", err)
+			}
+		}()
 	}
 	d.start()
 	d.waitSignals(context.Background(), sig)
@@ -415,6 +421,18 @@ func serve(cfg config, settings map[string]string, log *slog.Logger) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// abortStart undoes a start that failed after the admin server started.
+func (d *daemon) abortStart() {
+	if d.admin != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.shutdownTimeout)
+		defer cancel()
+		if err := d.admin.Shutdown(ctx); err != nil {
+			d.log.Warn("stop admin server", "err", err)
+		}
+	}
+	d.sp.Close()
 }
 
 // notifySignals starts catching the daemon's signals; the caller stops
