@@ -47,6 +47,12 @@ func (libRRD) Create(path string, p Profile, start int64) error {
 	}
 	if err := c.Create(true); err != nil {
 		os.Remove(tmp)
+		// librrd says "Cannot create temporary file" without the
+		// reason; a probe of the directory gives the system's error, so
+		// that a directory spoold may not write is KindPermission.
+		if perr := probeCreate(filepath.Dir(path)); perr != nil {
+			return fmt.Errorf("create rrd %s: %v: %w", path, err, perr)
+		}
 		return fmt.Errorf("create rrd %s: %w", path, err)
 	}
 	// librrd 1.7 reports success when writing the new file failed (a full

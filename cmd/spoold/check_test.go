@@ -40,7 +40,7 @@ func TestCheckConfigRefusesWhatTheDaemonRefuses(t *testing.T) {
 	} {
 		t.Run(arg, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := run([]string{"-t", "--targets", targets, arg}, &stdout, &stderr)
+			code := run([]string{"-t", "--targets", targets, "--rrd-dir", t.TempDir(), arg}, &stdout, &stderr)
 			if code == exitOK || strings.Contains(stdout.String(), "configuration ok") {
 				t.Fatalf("exit %d, stdout %q: accepted", code, stdout.String())
 			}
@@ -64,7 +64,7 @@ func TestCheckConfigAcceptsTheEdgesOfTheRanges(t *testing.T) {
 	} {
 		t.Run(arg, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			if code := run([]string{"-t", "--targets", targets, arg}, &stdout, &stderr); code != exitOK {
+			if code := run([]string{"-t", "--targets", targets, "--rrd-dir", t.TempDir(), arg}, &stdout, &stderr); code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
 		})
@@ -133,5 +133,28 @@ func checkRanges(t *testing.T, arg string, c *config) {
 		if !r.ok {
 			t.Fatalf("%s accepted: want %s", arg, r.what)
 		}
+	}
+}
+
+// TestCheckConfigRefusesAnRRDDirItCannotWrite: -t (and the daemon's start,
+// through the same preflight) fails when files cannot be created in
+// --rrd-dir, naming the flag; a mode 555 directory is tested in
+// rrdwriter.TestCheckDir.
+func TestCheckConfigRefusesAnRRDDirItCannotWrite(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(notDir, nil, 0o600)
+	for _, tc := range []struct{ name, dir string }{
+		{"a file", notDir},
+		{"below a file", filepath.Join(notDir, "rrd")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"-t", "--targets", okTargets(t), "--rrd-dir", tc.dir}, &stdout, &stderr); code != exitError {
+				t.Fatalf("exit %d, want %d: %s", code, exitError, stderr.String())
+			}
+			if msg := stderr.String(); !strings.Contains(msg, "--rrd-dir") || !strings.Contains(msg, tc.dir) {
+				t.Fatalf("error %q does not name --rrd-dir %s", msg, tc.dir)
+			}
+		})
 	}
 }

@@ -70,7 +70,7 @@ type adminServer interface {
 func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemon, error) {
 	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now(), walked: make(chan struct{})}
 	d.loadFleet = func() (*fleet, error) { return loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval) }
-	f, err := d.loadFleet()
+	f, err := preflight(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -367,9 +367,25 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	return serve(cfg, settings(fs), cfg.logger(stderr))
 }
 
-// checkConfig is `spoold -t`: targets and profiles parse, settings printed.
-func checkConfig(cfg config, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
+// preflight is what the daemon checks at start besides the flags (which
+// config.check did), and all that `spoold -t` checks: the targets and
+// profiles files parse, and files can be created in --rrd-dir. It returns
+// the fleet of the files.
+func preflight(cfg config) (*fleet, error) {
 	f, err := loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval)
+	if err != nil {
+		return nil, err
+	}
+	if err := rrdwriter.CheckDir(cfg.writer.Dir); err != nil {
+		return nil, fmt.Errorf("check --rrd-dir: %w", err)
+	}
+	return f, nil
+}
+
+// checkConfig is `spoold -t`: the flags were checked as the daemon checks
+// them; preflight as at the daemon's start; settings printed.
+func checkConfig(cfg config, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
+	f, err := preflight(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "spoold: configuration test failed:", err)
 		return exitError

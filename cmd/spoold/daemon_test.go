@@ -26,7 +26,7 @@ func TestCheckConfigOfTheShippedExamples(t *testing.T) {
 	targets := filepath.Join(dir, "targets.conf")
 	os.WriteFile(targets, bytes.ReplaceAll(raw, []byte("file:/etc/spoold/"), []byte("file:"+dir+"/")), 0o600)
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"-t", "--targets", targets, "--profiles", "../../docs/examples/profiles.conf"}, &stdout, &stderr)
+	code := run([]string{"-t", "--targets", targets, "--profiles", "../../docs/examples/profiles.conf", "--rrd-dir", t.TempDir()}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("spoold -t: exit %d\n%s", code, stderr.String())
 	}
