@@ -1,11 +1,14 @@
 package admin
 
 import (
+	"encoding/json"
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -44,4 +47,61 @@ func FuzzParseGraphQuery(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzLoaderFields: POST /loader reads a form and a JSON object alike. The
+// fields of an accepted body, sent in the other encoding, are accepted
+// and set the same parameters; accepted parameters are valid, and the
+// reply never prints a sign on zero ("-0%").
+func FuzzLoaderFields(f *testing.F) {
+	for _, s := range []string{"loader_files=5", "loader_cpu=-0", "loader_cpu=25%25&loader_sleep=1s", "loader_files=1&loader_files=2"} {
+		f.Add(false, s)
+	}
+	for _, s := range []string{`{"loader_files": 5}`, `{"loader_cpu": -0}`, `{"loader_cpu": "1%", "loader_cpu": "2%"}`, `{"loader_threshold": "1s"}`} {
+		f.Add(true, s)
+	}
+	f.Fuzz(func(t *testing.T, asJSON bool, body string) {
+		p, fields, err := parseLoaderBody(asJSON, body)
+		if err != nil {
+			return
+		}
+		if err := p.Validate(); err != nil {
+			t.Fatalf("%q accepted with invalid parameters: %v", body, err)
+		}
+		if r := replyOf(p); strings.HasPrefix(r.CPU, "-") {
+			t.Fatalf("%q: reply loader_cpu %q", body, r.CPU)
+		}
+		var other string
+		if asJSON {
+			vs := url.Values{}
+			for k, v := range fields {
+				vs.Set(k, v)
+			}
+			other = vs.Encode()
+		} else {
+			b, _ := json.Marshal(fields)
+			other = string(b)
+		}
+		q, _, err := parseLoaderBody(!asJSON, other)
+		if err != nil || q != p {
+			t.Fatalf("%q gave %+v; the same fields as %q gave %+v, %v", body, p, other, q, err)
+		}
+	})
+}
+
+// parseLoaderBody parses a POST /loader body as the handler does and
+// applies it to the default parameters.
+func parseLoaderBody(asJSON bool, body string) (loader.Params, map[string]string, error) {
+	var fields map[string]string
+	var err error
+	if asJSON {
+		fields, err = jsonFields([]byte(body))
+	} else {
+		fields, err = formFields(body)
+	}
+	if err != nil {
+		return loader.Params{}, nil, err
+	}
+	p, err := applyLoaderFields(loader.DefaultParams(), fields)
+	return p, fields, err
 }

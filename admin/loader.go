@@ -128,13 +128,19 @@ func formFields(body string) (map[string]string, error) {
 	return fields, nil
 }
 
+// jsonFields reads a JSON object of strings and numbers. A key given twice
+// is refused, as in a form (encoding/json would keep the last one).
 func jsonFields(body []byte) (map[string]string, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, &ParamError{Err: fmt.Errorf("parse JSON object: %w", err)}
+	raw, err := jsonObject(body)
+	if err != nil {
+		return nil, err
 	}
 	fields := make(map[string]string, len(raw))
-	for k, v := range raw {
+	for _, kv := range raw {
+		k, v := kv.key, kv.value
+		if _, dup := fields[k]; dup {
+			return nil, &ParamError{k, errors.New("given more than once")}
+		}
 		var s string
 		if err := json.Unmarshal(v, &s); err == nil {
 			fields[k] = s
@@ -147,6 +153,39 @@ func jsonFields(body []byte) (map[string]string, error) {
 		fields[k] = n.String()
 	}
 	return fields, nil
+}
+
+type jsonMember struct {
+	key   string
+	value json.RawMessage
+}
+
+// jsonObject splits one JSON object into its members, in order, keeping
+// duplicates; anything but exactly one object is an error.
+func jsonObject(body []byte) ([]jsonMember, error) {
+	bad := func(err error) error { return &ParamError{Err: fmt.Errorf("parse JSON object: %w", err)} }
+	if !json.Valid(body) {
+		var v any
+		return nil, bad(json.Unmarshal(body, &v))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, _ := dec.Token(); tok != json.Delim('{') {
+		return nil, bad(errors.New("not an object"))
+	}
+	var members []jsonMember
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, bad(err)
+		}
+		var m jsonMember
+		m.key, _ = tok.(string) // a valid object's keys are strings
+		if err := dec.Decode(&m.value); err != nil {
+			return nil, bad(err)
+		}
+		members = append(members, m)
+	}
+	return members, nil
 }
 
 // applyLoaderFields sets the named fields on p and validates the result.

@@ -2,6 +2,8 @@ package doctor
 
 import (
 	"fmt"
+
+	"github.com/spoold/spoold/rrdwriter"
 )
 
 // Run examines the machine for o and returns the findings. An error means
@@ -28,6 +30,7 @@ func Run(o Options) (Report, error) {
 		checkMount(&r, v)
 		checkSpace(&r, v)
 	}
+	checkRRDDir(&r, o.RRDDir, rrdwriter.CheckDir)
 	checkNofile(&r, o)
 	checkSpool(&r, o)
 	checkUpdate(&r, o)

@@ -243,3 +243,29 @@ func TestRunMissingDirs(t *testing.T) {
 		t.Error("no error without directories")
 	}
 }
+
+// TestRRDDirFinding: an RRD directory spoold cannot create files in (mode
+// 555, another user's) is a warning with the command to look at it;
+// one it can is ok.
+func TestRRDDirFinding(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want Severity
+	}{
+		{"writable", nil, OK},
+		{"permission denied", &os.PathError{Op: "open", Path: "/x/.probe", Err: os.ErrPermission}, Warn},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r Report
+			checkRRDDir(&r, "/srv/rrd", func(string) error { return tc.err })
+			if len(r.Findings) != 1 {
+				t.Fatalf("findings %+v", r.Findings)
+			}
+			f := r.Findings[0]
+			if f.Check != "rrd-dir" || f.Severity != tc.want || (tc.want == Warn && !strings.Contains(f.Fix, "/srv/rrd")) {
+				t.Fatalf("finding %+v, want severity %s", f, tc.want)
+			}
+		})
+	}
+}

@@ -224,3 +224,17 @@ func bytesIEC(n uint64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// checkRRDDir reports whether spoold can create files in the RRD
+// directory (check is rrdwriter.CheckDir: a probe file created and
+// removed). A directory that cannot be written makes every RRD create fail.
+func checkRRDDir(r *Report, dir string, check func(string) error) {
+	dirs := []string{dir}
+	if err := check(dir); err != nil {
+		r.add(Finding{Check: "rrd-dir", Severity: Warn, Dirs: dirs, Found: fmt.Sprintf("spoold cannot create files here: %v", err),
+			Why: "every RRD file is created through a temp file in this directory; the entries of a target whose file cannot be created stay in the spool",
+			Fix: fmt.Sprintf("ls -ld %s; chown <spoold's user> %s   # or run spoold as the directory's owner", dir, dir)})
+		return
+	}
+	r.add(Finding{Check: "rrd-dir", Severity: OK, Dirs: dirs, Found: "spoold can create files here (a probe file created and removed)"})
+}

@@ -2,7 +2,6 @@ package loader
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -40,8 +39,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("loader_sleep must be >= 0, got %s", p.Sleep)
 	case p.Threshold <= 0:
 		return fmt.Errorf("loader_threshold must be > 0, got %s", p.Threshold)
-	case math.IsNaN(p.CPU) || p.CPU < 0 || p.CPU > 1:
-		return fmt.Errorf("loader_cpu must be between 0 and 1 (0%% to 100%%), got %v", p.CPU)
+	case p.CPU != 0 && !(p.CPU >= MinCPU && p.CPU <= 1):
+		return fmt.Errorf("loader_cpu must be between 0 and 1 (0%% to 100%%), and 0 (off) or at least %v (%v%%), got %v", MinCPU, MinCPU*100, p.CPU)
 	}
 	return nil
 }
@@ -50,8 +49,14 @@ func (p Params) Validate() error {
 // rather than by Files and Sleep.
 func (p Params) CPUMode() bool { return p.CPU > 0 }
 
+// MinCPU is the smallest CPU share besides 0 (off): at 0.1% of a core the
+// loader already sleeps 1,000 times each iteration's CPU time; a share such
+// as 5e-324 was accepted and meant a pause of centuries.
+const MinCPU = 0.001
+
 // ParseCPU parses a share of one core written as a percentage ("25%") or a
-// fraction ("0.25"). It accepts 0 (CPU mode off) up to 100% / 1.
+// fraction ("0.25"). It accepts 0 (CPU mode off, also written -0) and
+// MinCPU (0.1%) up to 100% / 1.
 func ParseCPU(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	scale := 1.0
@@ -63,8 +68,11 @@ func ParseCPU(s string) (float64, error) {
 		return 0, fmt.Errorf("parse loader cpu share %q: %w", s, err)
 	}
 	v /= scale
-	if math.IsNaN(v) || v < 0 || v > 1 {
-		return 0, fmt.Errorf("parse loader cpu share %q: want 0%% to 100%% (0 to 1)", s)
+	if v == 0 {
+		return 0, nil // -0 too: no sign to print back
+	}
+	if !(v >= MinCPU && v <= 1) {
+		return 0, fmt.Errorf("parse loader cpu share %q: want 0 (off) or %v%% to 100%% (%v to 1)", s, MinCPU*100, MinCPU)
 	}
 	return v, nil
 }

@@ -2,11 +2,11 @@ package poller
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"github.com/spoold/spoold/spool"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -185,25 +185,26 @@ func parseDS(f []string) (DS, error) {
 	return d, nil
 }
 
-// LoadProfiles parses the profiles file at path.
+// LoadProfiles parses the profiles file at path: a regular file (or a
+// symlink to one) of at most 64 MiB.
 func LoadProfiles(path string) (Profiles, error) {
-	f, err := os.Open(path)
+	b, err := readRegular(path, maxConfigFile)
 	if err != nil {
-		return nil, fmt.Errorf("open profiles file: %w", err)
+		return nil, fmt.Errorf("read profiles file: %w", err)
 	}
-	defer f.Close()
-	return ParseProfiles(f, path)
+	return ParseProfiles(bytes.NewReader(b), path)
 }
 
 // LoadTargets parses the targets file at path, resolving profile names in
-// profiles (nil: built-ins only) and reading "file:" secrets.
+// profiles (nil: built-ins only) and reading "file:" secrets. Like every
+// file the poller reads, it must be a regular file (or a symlink to one),
+// of at most 64 MiB.
 func LoadTargets(path string, profiles Profiles) ([]*Target, error) {
-	f, err := os.Open(path)
+	b, err := readRegular(path, maxConfigFile)
 	if err != nil {
-		return nil, fmt.Errorf("open targets file: %w", err)
+		return nil, fmt.Errorf("read targets file: %w", err)
 	}
-	defer f.Close()
-	return ParseTargets(f, path, profiles)
+	return ParseTargets(bytes.NewReader(b), path, profiles)
 }
 
 // validName reports whether s is a valid target or profile name.

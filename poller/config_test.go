@@ -343,3 +343,26 @@ func TestTargetNamesCannotEscapeTheRRDDirectory(t *testing.T) {
 		})
 	}
 }
+
+// TestMisplacedSecretIsNeverPrinted puts a secret key=value where the
+// target's name or address belongs: the line is refused, by position, and
+// the error does not show the secret.
+func TestMisplacedSecretIsNeverPrinted(t *testing.T) {
+	for _, l := range []string{
+		"community=" + secretWord + " 192.0.2.1 profile=host",
+		"auth-pass=" + secretWord + " 192.0.2.1 profile=host",
+		"r1 community=" + secretWord + " profile=host",
+		"r1 priv-pass=" + secretWord + " profile=host community=x",
+		"defaults profile=host community=x\nr1 community=" + secretWord,
+	} {
+		t.Run(strings.ReplaceAll(strings.ReplaceAll(l, secretWord, "SECRET"), "\n", "|"), func(t *testing.T) {
+			_, err := ParseTargets(strings.NewReader(l), "t", nil)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if strings.Contains(err.Error(), secretWord) {
+				t.Fatalf("error shows the secret: %v", err)
+			}
+		})
+	}
+}

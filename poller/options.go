@@ -57,7 +57,17 @@ func DefaultOptions() Options {
 	}
 }
 
-func (o *Options) check() error {
+// Limits of Options, which the flags and targets files document.
+const (
+	// MaxRetries is the most resends after a timeout (Retries, retries=).
+	MaxRetries = 10
+	// MaxVarbinds is the largest MaxVarbinds: an SNMP Get of 1,000 OIDs
+	// already needs a large UDP datagram.
+	MaxVarbinds = 1000
+)
+
+// Validate reports the first option out of range; New calls it.
+func (o Options) Validate() error {
 	switch {
 	case o.Interval <= 0:
 		return errors.New("check poller options: interval must be positive")
@@ -65,12 +75,12 @@ func (o *Options) check() error {
 		return fmt.Errorf("check poller options: concurrency %d, want at least 1", o.Concurrency)
 	case o.Timeout <= 0:
 		return errors.New("check poller options: timeout must be positive")
-	case o.Retries < 0 || o.Retries > 10:
-		return fmt.Errorf("check poller options: retries %d, want 0 to 10", o.Retries)
+	case o.Retries < 0 || o.Retries > MaxRetries:
+		return fmt.Errorf("check poller options: retries %d, want 0 to %d", o.Retries, MaxRetries)
 	case o.CycleTimeout < 0 || o.CycleTimeout > o.Interval:
 		return fmt.Errorf("check poller options: cycle timeout %v not in [0, interval %v]", o.CycleTimeout, o.Interval)
-	case o.MaxVarbinds < 1 || o.MaxVarbinds > 1000:
-		return fmt.Errorf("check poller options: max varbinds %d, want 1 to 1000", o.MaxVarbinds)
+	case o.MaxVarbinds < 1 || o.MaxVarbinds > MaxVarbinds:
+		return fmt.Errorf("check poller options: max varbinds %d, want 1 to %d", o.MaxVarbinds, MaxVarbinds)
 	case o.BackoffAfter < 1:
 		return fmt.Errorf("check poller options: backoff after %d failures, want at least 1", o.BackoffAfter)
 	}

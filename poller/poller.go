@@ -54,7 +54,7 @@ type device struct {
 // New returns a poller of targets that writes entries with w and adds them
 // to sink (nil: no index). logger nil discards logs. It starts nothing.
 func New(opts Options, targets []*Target, w Writer, sink Sink, logger *slog.Logger) (*Poller, error) {
-	if err := opts.check(); err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	if w == nil {

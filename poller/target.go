@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,9 +81,10 @@ var secretKeys = map[string]bool{"community": true, "auth-pass": true, "priv-pas
 //	<name> <host>[:port] key=value...
 //
 // Profile names resolve in profiles (nil: built-ins only). A secret written
-// as file:<path> is read from the first line of that file.
+// as file:<path> is read from the first line of that file, which must be a
+// regular file (or a symlink to one) of at most 64 KiB.
 func ParseTargets(r io.Reader, file string, profiles Profiles) ([]*Target, error) {
-	return parseTargets(r, file, profiles, os.ReadFile)
+	return parseTargets(r, file, profiles, readSecretFile)
 }
 
 func parseTargets(r io.Reader, file string, profiles Profiles, readFile func(string) ([]byte, error)) ([]*Target, error) {
@@ -114,6 +114,10 @@ func parseTargets(r io.Reader, file string, profiles Profiles, readFile func(str
 			return nil, bad("want \"<name> <host>[:port] key=value...\"")
 		}
 		name := l.fields[0]
+		if strings.Contains(name, "=") {
+			// Not printed: it may be a secret put before the name.
+			return nil, bad("field 1 is key=value: want the target name first, then its address")
+		}
 		if !validName(name) || len(name) > spool.MaxKeyLen {
 			return nil, bad("target name %q: want 1 to 255 of [A-Za-z0-9._-], starting with a letter or digit", name)
 		}
@@ -217,8 +221,8 @@ func buildTarget(name, addr string, kv map[string]string, profiles Profiles, cac
 		}
 	}
 	if v, ok := kv["retries"]; ok {
-		if t.Retries, err = strconv.Atoi(v); err != nil || t.Retries < 0 || t.Retries > 10 {
-			return nil, fmt.Errorf("retries %q: want 0 to 10", printable(v))
+		if t.Retries, err = strconv.Atoi(v); err != nil || t.Retries < 0 || t.Retries > MaxRetries {
+			return nil, fmt.Errorf("retries %q: want 0 to %d", printable(v), MaxRetries)
 		}
 	}
 	secret := func(k string) (Secret, error) {
@@ -325,6 +329,10 @@ func readSecret(v string, readFile func(string) ([]byte, error)) (Secret, error)
 }
 
 func parseAddress(s string) (string, uint16, error) {
+	if strings.Contains(s, "=") {
+		// Not printed: it may be a secret put where the address belongs.
+		return "", 0, errors.New("field 2 is key=value: want the address (host or host:port) after the name")
+	}
 	host, port := s, "161"
 	if ip := net.ParseIP(s); ip == nil && strings.Contains(s, ":") {
 		var err error

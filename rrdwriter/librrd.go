@@ -33,7 +33,7 @@ func (libRRD) Create(path string, p Profile, start int64) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("create rrd %s: %w", path, err)
 	}
-	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.%d.%d.tmp", filepath.Base(path), os.Getpid(), time.Now().UnixNano()))
+	tmp := filepath.Join(filepath.Dir(path), tempName(filepath.Base(path)))
 	c := rrd.NewCreator(tmp, time.Unix(start, 0), uint(p.Step/time.Second))
 	for _, ds := range p.DS {
 		c.DS(ds.Name, string(ds.Type), int64(ds.Heartbeat/time.Second), formatLimit(ds.Min), formatLimit(ds.Max))
@@ -47,6 +47,12 @@ func (libRRD) Create(path string, p Profile, start int64) error {
 	}
 	if err := c.Create(true); err != nil {
 		os.Remove(tmp)
+		// librrd says "Cannot create temporary file" without the
+		// reason; a probe of the directory gives the system's error, so
+		// that a directory spoold may not write is KindPermission.
+		if perr := probeCreate(filepath.Dir(path)); perr != nil {
+			return fmt.Errorf("create rrd %s: %v: %w", path, err, perr)
+		}
 		return fmt.Errorf("create rrd %s: %w", path, err)
 	}
 	// librrd 1.7 reports success when writing the new file failed (a full

@@ -99,20 +99,39 @@ func DefaultOptions() Options {
 	}
 }
 
-func (o *Options) check() error {
+// The range of Options.WriteRate besides 0 (no cap): below MinWriteRate
+// the interval between two files overflows a time.Duration (1e-12 acted as
+// no cap); above MaxWriteRate it is below a microsecond, which is no cap.
+const (
+	MinWriteRate = 0.001
+	MaxWriteRate = 1e6
+)
+
+// Validate reports the first option out of range; New calls it.
+func (o Options) Validate() error {
 	switch {
 	case o.Dir == "":
 		return errors.New("no rrd directory given")
 	case o.FutureTolerance < 0:
 		return fmt.Errorf("negative future tolerance %s", o.FutureTolerance)
-	case o.WriteDelay < 0 || o.WriteJitter < 0 || o.WriteRate < 0:
-		return fmt.Errorf("negative write delay %s, jitter %s or rate %g", o.WriteDelay, o.WriteJitter, o.WriteRate)
+	case o.WriteDelay < 0 || o.WriteJitter < 0:
+		return fmt.Errorf("negative write delay %s or jitter %s", o.WriteDelay, o.WriteJitter)
+	case o.WriteRate != 0 && !(o.WriteRate >= MinWriteRate && o.WriteRate <= MaxWriteRate):
+		return fmt.Errorf("write rate %g, want 0 (no cap) or %g to %g", o.WriteRate, MinWriteRate, MaxWriteRate)
 	case o.Writers < 1:
 		return fmt.Errorf("writers %d, want at least 1", o.Writers)
 	case o.BackoffMin <= 0 || o.BackoffMax < o.BackoffMin:
 		return fmt.Errorf("backoff %s..%s is not a positive range", o.BackoffMin, o.BackoffMax)
 	case o.MaxRetries < 1 || o.Tick <= 0:
 		return fmt.Errorf("max retries %d and tick %s must be positive", o.MaxRetries, o.Tick)
+	}
+	return nil
+}
+
+// check validates o and fills in the defaults of its nil fields.
+func (o *Options) check() error {
+	if err := o.Validate(); err != nil {
+		return err
 	}
 	if o.RRD == nil {
 		o.RRD = LibRRD()

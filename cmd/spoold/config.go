@@ -5,9 +5,11 @@ import (
 	"io"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
@@ -125,11 +127,44 @@ func printDaemonUsage(w io.Writer, groups []flagGroup) {
 	}
 }
 
-// check validates what the flag types could not.
+// minKeysZone is the smallest --keys-zone: room for a few keys of the
+// longest target name and their entries (shm charges about 128 bytes a
+// key plus its name, and 8 bytes an entry). A 1-byte index took nothing.
+const minKeysZone = 1 << 10
+
+// check validates the whole configuration, for the daemon and for -t
+// alike: first each flag against its documented range, so that the error
+// names the flag; then each package's own validation of the options built
+// from the flags (what New would refuse), named by the flags behind them.
 func (c *config) check() error {
-	if err := c.loader.Params.Validate(); err != nil {
-		return fmt.Errorf("check --loader-*: %w", err)
+	if err := c.checkFlags(); err != nil {
+		return err
 	}
+	if err := c.loader.Params.Validate(); err != nil {
+		// Validate names the parameter first: "loader_files must be >= 1".
+		param, _, _ := strings.Cut(err.Error(), " ")
+		return fmt.Errorf("check --%s: %w", strings.ReplaceAll(param, "_", "-"), err)
+	}
+	if _, err := shm.New(c.index); err != nil {
+		return fmt.Errorf("check --keys-zone: %w", err)
+	}
+	if err := c.poller.Validate(); err != nil {
+		return fmt.Errorf("check --poll-*: %w", err)
+	}
+	if err := c.writer.Validate(); err != nil {
+		return fmt.Errorf("check --rrd-dir, --write-*, --writers: %w", err)
+	}
+	if c.adminListen != "" {
+		if err := admin.CheckListen(c.adminListen); err != nil {
+			return fmt.Errorf("check --admin-listen: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkFlags checks each flag against its range (docs/configuration.md).
+func (c *config) checkFlags() error {
+	rate := c.writer.WriteRate
 	checks := []struct {
 		bad  bool
 		flag string
@@ -141,8 +176,10 @@ func (c *config) check() error {
 		{c.poller.Interval < time.Second, "poll-interval", "must be at least 1s"},
 		{c.poller.Concurrency < 1, "poll-concurrency", "must be at least 1"},
 		{c.poller.Timeout <= 0, "poll-timeout", "must be positive"},
-		{c.poller.Retries < 0, "poll-retries", "must be >= 0"},
-		{c.poller.MaxVarbinds < 1, "poll-max-varbinds", "must be at least 1"},
+		{c.poller.Retries < 0 || c.poller.Retries > poller.MaxRetries, "poll-retries", fmt.Sprintf("must be 0 to %d", poller.MaxRetries)},
+		{c.poller.CycleTimeout < 0 || c.poller.CycleTimeout > c.poller.Interval, "poll-cycle-timeout", "must be 0 to --poll-interval"},
+		{c.poller.MaxVarbinds < 1 || c.poller.MaxVarbinds > poller.MaxVarbinds, "poll-max-varbinds", fmt.Sprintf("must be 1 to %d", poller.MaxVarbinds)},
+		{c.index.MaxBytes < minKeysZone, "keys-zone", "must be at least 1k"},
 		{c.rescanInterval < 0, "rescan-interval", "must be >= 0"},
 		{c.spool.SegmentMaxBytes < spool.MinSegmentBytes || c.spool.SegmentMaxBytes > spool.MaxSegmentBytes, "segment-max-bytes", "must be 4k to 64m"},
 		{c.spool.SegmentMaxEntries < 1 || c.spool.SegmentMaxEntries > 1<<20, "segment-max-entries", "must be 1 to 1048576"},
@@ -150,7 +187,8 @@ func (c *config) check() error {
 		{c.writer.WriteDelay < 0, "write-delay", "must be >= 0"},
 		{c.writer.WriteJitter < 0, "write-jitter", "must be >= 0"},
 		{c.writer.Writers < 1, "writers", "must be at least 1"},
-		{c.writer.WriteRate < 0, "write-rate", "must be >= 0"},
+		{rate != 0 && !(rate >= rrdwriter.MinWriteRate && rate <= rrdwriter.MaxWriteRate), "write-rate",
+			fmt.Sprintf("must be 0 (no cap) or %g to %g", rrdwriter.MinWriteRate, rrdwriter.MaxWriteRate)},
 		{c.writer.BackoffMin <= 0, "write-backoff-min", "must be positive"},
 		{c.writer.BackoffMax < c.writer.BackoffMin, "write-backoff-max", "must be >= --write-backoff-min"},
 		{c.shutdownTimeout <= 0, "shutdown-timeout", "must be positive"},

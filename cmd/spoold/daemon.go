@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -46,6 +45,10 @@ type daemon struct {
 	pollCancel, loadCancel, writeCancel, diskCancel context.CancelFunc
 	pollDone, loadDone, writeDone, diskDone         chan struct{}
 	stopOnce                                        sync.Once
+
+	// loadFleet reads the targets and profiles files, at start and on
+	// SIGHUP (tests replace it).
+	loadFleet func() (*fleet, error)
 }
 
 // adminServer is what the daemon needs of the admin HTTP server.
@@ -58,7 +61,8 @@ type adminServer interface {
 // nothing runs yet.
 func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemon, error) {
 	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now()}
-	f, err := loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval)
+	d.loadFleet = func() (*fleet, error) { return loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval) }
+	f, err := preflight(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +261,7 @@ func (d *daemon) flushAtShutdown(ctx context.Context) {
 // reload re-reads the targets and profiles files (SIGHUP). On an error the
 // running fleet stays; nothing pending is touched either way.
 func (d *daemon) reload() {
-	f, err := loadFleet(d.cfg.targetsFile, d.cfg.profilesFile, d.cfg.poller.Interval)
+	f, err := d.loadFleet()
 	if err == nil {
 		err = d.pl.SetTargets(f.targets)
 	}
@@ -310,9 +314,25 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 	return serve(cfg, settings(fs), cfg.logger(stderr))
 }
 
-// checkConfig is `spoold -t`: targets and profiles parse, settings printed.
-func checkConfig(cfg config, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
+// preflight is what the daemon checks at start besides the flags (which
+// config.check did), and all that `spoold -t` checks: the targets and
+// profiles files parse, and files can be created in --rrd-dir. It returns
+// the fleet of the files.
+func preflight(cfg config) (*fleet, error) {
 	f, err := loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval)
+	if err != nil {
+		return nil, err
+	}
+	if err := rrdwriter.CheckDir(cfg.writer.Dir); err != nil {
+		return nil, fmt.Errorf("check --rrd-dir: %w", err)
+	}
+	return f, nil
+}
+
+// checkConfig is `spoold -t`: the flags were checked as the daemon checks
+// them; preflight as at the daemon's start; settings printed.
+func checkConfig(cfg config, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
+	f, err := preflight(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "spoold: configuration test failed:", err)
 		return exitError
@@ -335,20 +355,27 @@ func serve(cfg config, settings map[string]string, log *slog.Logger) int {
 		log.Error("start spoold", "err", err)
 		return exitError
 	}
-	if cfg.pidFile != "" {
-		if err := os.WriteFile(cfg.pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
-			log.Error("write pid file", "path", cfg.pidFile, "err", err)
-			d.sp.Close()
-			return exitError
-		}
-		defer os.Remove(cfg.pidFile)
-	}
 	sig := notifySignals() // before the admin URL is logged: a signal sent from then on is handled
 	defer signal.Stop(sig)
 	if err := d.startAdmin(); err != nil {
 		log.Error("start admin server", "err", err)
 		d.sp.Close()
 		return exitError
+	}
+	// The pid file last: a start that fails leaves the file of a spoold
+	// already running alone.
+	if cfg.pidFile != "" {
+		pf, err := writePidFile(cfg.pidFile)
+		if err != nil {
+			log.Error("start spoold", "err", err)
+			d.abortStart()
+			return exitError
+		}
+		defer func() {
+			if err := pf.remove(); err != nil {
+				log.Warn("stop spoold", "err", err)
+			}
+		}()
 	}
 	d.start()
 	d.waitSignals(context.Background(), sig)
@@ -357,6 +384,18 @@ func serve(cfg config, settings map[string]string, log *slog.Logger) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// abortStart undoes a start that failed after the admin server started.
+func (d *daemon) abortStart() {
+	if d.admin != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.shutdownTimeout)
+		defer cancel()
+		if err := d.admin.Shutdown(ctx); err != nil {
+			d.log.Warn("stop admin server", "err", err)
+		}
+	}
+	d.sp.Close()
 }
 
 // notifySignals starts catching the daemon's signals; the caller stops
@@ -368,8 +407,14 @@ func notifySignals() chan os.Signal {
 }
 
 // waitSignals handles SIGHUP (reload) and SIGUSR1 (flush) from sig until
-// SIGTERM, SIGINT or the end of ctx.
+// SIGTERM, SIGINT or the end of ctx. Reloads run in a goroutine of their
+// own (reloadLoop), one at a time, so a slow file never delays SIGTERM; a
+// reload still running when waitSignals returns is left to finish.
 func (d *daemon) waitSignals(ctx context.Context, sig <-chan os.Signal) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	reloads := make(chan struct{}, 1)
+	go d.reloadLoop(ctx, reloads)
 	for {
 		var s os.Signal
 		select {
@@ -379,12 +424,29 @@ func (d *daemon) waitSignals(ctx context.Context, sig <-chan os.Signal) {
 		}
 		switch s {
 		case syscall.SIGHUP:
-			d.reload()
+			select {
+			case reloads <- struct{}{}:
+			default: // one is already asked for: it reads the files after this signal
+			}
 		case syscall.SIGUSR1:
 			go d.flushAll(context.Background())
 		default:
 			d.log.Info("signal received, shutting down", "signal", s.String())
 			return
+		}
+	}
+}
+
+// reloadLoop runs a reload for each request until ctx ends. Requests made
+// while a reload runs are one more reload after it: the files may have
+// changed again.
+func (d *daemon) reloadLoop(ctx context.Context, reloads <-chan struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-reloads:
+			d.reload()
 		}
 	}
 }

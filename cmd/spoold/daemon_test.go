@@ -26,7 +26,7 @@ func TestCheckConfigOfTheShippedExamples(t *testing.T) {
 	targets := filepath.Join(dir, "targets.conf")
 	os.WriteFile(targets, bytes.ReplaceAll(raw, []byte("file:/etc/spoold/"), []byte("file:"+dir+"/")), 0o600)
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"-t", "--targets", targets, "--profiles", "../../docs/examples/profiles.conf"}, &stdout, &stderr)
+	code := run([]string{"-t", "--targets", targets, "--profiles", "../../docs/examples/profiles.conf", "--rrd-dir", t.TempDir()}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("spoold -t: exit %d\n%s", code, stderr.String())
 	}
@@ -98,5 +98,32 @@ func TestSIGHUPReloadsTargetsAndKeepsThemOnABadFile(t *testing.T) {
 	}
 	if left := spoolEntries(t, dir); len(left) != 0 {
 		t.Fatalf("%d entries left after the shutdown flush", len(left))
+	}
+}
+
+// TestCheckConfigRefusesFilesThatAreNotRegular: `spoold -t` with
+// community=file:/dev/zero (memory grew without bound) or a FIFO as
+// --targets (it hung) fails at once, naming the file.
+func TestCheckConfigRefusesFilesThatAreNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "targets.conf")
+	os.WriteFile(zero, []byte("r1 192.0.2.1 profile=host community=file:/dev/zero\n"), 0o600)
+	for _, tc := range []struct{ name, targets, bad string }{
+		{"secret /dev/zero", zero, "/dev/zero"},
+		{"targets FIFO", fifo, fifo},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"-t", "--targets", tc.targets}, &stdout, &stderr); code != exitError {
+				t.Fatalf("exit %d, want %d", code, exitError)
+			}
+			if msg := stderr.String(); !strings.Contains(msg, tc.bad) || !strings.Contains(msg, "not a regular file") {
+				t.Fatalf("error %q does not say %s is not a regular file", msg, tc.bad)
+			}
+		})
 	}
 }

@@ -24,7 +24,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("spoold doctor", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: spoold doctor [flags]\n\nExamines read-ahead, mount options, free space and inodes of the spool and\nRRD directories, the open-files limit, the spool's size and the loader time\nit implies, and measures one RRD update on a cold sample file. Prints each\nfinding with the command that changes it. Exit 0: all ok; 1: warnings; 2: usage.\n\n")
+		fmt.Fprintf(stderr, "usage: spoold doctor [flags]\n\nExamines read-ahead, mount options, free space and inodes of the spool and\nRRD directories, whether spoold can create files in the RRD directory, the open-files limit, the spool's size and the loader time\nit implies, and measures one RRD update on a cold sample file. Prints each\nfinding with the command that changes it. Exit 0: all ok; 1: warnings; 2: usage.\n\n")
 		fs.PrintDefaults()
 	}
 	addSpoolFlags(fs, &so)

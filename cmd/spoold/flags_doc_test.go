@@ -1,12 +1,17 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
+	"github.com/spoold/spoold/loader"
+	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrdwriter"
 )
 
 // docFlag is one row of a flag table in docs/configuration.md.
@@ -91,6 +96,25 @@ func TestConfigurationDocMatchesHelp(t *testing.T) {
 	for name := range doc {
 		if !seen[name] {
 			t.Errorf("docs/configuration.md documents --%s, which spoold does not define", name)
+		}
+	}
+}
+
+// TestConfigurationDocStatesTheRanges: the range each flag's check
+// enforces is written in its row, from the same constants.
+func TestConfigurationDocStatesTheRanges(t *testing.T) {
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	doc := readDocFlags(t)
+	for flag, want := range map[string]string{
+		"poll-retries":       fmt.Sprintf("`0` to `%d`", poller.MaxRetries),
+		"poll-max-varbinds":  fmt.Sprintf("`1` to `%d`", poller.MaxVarbinds),
+		"poll-cycle-timeout": "`0s` to `--poll-interval`",
+		"keys-zone":          "at least `" + formatSize(minKeysZone) + "`",
+		"write-rate":         "`0` or `" + num(rrdwriter.MinWriteRate) + "` to `" + num(rrdwriter.MaxWriteRate) + "`",
+		"loader-cpu":         "`0` or `" + num(loader.MinCPU*100) + "%` to `100%`",
+	} {
+		if !strings.Contains(doc[flag].row, want) {
+			t.Errorf("docs/configuration.md: the row of --%s does not state its range %s:\n%s", flag, want, doc[flag].row)
 		}
 	}
 }
