@@ -20,7 +20,7 @@ func (d *daemon) startAdmin() error {
 	}
 	o := admin.DefaultOptions()
 	o.Listen, o.Token, o.Logger = d.cfg.adminListen, d.cfg.adminToken, d.log.With("component", "admin")
-	o.StatusMaxAge = d.cfg.adminCache
+	o.StatusMaxAge, o.GraphMaxDS = d.cfg.adminCache, d.cfg.graphMaxDS
 	if d.cfg.poller.Interval < o.Refresh {
 		o.Refresh = max(d.cfg.poller.Interval, 5*time.Second)
 	}
