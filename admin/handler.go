@@ -295,7 +295,14 @@ func (h *handler) flush(w http.ResponseWriter, r *http.Request) {
 			"flushed": false, "error": err.Error(), "duration_seconds": elapsed})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"flushed": true, "duration_seconds": elapsed})
+	// Orphans are reported on their own: their entries wait for a profile,
+	// and everything else was flushed.
+	orphans := h.b.Orphans()
+	if orphans == nil {
+		orphans = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"flushed": true, "duration_seconds": elapsed,
+		"orphans": orphansDoc{Count: len(orphans), Targets: orphans}})
 }
 
 // writeJSON writes v as indented JSON with status code.

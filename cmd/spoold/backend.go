@@ -78,6 +78,9 @@ func (d *daemon) Graph(ctx context.Context, target string, o rrdwriter.GraphOpti
 // FlushAll writes everything pending now (POST /flush).
 func (d *daemon) FlushAll(ctx context.Context) error { return d.flushAll(ctx) }
 
+// Orphans lists the keys whose entries wait in the spool for a profile.
+func (d *daemon) Orphans() []string { return rrdwriter.Orphans(d.wr.TargetErrors()) }
+
 // SetLoaderParams changes the running loader's throttle (POST /loader).
 func (d *daemon) SetLoaderParams(p loader.Params) error {
 	if err := d.ld.SetParams(p); err != nil {
