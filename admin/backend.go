@@ -29,7 +29,11 @@ type Backend interface {
 	// the name into a path other than through rrdwriter.RRDPath.
 	Graph(ctx context.Context, target string, o rrdwriter.GraphOptions) ([]byte, error)
 	// FlushAll writes every pending entry now (rrdwriter.Writer.FlushAll).
+	// Orphans are no failure of it.
 	FlushAll(ctx context.Context) error
+	// Orphans returns the keys with entries in the spool that cannot be
+	// written: no profile and no RRD file (rrdwriter.Orphans), sorted.
+	Orphans() []string
 	// SetLoaderParams makes p the running loader's parameters (and those of
 	// later rescans). p has passed p.Validate.
 	SetLoaderParams(p loader.Params) error

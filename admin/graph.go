@@ -21,8 +21,9 @@ const (
 	MinGraphHeight, MaxGraphHeight = 50, 1000
 	DefaultGraphWidth              = 600
 	DefaultGraphHeight             = 200
-	// MaxGraphDS is the most data sources one graph request may name.
-	MaxGraphDS = 32
+	// MaxGraphDS is the most data sources a graph request's URL may name;
+	// Options.GraphMaxDS, at most this, is the most one graph draws.
+	MaxGraphDS = 256
 	// MaxGraphSpan is the longest time range of one graph.
 	MaxGraphSpan = 20 * 366 * 24 * time.Hour
 )

@@ -6,10 +6,15 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spoold/spoold/rrdwriter"
 )
 
 // Options configure the admin handler and server.
@@ -32,6 +37,20 @@ type Options struct {
 	PageGraphSpan time.Duration
 	// GraphTimeout bounds one graph request (flush and render). Default 30 s.
 	GraphTimeout time.Duration
+	// GraphMaxDS is the most data sources one graph draws; a request naming
+	// more is refused (400), one naming none draws the file's first ones.
+	// Default rrdwriter.DefaultGraphMaxDS (32); at most MaxGraphDS.
+	GraphMaxDS int
+	// GraphMaxBytes bounds the values librrd fetches for one graph (see
+	// rrdwriter.GraphOptions.MaxBytes); beyond it the request is refused
+	// (400). Default rrdwriter.DefaultGraphMaxBytes (256 MiB).
+	GraphMaxBytes int64
+	// GraphConcurrency is the most graph requests flushed and rendered at
+	// once (librrd draws one at a time anyway); GraphQueue more may wait
+	// for a turn within GraphTimeout. A request beyond both is answered
+	// 503 with Retry-After. Defaults 2 and 16; GraphQueue < 0 means none
+	// may wait.
+	GraphConcurrency, GraphQueue int
 	// FlushTimeout bounds POST /flush. Default 2 minutes.
 	FlushTimeout time.Duration
 	// StatusMaxAge is how long a rendered /status, /metrics or page body
@@ -49,6 +68,8 @@ func DefaultOptions() Options {
 	return Options{
 		Listen: "127.0.0.1:8780", Refresh: 30 * time.Second, PageGraphs: 24, PageGraphSpan: 24 * time.Hour,
 		GraphTimeout: 30 * time.Second, FlushTimeout: 2 * time.Minute,
+		GraphMaxDS: rrdwriter.DefaultGraphMaxDS, GraphMaxBytes: rrdwriter.DefaultGraphMaxBytes,
+		GraphConcurrency: 2, GraphQueue: 16,
 	}
 }
 
@@ -63,6 +84,8 @@ type handler struct {
 
 	// Rendered bodies of the GET endpoints that show the whole status.
 	statusBody, metricsBody, pageBody bodyCache
+
+	graphs graphGate
 }
 
 // NewHandler returns the admin interface over b: the endpoints listed in the
@@ -70,7 +93,8 @@ type handler struct {
 // It starts no goroutines.
 func NewHandler(b Backend, o Options) http.Handler {
 	o = withDefaults(o)
-	h := &handler{b: b, o: o, log: o.Logger, token: sha256.Sum256([]byte(o.Token))}
+	h := &handler{b: b, o: o, log: o.Logger, token: sha256.Sum256([]byte(o.Token)),
+		graphs: newGraphGate(o.GraphConcurrency, o.GraphQueue)}
 	for _, c := range h.bodies() {
 		*c = bodyCache{maxAge: o.StatusMaxAge, now: o.Now}
 	}
@@ -106,6 +130,20 @@ func withDefaults(o Options) Options {
 	if o.FlushTimeout <= 0 {
 		o.FlushTimeout = d.FlushTimeout
 	}
+	if o.GraphMaxDS <= 0 {
+		o.GraphMaxDS = d.GraphMaxDS
+	}
+	o.GraphMaxDS = min(o.GraphMaxDS, MaxGraphDS)
+	if o.GraphMaxBytes <= 0 {
+		o.GraphMaxBytes = d.GraphMaxBytes
+	}
+	if o.GraphConcurrency <= 0 {
+		o.GraphConcurrency = d.GraphConcurrency
+	}
+	if o.GraphQueue == 0 {
+		o.GraphQueue = d.GraphQueue
+	}
+	o.GraphQueue = max(o.GraphQueue, 0)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -195,30 +233,54 @@ func (h *handler) graph(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o, err := ParseGraphQuery(r.URL.Query(), h.o.Now())
+	if err == nil && len(o.DS) > h.o.GraphMaxDS {
+		err = &GraphQueryError{"ds", strings.Join(o.DS, ","), fmt.Sprintf("more than %d data sources (--graph-max-ds)", h.o.GraphMaxDS)}
+	}
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	o.Title = target
+	o.Title, o.MaxDS, o.MaxBytes = target, h.o.GraphMaxDS, h.o.GraphMaxBytes
 	ctx, cancel := context.WithTimeout(r.Context(), h.o.GraphTimeout)
 	defer cancel()
+	release, err := h.graphs.enter(ctx)
+	if err != nil {
+		h.log.Warn("graph refused", "target", target, "err", err)
+		w.Header().Set("Retry-After", strconv.Itoa(graphRetryAfter))
+		httpError(w, http.StatusServiceUnavailable, "graph of "+quote(target)+" refused: "+err.Error())
+		return
+	}
+	defer release()
 	png, err := h.b.Graph(ctx, target, o)
-	switch {
-	case errors.Is(err, ErrUnknownTarget):
-		httpError(w, http.StatusNotFound, "unknown target "+quote(target))
-		return
-	case err != nil && ctx.Err() != nil:
-		h.log.Warn("graph timed out", "target", target, "err", err)
-		httpError(w, http.StatusServiceUnavailable, "graph of "+quote(target)+" timed out")
-		return
-	case err != nil:
-		h.log.Error("graph failed", "target", target, "err", err)
-		httpError(w, http.StatusInternalServerError, "graph of "+quote(target)+" failed: "+err.Error())
+	if err != nil {
+		h.graphError(w, target, ctx, err)
 		return
 	}
 	w.Header().Set("Content-Type", "image/png")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(png)
+}
+
+// graphError answers a failed graph. Only a failure of the daemon is logged
+// at ERROR, and no body carries the error's text unless the writer made it
+// for clients (ErrNoDataSource, ErrGraphTooLarge): other errors name files.
+func (h *handler) graphError(w http.ResponseWriter, target string, ctx context.Context, err error) {
+	switch {
+	case errors.Is(err, ErrUnknownTarget):
+		httpError(w, http.StatusNotFound, "unknown target "+quote(target))
+	case errors.Is(err, rrdwriter.ErrNoDataSource), errors.Is(err, rrdwriter.ErrGraphTooLarge):
+		h.log.Debug("graph refused", "target", target, "err", err)
+		httpError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, fs.ErrNotExist):
+		h.log.Debug("graph of a target without an RRD file", "target", target, "err", err)
+		httpError(w, http.StatusNotFound, "no RRD file for target "+quote(target)+" yet: nothing has been written for it")
+	case ctx.Err() != nil:
+		h.log.Warn("graph timed out", "target", target, "err", err)
+		httpError(w, http.StatusServiceUnavailable, "graph of "+quote(target)+" timed out")
+	default:
+		h.log.Error("graph failed", "target", target, "err", err)
+		httpError(w, http.StatusInternalServerError, "graph of "+quote(target)+" failed; the daemon's log has the details")
+	}
 }
 
 func (h *handler) flush(w http.ResponseWriter, r *http.Request) {
@@ -233,7 +295,14 @@ func (h *handler) flush(w http.ResponseWriter, r *http.Request) {
 			"flushed": false, "error": err.Error(), "duration_seconds": elapsed})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"flushed": true, "duration_seconds": elapsed})
+	// Orphans are reported on their own: their entries wait for a profile,
+	// and everything else was flushed.
+	orphans := h.b.Orphans()
+	if orphans == nil {
+		orphans = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"flushed": true, "duration_seconds": elapsed,
+		"orphans": orphansDoc{Count: len(orphans), Targets: orphans}})
 }
 
 // writeJSON writes v as indented JSON with status code.

@@ -41,6 +41,7 @@ type statusDoc struct {
 	Spool           spoolDoc          `json:"spool"`
 	Writer          writerDoc         `json:"writer"`
 	WriterErrors    []writerErrorDoc  `json:"writer_errors"`
+	Orphans         orphansDoc        `json:"orphans"`
 	LastCycle       *cycleDoc         `json:"last_cycle"`
 	PollInterval    seconds           `json:"poll_interval_seconds"`
 	TargetsByHealth map[Health]int    `json:"targets_by_health"`
@@ -203,7 +204,8 @@ type targetDoc struct {
 // RFC 3339 strings in UTC (null when unknown), durations as float seconds in
 // fields ending in _seconds, and "uptime_seconds" at the top. Top-level
 // members: version, started, now, uptime_seconds, settings, loader, index,
-// spool, writer, writer_errors, last_cycle (null before the first cycle),
+// spool, writer, writer_errors, orphans (count and targets: keys with
+// entries in the spool but no profile and no RRD file), last_cycle (null before the first cycle),
 // poll_interval_seconds, targets_by_health, targets and disk (the devices
 // behind the directories with their iostat -x rates, the process's
 // /proc/self/io, and the I/O of poll cycles and RRD updates).
@@ -224,6 +226,7 @@ func (s Status) doc() statusDoc {
 		Spool:           spoolDocOf(s.Spool),
 		Writer:          writerDocOf(s.Writer),
 		WriterErrors:    make([]writerErrorDoc, 0, len(s.WriterErrors)),
+		Orphans:         orphansDocOf(s.WriterErrors),
 		LastCycle:       cycleDocOf(s.LastCycle),
 		PollInterval:    seconds(s.PollInterval),
 		TargetsByHealth: map[Health]int{},
@@ -335,4 +338,18 @@ func ratio(a, b int64) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
+}
+
+// orphansDoc lists the keys whose entries wait in the spool for a profile.
+type orphansDoc struct {
+	Count   int      `json:"count"`
+	Targets []string `json:"targets"`
+}
+
+func orphansDocOf(errs []rrdwriter.TargetError) orphansDoc {
+	keys := rrdwriter.Orphans(errs)
+	if keys == nil {
+		keys = []string{}
+	}
+	return orphansDoc{Count: len(keys), Targets: keys}
 }

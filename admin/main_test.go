@@ -80,6 +80,12 @@ func (f *fakeBackend) FlushAll(ctx context.Context) error {
 	return f.flushErr
 }
 
+func (f *fakeBackend) Orphans() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return rrdwriter.Orphans(f.status.WriterErrors)
+}
+
 func (f *fakeBackend) SetLoaderParams(p loader.Params) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

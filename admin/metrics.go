@@ -184,6 +184,7 @@ func writerMetrics(e *expo, s Status) {
 	e.gauge("spoold_writer_in_flight_entries", "Entries being written now.", float64(w.InFlight))
 	e.gauge("spoold_writer_backoff_targets", "Targets waiting for a retry after a failure.", float64(w.BackingOff))
 	e.gauge("spoold_writer_failing_targets", "Targets with a current write error.", float64(w.TargetsFailing))
+	e.gauge("spoold_writer_orphan_targets", "Keys with entries in the spool but no profile and no RRD file; their entries stay.", float64(len(rrdwriter.Orphans(s.WriterErrors))))
 	e.gauge("spoold_writer_oldest_pending_age_seconds", "How long the oldest pending entry has been waiting.", w.OldestPendingAge.Seconds())
 	e.counter("spoold_writer_update_calls_total", "librrd update calls.", w.UpdateCalls)
 	e.counter("spoold_writer_entries_written_total", "Entries whose values librrd accepted.", w.EntriesWritten)

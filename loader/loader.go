@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +24,7 @@ type Loader struct {
 	every   time.Duration // progress log interval; 0 = summary only
 	dryRun  bool          // change nothing on disk: report quarantines, keep temp files
 	params  atomic.Pointer[Params]
+	changed broadcast // signalled by SetParams: a pause reckons again
 	c       counters
 	ready   *readiness
 	// forceUnknown makes walks see every d_type as DT_UNKNOWN (tests).
@@ -50,18 +52,21 @@ func New(sp *spool.Spool, ix Indexer, opts Options) (*Loader, error) {
 	}
 	p := opts.Params
 	l.params.Store(&p)
+	l.changed.ch = make(chan struct{})
 	l.c.iterationFiles.Store(cpuInitialFiles)
 	return l, nil
 }
 
 // SetParams validates p and, if valid, makes it the loader's parameters.
 // While Run is going, they take effect at the throttle check after the file
-// in hand (the check that follows every file).
+// in hand (the check that follows every file), and a pause in progress ends
+// as soon as the pause p asks for has passed (Sleep 0 ends it at once).
 func (l *Loader) SetParams(p Params) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
 	l.params.Store(&p)
+	l.changed.signal()
 	l.log.Info("loader parameters changed", "files", p.Files, "sleep", p.Sleep,
 		"threshold", p.Threshold, "cpu", p.CPU)
 	return nil
@@ -103,6 +108,7 @@ func (l *Loader) Run(ctx context.Context) (Stats, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	w := l.newWalk(ctx)
+	w.th.l = l
 	err := w.run()
 	l.finish(w, err)
 	return l.Stats(), err
@@ -120,4 +126,24 @@ func (l *Loader) finish(w *walk, err error) {
 	l.c.finished.Store(now.UnixNano())
 	l.c.running.Store(false)
 	l.logSummary(l.Stats(), err)
+}
+
+// broadcast wakes every goroutine waiting on it: signal closes the channel
+// wait returned and makes a new one.
+type broadcast struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (b *broadcast) wait() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ch
+}
+
+func (b *broadcast) signal() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	close(b.ch)
+	b.ch = make(chan struct{})
 }

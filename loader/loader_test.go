@@ -22,6 +22,10 @@ func TestParamsValidate(t *testing.T) {
 		{Params{Files: 0, Sleep: ok.Sleep, Threshold: ok.Threshold}, "loader_files must be >= 1, got 0"},
 		{Params{Files: 1, Sleep: -1, Threshold: ok.Threshold}, "loader_sleep must be >= 0"},
 		{Params{Files: 1, Threshold: 0}, "loader_threshold must be > 0"},
+		{Params{Files: 1, Sleep: MaxSleep, Threshold: MaxThreshold}, ""},
+		{Params{Files: 1, Sleep: time.Hour, Threshold: ok.Threshold}, "loader_sleep must be at most 1m0s, got 1h0m0s"},
+		{Params{Files: 1, Sleep: 2562047 * time.Hour, Threshold: ok.Threshold}, "loader_sleep must be at most 1m0s"},
+		{Params{Files: 1, Threshold: MaxThreshold + 1}, "loader_threshold must be at most 10s"},
 		{Params{Files: 1, Threshold: 1, CPU: 1.5}, "loader_cpu must be between 0 and 1"},
 		{Params{Files: 1, Threshold: 1, CPU: -0.1}, "loader_cpu must be between 0 and 1"},
 	}

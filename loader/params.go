@@ -24,6 +24,14 @@ type Params struct {
 	CPU float64
 }
 
+// Upper bounds of Sleep and Threshold: a pause or an iteration longer than
+// these holds a start-up walk (and the flushes and graphs waiting for it)
+// for no gain; nginx's defaults are 50ms and 200ms.
+const (
+	MaxSleep     = time.Minute
+	MaxThreshold = 10 * time.Second
+)
+
 // DefaultParams returns nginx's defaults: 100 files, 50ms sleep, 200ms
 // threshold, and CPU mode off.
 func DefaultParams() Params {
@@ -37,8 +45,12 @@ func (p Params) Validate() error {
 		return fmt.Errorf("loader_files must be >= 1, got %d", p.Files)
 	case p.Sleep < 0:
 		return fmt.Errorf("loader_sleep must be >= 0, got %s", p.Sleep)
+	case p.Sleep > MaxSleep:
+		return fmt.Errorf("loader_sleep must be at most %s, got %s", MaxSleep, p.Sleep)
 	case p.Threshold <= 0:
 		return fmt.Errorf("loader_threshold must be > 0, got %s", p.Threshold)
+	case p.Threshold > MaxThreshold:
+		return fmt.Errorf("loader_threshold must be at most %s, got %s", MaxThreshold, p.Threshold)
 	case p.CPU != 0 && !(p.CPU >= MinCPU && p.CPU <= 1):
 		return fmt.Errorf("loader_cpu must be between 0 and 1 (0%% to 100%%), and 0 (off) or at least %v (%v%%), got %v", MinCPU, MinCPU*100, p.CPU)
 	}

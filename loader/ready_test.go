@@ -30,7 +30,7 @@ func pausedWalk(t *testing.T, n int) (l *Loader, ix *fakeIndex, sp *spool.Spool,
 			<-release
 		}
 	}
-	l = newTestLoader(t, sp, ix, Params{Files: 1, Sleep: time.Second, Threshold: time.Hour}, clock)
+	l = newTestLoader(t, sp, ix, Params{Files: 1, Sleep: time.Second, Threshold: MaxThreshold}, clock)
 	errc := make(chan error, 1)
 	go func() { _, err := l.Run(context.Background()); errc <- err }()
 	<-paused
@@ -140,7 +140,7 @@ func TestCancelledWalkGivesItsLeafBack(t *testing.T) {
 	clock := newFakeClock()
 	ctx, cancel := context.WithCancel(context.Background())
 	clock.onSleep = func(time.Duration) { cancel() }
-	l := newTestLoader(t, sp, ix, Params{Files: 1, Sleep: time.Second, Threshold: time.Hour}, clock)
+	l := newTestLoader(t, sp, ix, Params{Files: 1, Sleep: time.Second, Threshold: MaxThreshold}, clock)
 	if _, err := l.Run(ctx); err == nil {
 		t.Fatal("Run of a cancelled walk returned nil")
 	}

@@ -24,6 +24,9 @@ type throttle struct {
 	cpuStart  time.Duration // thread CPU when it began
 	cpuRun    time.Duration // thread CPU when the walk began
 	cpuFiles  float64       // CPU mode: the current iteration size
+	// l, when set (Run sets it), makes a pause end early when SetParams
+	// gives new parameters that want a shorter one.
+	l *Loader
 }
 
 func newThrottle(clock Clock, c *counters, now time.Time) *throttle {
@@ -55,9 +58,8 @@ func (t *throttle) endIteration(ctx context.Context, p *Params, now time.Time) e
 	c, w := cpu-t.cpuStart, now.Sub(t.iterStart)
 	t.c.iterations.Add(1)
 	t.c.cpu.Store(int64(cpu - t.cpuRun))
-	pause := p.Sleep
+	pause := pauseAfter(p, c, w)
 	if p.CPUMode() {
-		pause = cpuPause(c, w, p.CPU)
 		t.cpuFiles = nextCPUFiles(t.cpuFiles, t.files, c)
 		t.c.iterationFiles.Store(int64(t.cpuFiles))
 	}
@@ -66,11 +68,49 @@ func (t *throttle) endIteration(ctx context.Context, p *Params, now time.Time) e
 		t.iterStart = now
 		return nil
 	}
-	err := t.clock.Sleep(ctx, pause)
+	err := t.sleep(ctx, now, pause, c, w)
 	t.iterStart = t.clock.Now()
 	t.c.sleeps.Add(1)
 	t.c.slept.Add(int64(t.iterStart.Sub(now)))
 	return err
+}
+
+// pauseAfter is the pause p asks for after an iteration that used c of CPU
+// over w of wall time: p.Sleep, or in CPU mode cpuPause.
+func pauseAfter(p *Params, c, w time.Duration) time.Duration {
+	if p.CPUMode() {
+		return cpuPause(c, w, p.CPU)
+	}
+	return p.Sleep
+}
+
+// sleep pauses for d from start, until ctx ends (it returns ctx.Err()) or
+// SetParams gives parameters whose pause after this iteration (c of CPU,
+// w of wall time) has already passed; a longer new pause sleeps the rest.
+func (t *throttle) sleep(ctx context.Context, start time.Time, d, c, w time.Duration) error {
+	if t.l == nil {
+		return t.clock.Sleep(ctx, d)
+	}
+	for {
+		changed := t.l.changed.wait()
+		sctx, cancel := context.WithCancel(ctx)
+		go func() {
+			select {
+			case <-changed:
+				cancel()
+			case <-sctx.Done():
+			}
+		}()
+		err := t.clock.Sleep(sctx, d)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return ctx.Err()
+		}
+		d = pauseAfter(t.l.params.Load(), c, w) - t.clock.Now().Sub(start)
+		if d <= 0 {
+			return nil
+		}
+	}
 }
 
 // cpuPause returns the pause after an iteration that used c of CPU over w of

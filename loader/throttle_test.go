@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-const hour = time.Hour
+// hour is a threshold that no test iteration reaches: the largest allowed.
+const hour = MaxThreshold
 
 func TestThrottleFiles(t *testing.T) {
 	tests := []struct {
@@ -201,5 +202,67 @@ func TestNextCPUFiles(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// pauseClock is the real clock whose Sleep says when it begins.
+type pauseClock struct {
+	realClock
+	sleeping chan time.Duration
+}
+
+func (c pauseClock) Sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case c.sleeping <- d:
+	default:
+	}
+	return c.realClock.Sleep(ctx, d)
+}
+
+// runLongPause starts a walk of 10 entries that pauses MaxSleep after each
+// and returns once it is in its first pause; done yields Run's result.
+func runLongPause(t *testing.T, ctx context.Context) (*Loader, <-chan error, <-chan Stats) {
+	sp := openSpool(t, "1:2")
+	putEntries(t, sp, 10, 1000)
+	clock := pauseClock{newRealClock(), make(chan time.Duration, 1)}
+	l := newTestLoader(t, sp, newFakeIndex(), Params{Files: 1, Sleep: MaxSleep, Threshold: hour}, clock)
+	errc, stc := make(chan error, 1), make(chan Stats, 1)
+	go func() {
+		st, err := l.Run(ctx)
+		errc <- err
+		stc <- st
+	}()
+	if d := <-clock.sleeping; d != MaxSleep {
+		t.Fatalf("first pause %s, want %s", d, MaxSleep)
+	}
+	return l, errc, stc
+}
+
+func TestSetParamsEndsALongPause(t *testing.T) {
+	l, errc, stc := runLongPause(t, context.Background())
+	if err := l.SetParams(Params{Files: 1, Sleep: 0, Threshold: hour}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if st := <-stc; err != nil || st.Files != 10 {
+			t.Fatalf("walk after loader_sleep=0: %v, %d files, want 10", err, st.Files)
+		}
+	case <-time.After(MaxSleep / 2): // a guard: the walk paused 9 × MaxSleep otherwise
+		t.Fatal("the walk is still in its pause after SetParams(Sleep: 0)")
+	}
+}
+
+func TestCancelEndsALongPause(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	_, errc, _ := runLongPause(t, ctx)
+	cancel()
+	select {
+	case err := <-errc:
+		if err != context.Canceled {
+			t.Fatalf("walk after cancel: %v, want context.Canceled", err)
+		}
+	case <-time.After(MaxSleep / 2):
+		t.Fatal("the walk is still in its pause after its context ended")
 	}
 }

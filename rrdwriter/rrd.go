@@ -63,13 +63,17 @@ type Row struct {
 	Values []string
 }
 
-// GraphOptions say what Graph draws. DS empty means every data source;
-// zero Start/End mean the last day; zero Width/Height mean 600×200.
+// GraphOptions say what Graph draws. DS empty means the file's first data
+// sources, as many as MaxDS and MaxBytes allow; zero Start/End mean the last
+// day; zero Width/Height mean 600×200; zero MaxDS and MaxBytes mean
+// DefaultGraphMaxDS and DefaultGraphMaxBytes (see graphcost.go).
 type GraphOptions struct {
 	DS            []string
 	Start, End    time.Time
 	Width, Height int
 	Title         string
+	MaxDS         int   // most data sources drawn
+	MaxBytes      int64 // most bytes of values librrd may fetch
 }
 
 // formatFloat formats v exactly (shortest round-trip representation); NaN

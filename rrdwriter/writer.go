@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -208,7 +209,9 @@ func (w *Writer) FlushKey(ctx context.Context, key string) error {
 // A target that fails is tried once per pass and left alone once it
 // failed; FlushAll returns when a pass finds nothing new to write, or when
 // ctx ends. Its error counts the targets that failed (TargetErrors has the
-// details).
+// details); orphans (keys without a profile and without an RRD file,
+// KindNoProfile) are no failure of the flush: their entries stay in the
+// spool, and Orphans lists them.
 func (w *Writer) FlushAll(ctx context.Context) error {
 	failed := make(map[uint64]bool)
 	if err := w.flushReady(ctx, failed); err != nil {
@@ -231,8 +234,8 @@ func (w *Writer) FlushAll(ctx context.Context) error {
 	if n := w.retryStuck(); n > 0 {
 		return fmt.Errorf("flush all: %d targets wait for applied spool segments to be removed (see the log)", n)
 	}
-	if len(failed) > 0 {
-		return fmt.Errorf("flush all: %d targets failed; see TargetErrors", len(failed))
+	if n := w.failedBesidesOrphans(failed); n > 0 {
+		return fmt.Errorf("flush all: %d targets failed; see TargetErrors", n)
 	}
 	return nil
 }
@@ -251,6 +254,35 @@ func (w *Writer) flushReady(ctx context.Context, failed map[uint64]bool) error {
 		}
 		w.applyAll(ctx, batches, failed)
 	}
+}
+
+// failedBesidesOrphans counts the targets of failed whose error is not
+// KindNoProfile.
+func (w *Writer) failedBesidesOrphans(failed map[uint64]bool) int {
+	w.errMu.Lock()
+	defer w.errMu.Unlock()
+	n := 0
+	for h := range failed {
+		if w.errs[h].Kind != KindNoProfile {
+			n++
+		}
+	}
+	return n
+}
+
+// Orphans returns the sorted keys of errs (TargetErrors) whose kind is
+// KindNoProfile: keys whose pending entries cannot be written because no
+// profile is configured for them and they have no RRD file. Their entries
+// stay in the spool until the key is configured or an operator removes them.
+func Orphans(errs []TargetError) []string {
+	var keys []string
+	for _, e := range errs {
+		if e.Kind == KindNoProfile {
+			keys = append(keys, e.Key)
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // takeAll takes every pending batch; those of targets that failed in this

@@ -20,7 +20,7 @@ func (d *daemon) startAdmin() error {
 	}
 	o := admin.DefaultOptions()
 	o.Listen, o.Token, o.Logger = d.cfg.adminListen, d.cfg.adminToken, d.log.With("component", "admin")
-	o.StatusMaxAge = d.cfg.adminCache
+	o.StatusMaxAge, o.GraphMaxDS = d.cfg.adminCache, d.cfg.graphMaxDS
 	if d.cfg.poller.Interval < o.Refresh {
 		o.Refresh = max(d.cfg.poller.Interval, 5*time.Second)
 	}
@@ -73,6 +73,9 @@ func (d *daemon) Graph(ctx context.Context, target string, o rrdwriter.GraphOpti
 
 // FlushAll writes everything pending now (POST /flush).
 func (d *daemon) FlushAll(ctx context.Context) error { return d.flushAll(ctx) }
+
+// Orphans lists the keys whose entries wait in the spool for a profile.
+func (d *daemon) Orphans() []string { return rrdwriter.Orphans(d.wr.TargetErrors()) }
 
 // SetLoaderParams changes the running loader's throttle (POST /loader).
 func (d *daemon) SetLoaderParams(p loader.Params) error {

@@ -35,6 +35,7 @@ type config struct {
 	adminListen     string
 	adminToken      string
 	adminCache      time.Duration
+	graphMaxDS      int
 	shutdownTimeout time.Duration
 	pidFile         string
 	logFormat       string
@@ -50,7 +51,7 @@ func defaultConfig() config {
 		spool: spool.DefaultOptions(), index: shm.DefaultOptions(), loader: loader.DefaultOptions(),
 		writer: rrdwriter.DefaultOptions(), poller: poller.DefaultOptions(),
 		targetsFile: "/etc/spoold/targets.conf", rescanInterval: 15 * time.Minute, diskStatsInterval: 10 * time.Second,
-		adminListen: "127.0.0.1:8780", adminCache: 250 * time.Millisecond, shutdownTimeout: 2 * time.Minute,
+		adminListen: "127.0.0.1:8780", adminCache: 250 * time.Millisecond, graphMaxDS: rrdwriter.DefaultGraphMaxDS, shutdownTimeout: 2 * time.Minute,
 		logFormat: "text", logLevel: "info",
 	}
 	c.spool.Dir = "/var/spool/spoold"
@@ -104,6 +105,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs = g[4].fs
 	fs.StringVar(&c.adminListen, "admin-listen", c.adminListen, "address of the admin HTTP server (status, metrics, graphs); empty = off")
 	fs.StringVar(&c.adminToken, "admin-token", c.adminToken, "bearer token required by POST /flush and POST /loader (empty = none)")
+	fs.IntVar(&c.graphMaxDS, "graph-max-ds", c.graphMaxDS, "most data sources one graph draws; a request naming more is refused, one naming none draws the first ones")
 	fs.DurationVar(&c.adminCache, "admin-status-cache", c.adminCache, "serve a rendered /status or /metrics again for this long, so many clients cost one rendering (0 = render every request)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", c.shutdownTimeout, "on SIGTERM, how long to flush pending values into RRD files; the rest stays in the spool")
 	fs.DurationVar(&c.diskStatsInterval, "disk-stats-interval", c.diskStatsInterval, "sample the disks behind --spool-dir and --rrd-dir (iostat -x figures) and spoold's own I/O this often, for /status, /metrics and the page")
@@ -194,6 +196,7 @@ func (c *config) checkFlags() error {
 		{c.shutdownTimeout <= 0, "shutdown-timeout", "must be positive"},
 		{c.diskStatsInterval < 100*time.Millisecond, "disk-stats-interval", "must be at least 100ms"},
 		{c.adminCache < 0, "admin-status-cache", "must be >= 0"},
+		{c.graphMaxDS < 1 || c.graphMaxDS > admin.MaxGraphDS, "graph-max-ds", fmt.Sprintf("must be from 1 to %d", admin.MaxGraphDS)},
 		{c.logFormat != "text" && c.logFormat != "json", "log-format", "must be text or json"},
 		{parseLevel(c.logLevel) == nil, "log-level", "must be debug, info, warn or error"},
 	}

@@ -256,6 +256,15 @@ func (d *daemon) flushAtShutdown(ctx context.Context) {
 	if err := d.wr.FlushAll(ctx); err != nil {
 		d.log.Warn("flush at shutdown incomplete; the rest stays in the spool", "err", err, "segments_left", d.ix.Len())
 	}
+	d.logOrphans()
+}
+
+// logOrphans warns of keys whose entries a flush left in the spool because
+// they have no profile and no RRD file (shown in /status too).
+func (d *daemon) logOrphans() {
+	if o := rrdwriter.Orphans(d.wr.TargetErrors()); len(o) > 0 {
+		d.log.Warn("entries of keys with no profile and no RRD file stay in the spool", "orphans", len(o), "keys", o[:min(len(o), 20)])
+	}
 }
 
 // reload re-reads the targets and profiles files (SIGHUP). On an error the
@@ -278,6 +287,7 @@ func (d *daemon) flushAll(ctx context.Context) error {
 	n := d.ix.Len()
 	err := d.wr.FlushAll(ctx)
 	d.log.Info("flushed", "entries_before", n, "entries_after", d.ix.Len(), "err", err)
+	d.logOrphans()
 	return err
 }
 
