@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -389,6 +390,10 @@ func (w *Writer) ensureFile(t *target, first, until int64) error {
 	if t.known {
 		return nil
 	}
+	if fi := t.ahead.Swap(nil); fi != nil && t.prefetchedUntil.Load() >= until {
+		t.setInfo(*fi) // read by the flush's read-ahead just before
+		return nil
+	}
 	if w.o.Prefetch {
 		if fi, ok := w.prefetch(t, until); ok {
 			t.setInfo(fi)
@@ -451,27 +456,55 @@ func checkNames(t *target, items []item) error {
 // buildRows formats one row per entry, one value per data source of the
 // file: "U" where the entry has none or an Unknown, and for COUNTER and
 // DERIVE data sources of an entry marked FlagDiscontinuity (the counters
-// restarted: a rate against the previous value would be a spike).
+// restarted: a rate against the previous value would be a spike). Every
+// value is formatted into one buffer and the rows' values are substrings
+// of one string made of it: two allocations for the batch, not one per
+// value.
 func buildRows(t *target, items []item) []Row {
+	nds := len(t.info.DS)
 	rows := make([]Row, len(items))
-	vals := make([]string, len(items)*len(t.info.DS))
-	for i := range vals {
-		vals[i] = "U"
-	}
+	vals := make([]string, len(items)*nds)
+	span := make([][2]int32, len(vals)) // each value's bytes in buf; empty: "U"
+	var buf []byte
 	for i := range items {
 		e := items[i].e
-		row := vals[i*len(t.info.DS) : (i+1)*len(t.info.DS)]
 		disc := e.Flags&spool.FlagDiscontinuity != 0
 		for _, v := range e.Values {
 			j := t.index[v.Name]
-			if disc && t.info.DS[j].Type.isRate() {
+			if v.Type == spool.Unknown || disc && t.info.DS[j].Type.isRate() {
 				continue
 			}
-			row[j] = formatValue(v)
+			from := int32(len(buf))
+			buf = appendValue(buf, v)
+			span[i*nds+j] = [2]int32{from, int32(len(buf))}
 		}
-		rows[i] = Row{Time: e.Time, Milli: e.Milli, Values: row}
+	}
+	all := string(buf)
+	for k, sp := range span {
+		if sp[0] == sp[1] {
+			vals[k] = "U"
+			continue
+		}
+		vals[k] = all[sp[0]:sp[1]]
+	}
+	for i := range items {
+		rows[i] = Row{Time: items[i].e.Time, Milli: items[i].e.Milli, Values: vals[i*nds : (i+1)*nds]}
 	}
 	return rows
+}
+
+// appendValue appends the value as formatValue formats it.
+func appendValue(b []byte, v spool.Value) []byte {
+	switch v.Type {
+	case spool.Counter:
+		return strconv.AppendUint(b, v.Counter, 10)
+	case spool.Gauge:
+		if math.IsNaN(v.Gauge) || math.IsInf(v.Gauge, 0) {
+			return append(b, 'U')
+		}
+		return strconv.AppendFloat(b, v.Gauge, 'g', -1, 64)
+	}
+	return append(b, 'U')
 }
 
 // formatValue formats a counter exactly as an unsigned integer and a gauge

@@ -159,6 +159,7 @@ func (w *Writer) prefetch(t *target, until int64) (FileInfo, bool) {
 	if ok {
 		t.headerLen.Store(hl)
 		t.prefetchedUntil.Store(until)
+		t.ahead.Store(&fi)
 		w.c.prefetches.Add(1)
 	}
 	return fi, ok

@@ -27,6 +27,10 @@ type target struct {
 	// prefetchedUntil is the last entry time the pages of the file are
 	// asked for already (by ensureFile or the flush's read-ahead).
 	prefetchedUntil atomic.Int64
+	// ahead is the header the last prefetch read (the flush's read-ahead
+	// runs before the file's writer takes t.mu): ensureFile takes it
+	// instead of reading the header again.
+	ahead atomic.Pointer[FileInfo]
 }
 
 // setInfo caches fi as the file's state.

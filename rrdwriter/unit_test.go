@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -143,5 +144,30 @@ func TestFormatValue(t *testing.T) {
 		if got := formatValue(tc.v); got != tc.want {
 			t.Errorf("formatValue(%+v) = %q, want %q", tc.v, got, tc.want)
 		}
+	}
+}
+
+// TestBuildRowsPlacesEachValueInItsColumn: values come in any order and
+// any subset; each lands in its data source's column, formatted as
+// formatValue does, "U" where missing, unknown, or a rate after a restart.
+func TestBuildRowsPlacesEachValueInItsColumn(t *testing.T) {
+	tg := &target{}
+	tg.setInfo(FileInfo{DS: []DSInfo{{"a", Counter}, {"b", Gauge}, {"c", Counter}, {"d", Gauge}}})
+	e1 := spool.Entry{Time: 10, Milli: 5, Values: []spool.Value{
+		{Name: "c", Type: spool.Counter, Counter: 33}, {Name: "a", Type: spool.Counter, Counter: 1},
+		{Name: "d", Type: spool.Gauge, Gauge: 0.25}}}
+	e2 := spool.Entry{Time: 20, Flags: spool.FlagDiscontinuity, Values: []spool.Value{
+		{Name: "d", Type: spool.Unknown}, {Name: "b", Type: spool.Gauge, Gauge: math.Inf(1)},
+		{Name: "a", Type: spool.Counter, Counter: 7}, {Name: "c", Type: spool.Counter, Counter: 12345678901234567890}}}
+	e3 := spool.Entry{Time: 30, Values: []spool.Value{{Name: "b", Type: spool.Gauge, Gauge: -1e-300}}}
+	rows := buildRows(tg, []item{{e: &e1}, {e: &e2}, {e: &e3}})
+	want := [][]string{{"1", "U", "33", "0.25"}, {"U", "U", "U", "U"}, {"U", "-1e-300", "U", "U"}}
+	for i, r := range rows {
+		if !slices.Equal(r.Values, want[i]) {
+			t.Errorf("row %d = %q, want %q", i, r.Values, want[i])
+		}
+	}
+	if rows[0].Time != 10 || rows[0].Milli != 5 || rows[2].Time != 30 {
+		t.Errorf("row times %+v", rows)
 	}
 }

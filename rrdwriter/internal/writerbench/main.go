@@ -46,6 +46,7 @@ var (
 	peerPid = flag.Int("pid", 0, "rrdcached: the server's pid, to report its CPU time")
 	noPre   = flag.Bool("no-prefetch", false, "spoold: do not prefetch the pages an update touches")
 	cold    = flag.Bool("cold", false, "drop the RRD files from the page cache (after a sync) just before the timed part")
+	perPoll = flag.Bool("file-per-poll", false, "spoold: spool one file per poll (Write), as before segments, instead of one segment per file (Append)")
 )
 
 func main() {
@@ -206,7 +207,7 @@ func pagesWritten() uint64 {
 func countFiles(dir string) (int, error) {
 	n := 0
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && path != filepath.Join(dir, spool.LockFile) {
+		if err == nil && d.Type().IsRegular() && path != filepath.Join(dir, spool.LockFile) && path != filepath.Join(dir, spool.MarkerFile) {
 			n++
 		}
 		return err
@@ -228,9 +229,9 @@ func fill(sp *spool.Spool, ix *shm.Index) error {
 					for d := range *nds {
 						e.Values = append(e.Values, spool.Value{Name: fmt.Sprintf("ds%02d", d), Type: spool.Counter, Counter: value(i, d, v)})
 					}
-					ref, err := sp.Write(&e)
-					if err == nil {
-						_, err = ix.Add(ref.Hash, e.Key, e.Time)
+					ref, created, err := spoolEntry(sp, &e)
+					if err == nil && created {
+						_, err = ix.Add(ref.Hash, e.Key, ref.Time)
 					}
 					if err != nil {
 						errs <- err
@@ -243,6 +244,16 @@ func fill(sp *spool.Spool, ix *shm.Index) error {
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// spoolEntry appends e to its key's open segment, as the poller does, or
+// with -file-per-poll publishes it as a file of its own.
+func spoolEntry(sp *spool.Spool, e *spool.Entry) (spool.Ref, bool, error) {
+	if *perPoll {
+		ref, err := sp.Write(e)
+		return ref, err == nil, err
+	}
+	return sp.Append(e)
 }
 
 func updateArgs(i int) []string {
