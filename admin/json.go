@@ -125,6 +125,12 @@ type spoolDoc struct {
 	TempRemoved   uint64 `json:"temp_removed"`
 	Syncs         uint64 `json:"syncs"`
 	NoAtimeDenied uint64 `json:"noatime_denied"`
+
+	SegmentsCreated uint64 `json:"segments_created"`
+	Appended        uint64 `json:"appended"`
+	SegmentsClosed  uint64 `json:"segments_closed"`
+	SegmentsRead    uint64 `json:"segments_read"`
+	TempForeign     uint64 `json:"temp_foreign"`
 }
 
 type writerDoc struct {
@@ -140,6 +146,9 @@ type writerDoc struct {
 	SkippedAlreadyApplied uint64            `json:"skipped_already_applied"`
 	Vanished              uint64            `json:"vanished"`
 	Quarantined           uint64            `json:"quarantined"`
+	QuarantinedFuture     uint64            `json:"quarantined_future"`
+	QuarantinedStale      uint64            `json:"quarantined_stale"`
+	AwaitingRemoval       int               `json:"targets_awaiting_removal"`
 	RemoveErrors          uint64            `json:"remove_errors"`
 	RRDSyncs              uint64            `json:"rrd_syncs"`
 	RRDSyncErrors         uint64            `json:"rrd_sync_errors"`
@@ -287,7 +296,8 @@ func spoolDocOf(s spool.Stats) spoolDoc {
 		Written: s.Written, WrittenBytes: s.WrittenBytes, WriteErrors: s.WriteErrors,
 		Read: s.Read, ReadErrors: s.ReadErrors, Corrupt: s.Corrupt, Removed: s.Removed,
 		Quarantined: s.Quarantined, TempRemoved: s.TempRemoved, Syncs: s.Syncs,
-		NoAtimeDenied: s.NoAtimeDenied,
+		NoAtimeDenied: s.NoAtimeDenied, SegmentsCreated: s.SegmentsCreated, Appended: s.Appended,
+		SegmentsClosed: s.SegmentsClosed, SegmentsRead: s.SegmentsRead, TempForeign: s.TempForeign,
 	}
 }
 
@@ -298,7 +308,8 @@ func writerDocOf(w rrdwriter.Stats) writerDoc {
 		OldestPendingAge: seconds(w.OldestPendingAge), UpdateCalls: w.UpdateCalls,
 		EntriesWritten: w.EntriesWritten, ValuesWritten: w.ValuesWritten,
 		SkippedAlreadyApplied: w.SkippedAlreadyApplied, Vanished: w.Vanished,
-		Quarantined: w.Quarantined, RemoveErrors: w.RemoveErrors, Creates: w.Creates,
+		Quarantined: w.Quarantined, QuarantinedFuture: w.QuarantinedFuture, QuarantinedStale: w.QuarantinedStale,
+		AwaitingRemoval: w.KeysAwaitingRemoval, RemoveErrors: w.RemoveErrors, Creates: w.Creates,
 		RRDSyncs: w.RRDSyncs, RRDSyncErrors: w.RRDSyncErrors, RemovalsPending: w.RemovalsPending,
 		Backoffs: w.Backoffs, FlushesPriority: w.FlushesPriority, Graphs: w.Graphs,
 		Errors: make(map[string]uint64, len(w.Errors)),

@@ -175,6 +175,11 @@ func spoolMetrics(e *expo, s Status) {
 	e.counter("spoold_spool_temp_removed_total", "Stale temp files of an earlier process removed.", p.TempRemoved)
 	e.counter("spoold_spool_syncs_total", "syncfs calls of the batch fsync policy.", p.Syncs)
 	e.counter("spoold_spool_noatime_denied_total", "Reads that could not use O_NOATIME.", p.NoAtimeDenied)
+	e.counter("spoold_spool_segments_created_total", "Spool segments started by appends (one per target and write window).", p.SegmentsCreated)
+	e.counter("spoold_spool_appended_entries_total", "Entries appended to an open segment (the rest started one).", p.Appended)
+	e.counter("spoold_spool_segments_closed_total", "Open segments closed: taken by the writer, full, or after a clock step.", p.SegmentsClosed)
+	e.counter("spoold_spool_segments_read_total", "Spool segments read by the writer.", p.SegmentsRead)
+	e.gauge("spoold_spool_temp_foreign_files", "Files in tmp/ that spoold did not make, left alone (at the last clean-up).", float64(p.TempForeign))
 }
 
 func writerMetrics(e *expo, s Status) {
@@ -191,7 +196,10 @@ func writerMetrics(e *expo, s Status) {
 	e.counter("spoold_writer_values_written_total", "Values written to RRD files.", w.ValuesWritten)
 	e.counter("spoold_writer_skipped_already_applied_total", "Entries at or before the RRD file's last update, removed unapplied.", w.SkippedAlreadyApplied)
 	e.counter("spoold_writer_vanished_total", "Entries already gone from the spool when read.", w.Vanished)
-	e.counter("spoold_writer_quarantined_total", "Corrupt entries and entries librrd rejected, quarantined.", w.Quarantined)
+	e.counter("spoold_writer_quarantined_total", "Corrupt segments and bytes, and entries set aside (librrd rejected, dated ahead, never applied, duplicate), quarantined.", w.Quarantined)
+	e.counter("spoold_writer_quarantined_future_total", "Entries dated further ahead of the clock than --future-tolerance, quarantined unapplied.", w.QuarantinedFuture)
+	e.counter("spoold_writer_quarantined_stale_total", "Entries older than their RRD file's last update that were never applied (a clock step), quarantined.", w.QuarantinedStale)
+	e.gauge("spoold_writer_targets_awaiting_removal", "Targets whose applied segments could not be removed (a read-only spool); they wait.", float64(w.KeysAwaitingRemoval))
 	e.counter("spoold_writer_remove_errors_total", "Applied entries that could not be removed from the spool.", w.RemoveErrors)
 	e.counter("spoold_writer_rrd_syncs_total", "Syncs of updated RRD files or their file system before removing their entries (--rrd-fsync).", w.RRDSyncs)
 	e.counter("spoold_writer_rrd_sync_errors_total", "Failed RRD syncs; their entries were kept.", w.RRDSyncErrors)

@@ -45,6 +45,7 @@ type Stats struct {
 	Quarantined           uint64 // corrupt segments and bytes, and entries set aside (librrd rejected, future, stale, duplicate)
 	QuarantinedFuture     uint64 // entries dated beyond FutureTolerance ahead of the clock
 	QuarantinedStale      uint64 // entries older than their file's last update that were never applied
+	KeysAwaitingRemoval   int    // targets held: applied segments that could not be removed
 	RemoveErrors          uint64 // applied entries that could not be removed
 	Creates               uint64 // RRD files created
 	Backoffs              uint64 // failed batches (each backs its target off)
@@ -71,6 +72,7 @@ func (w *Writer) Stats() Stats {
 		FlushesPriority: c.flushesPriority.Load(), Graphs: c.graphs.Load(),
 		RRDSyncs: c.rrdSyncs.Load(), RRDSyncErrors: c.rrdSyncErrors.Load(), RemovalsPending: w.rm.pending(),
 		Prefetches: c.prefetches.Load(), QuarantinedFuture: c.future.Load(), QuarantinedStale: c.stale.Load(),
+		KeysAwaitingRemoval: w.stuck.keys(),
 	}
 	if !is.OldestPending.IsZero() {
 		s.OldestPendingAge = w.o.Now().Sub(is.OldestPending)
