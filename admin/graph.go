@@ -3,7 +3,6 @@ package admin
 import (
 	"errors"
 	"fmt"
-	"github.com/spoold/spoold/spool"
 	"net/url"
 	"strconv"
 	"strings"
@@ -109,7 +108,7 @@ func parseDS(vs []string) ([]string, error) {
 	var ds []string
 	for _, v := range vs {
 		for _, name := range strings.Split(v, ",") {
-			if !spool.ValidDSName(name) {
+			if !rrdwriter.ValidDSName(name) {
 				return nil, &GraphQueryError{"ds", name, "a data source name is 1 to 19 of A-Z a-z 0-9 _"}
 			}
 			ds = append(ds, name)

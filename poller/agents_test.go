@@ -17,6 +17,7 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -171,7 +172,7 @@ func TestSnmpdHostProfile(t *testing.T) {
 			prof := poller.HostProfile()
 			for k, v := range e.Values {
 				want := spool.Gauge
-				if prof.DS[k].Type != poller.Gauge {
+				if prof.DS[k].Type != rrdwriter.Gauge {
 					want = spool.Counter
 				}
 				if v.Type != want || v.Name != prof.DS[k].Name {

@@ -5,9 +5,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/spoold/spoold/spool"
 	"io"
 	"strings"
+
+	"github.com/spoold/spoold/rrdwriter"
 )
 
 // ConfigError is a problem in a targets or profiles file: where it is and
@@ -159,14 +160,14 @@ func parseDS(f []string) (DS, error) {
 		return DS{}, errors.New("want \"ds <ds-name> <oid> <TYPE> [min [max]]\"")
 	}
 	d := DS{Name: f[0], Min: nan(), Max: nan()}
-	if !spool.ValidDSName(d.Name) {
+	if !rrdwriter.ValidDSName(d.Name) {
 		return DS{}, fmt.Errorf("data source name %q: want 1 to 19 of [A-Za-z0-9_]", d.Name)
 	}
 	var err error
 	if d.OID, err = normalizeOID(f[1]); err != nil {
 		return DS{}, err
 	}
-	if d.Type, err = ParseDSType(f[2]); err != nil {
+	if d.Type, err = rrdwriter.ParseDSType(f[2]); err != nil {
 		return DS{}, fmt.Errorf("data source %s: type %q: want GAUGE, COUNTER, DERIVE or ABSOLUTE", d.Name, f[2])
 	}
 	if len(f) > 3 {

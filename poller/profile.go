@@ -6,48 +6,16 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/spoold/spoold/rrdwriter"
 )
-
-// DSType is the RRD data source type of a profile's value.
-type DSType uint8
-
-// RRD data source types.
-const (
-	Gauge DSType = iota
-	Counter
-	Derive
-	Absolute
-)
-
-var dsTypeNames = [...]string{"GAUGE", "COUNTER", "DERIVE", "ABSOLUTE"}
-
-func (t DSType) String() string {
-	if int(t) < len(dsTypeNames) {
-		return dsTypeNames[t]
-	}
-	return "DSType(" + strconv.Itoa(int(t)) + ")"
-}
-
-// ParseDSType parses GAUGE, COUNTER, DERIVE or ABSOLUTE (any case).
-func ParseDSType(s string) (DSType, error) {
-	for i, n := range dsTypeNames {
-		if strings.EqualFold(s, n) {
-			return DSType(i), nil
-		}
-	}
-	return 0, fmt.Errorf("parse data source type %q: want GAUGE, COUNTER, DERIVE or ABSOLUTE", s)
-}
-
-// Integral reports whether values of this type are written as integers
-// (spool.Counter): every type but GAUGE.
-func (t DSType) Integral() bool { return t != Gauge }
 
 // DS is one value of a profile: the OID polled and the RRD data source it
 // goes to. Min and Max are NaN when unbounded (rrdtool's U).
 type DS struct {
 	Name string // RRD data source name: 1 to 19 of [A-Za-z0-9_]
 	OID  string // numeric, without a leading dot: "1.3.6.1.2.1.31.1.1.1.6.1"
-	Type DSType
+	Type rrdwriter.DSType
 	Min  float64
 	Max  float64
 }
@@ -96,7 +64,7 @@ func IfMIBProfile(n int) (*Profile, error) {
 		for _, c := range cols {
 			p.DS = append(p.DS, DS{
 				Name: c.prefix + strconv.Itoa(i), OID: c.oid + "." + strconv.Itoa(i),
-				Type: Counter, Min: 0, Max: math.NaN(),
+				Type: rrdwriter.Counter, Min: 0, Max: math.NaN(),
 			})
 		}
 	}
@@ -109,19 +77,19 @@ func IfMIBProfile(n int) (*Profile, error) {
 func HostProfile() *Profile {
 	u := math.NaN()
 	return &Profile{Name: "host", DS: []DS{
-		{"uptime", OIDSysUpTime, Gauge, 0, u},
-		{"cpu_user", "1.3.6.1.4.1.2021.11.50.0", Counter, 0, u},
-		{"cpu_system", "1.3.6.1.4.1.2021.11.52.0", Counter, 0, u},
-		{"cpu_idle", "1.3.6.1.4.1.2021.11.53.0", Counter, 0, u},
-		{"load1", "1.3.6.1.4.1.2021.10.1.5.1", Gauge, 0, u},
-		{"load5", "1.3.6.1.4.1.2021.10.1.5.2", Gauge, 0, u},
-		{"load15", "1.3.6.1.4.1.2021.10.1.5.3", Gauge, 0, u},
-		{"mem_total", "1.3.6.1.4.1.2021.4.5.0", Gauge, 0, u},
-		{"mem_avail", "1.3.6.1.4.1.2021.4.6.0", Gauge, 0, u},
-		{"mem_buffer", "1.3.6.1.4.1.2021.4.14.0", Gauge, 0, u},
-		{"mem_cached", "1.3.6.1.4.1.2021.4.15.0", Gauge, 0, u},
-		{"processes", "1.3.6.1.2.1.25.1.6.0", Gauge, 0, u},
-		{"users", "1.3.6.1.2.1.25.1.5.0", Gauge, 0, u},
+		{"uptime", OIDSysUpTime, rrdwriter.Gauge, 0, u},
+		{"cpu_user", "1.3.6.1.4.1.2021.11.50.0", rrdwriter.Counter, 0, u},
+		{"cpu_system", "1.3.6.1.4.1.2021.11.52.0", rrdwriter.Counter, 0, u},
+		{"cpu_idle", "1.3.6.1.4.1.2021.11.53.0", rrdwriter.Counter, 0, u},
+		{"load1", "1.3.6.1.4.1.2021.10.1.5.1", rrdwriter.Gauge, 0, u},
+		{"load5", "1.3.6.1.4.1.2021.10.1.5.2", rrdwriter.Gauge, 0, u},
+		{"load15", "1.3.6.1.4.1.2021.10.1.5.3", rrdwriter.Gauge, 0, u},
+		{"mem_total", "1.3.6.1.4.1.2021.4.5.0", rrdwriter.Gauge, 0, u},
+		{"mem_avail", "1.3.6.1.4.1.2021.4.6.0", rrdwriter.Gauge, 0, u},
+		{"mem_buffer", "1.3.6.1.4.1.2021.4.14.0", rrdwriter.Gauge, 0, u},
+		{"mem_cached", "1.3.6.1.4.1.2021.4.15.0", rrdwriter.Gauge, 0, u},
+		{"processes", "1.3.6.1.2.1.25.1.6.0", rrdwriter.Gauge, 0, u},
+		{"users", "1.3.6.1.2.1.25.1.5.0", rrdwriter.Gauge, 0, u},
 	}}
 }
 

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/spool"
 )
 
 func TestMapValue(t *testing.T) {
-	counter := &DS{Name: "c", Type: Counter}
-	gauge := &DS{Name: "g", Type: Gauge}
+	counter := &DS{Name: "c", Type: rrdwriter.Counter}
+	gauge := &DS{Name: "g", Type: rrdwriter.Gauge}
 	for _, tc := range []struct {
 		ds   *DS
 		pdu  gosnmp.SnmpPDU
@@ -75,7 +76,7 @@ func FuzzMapValue(f *testing.F) {
 			{Type: gosnmp.Asn1BER(typ), Value: int(n)},
 			{Type: gosnmp.Asn1BER(typ), Value: math.Float64frombits(n)},
 		}
-		for _, ds := range []*DS{{Name: "c", Type: Counter}, {Name: "g", Type: Gauge}} {
+		for _, ds := range []*DS{{Name: "c", Type: rrdwriter.Counter}, {Name: "g", Type: rrdwriter.Gauge}} {
 			for i := range pdus {
 				v, ok := mapValue(ds, &pdus[i])
 				e := spool.Entry{Key: "k", Values: []spool.Value{v}}

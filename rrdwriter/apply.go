@@ -363,10 +363,10 @@ func (w *Writer) remove(st segmentStore, t *target, done []spool.Ref, settled []
 	switch {
 	case len(done) == 0:
 		return settled
-	case t != nil && w.o.RRDFsync == spool.FsyncBatch:
+	case t != nil && w.o.RRDFsync == SyncBatch:
 		w.rm.add(done)
 		return settled
-	case t != nil && w.o.RRDFsync == spool.FsyncAlways:
+	case t != nil && w.o.RRDFsync == SyncAlways:
 		w.c.rrdSyncs.Add(1)
 		if err := syncFile(t.path); err != nil {
 			// Kept on disk: a rescan indexes them again, and the writer

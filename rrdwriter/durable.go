@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/spoold/spoold/internal/enum"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -27,6 +28,34 @@ import (
 // An entry whose removal waits is already settled in the index; if the
 // process dies first, the next start indexes it again and the writer skips
 // it as already applied (or applies it, if the power loss took the update).
+
+// SyncPolicy is when an updated RRD file is made durable before the spool
+// segments it replaces are removed (--rrd-fsync). Its names are the spool's
+// (--fsync) but not its meanings: the spool syncs what it wrote, the writer
+// syncs the RRD files before it removes what it applied.
+type SyncPolicy uint8
+
+// RRD sync policies.
+const (
+	// SyncNone removes applied segments at once: a process crash loses
+	// nothing, a power loss the last ~35 s of updates.
+	SyncNone SyncPolicy = iota
+	// SyncBatch hands applied segments to a remover that syncs the RRD
+	// file system once (syncfs) for all of them, then removes them.
+	SyncBatch
+	// SyncAlways fdatasyncs each RRD file after its update, then removes.
+	SyncAlways
+)
+
+var syncNames = [...]string{"none", "batch", "always"}
+
+func (p SyncPolicy) String() string { return enum.Name(syncNames[:], "SyncPolicy", int(p)) }
+
+// ParseSyncPolicy parses "none", "batch" or "always".
+func ParseSyncPolicy(s string) (SyncPolicy, error) {
+	i, err := enum.Parse(syncNames[:], "rrd sync policy", s)
+	return SyncPolicy(i), err
+}
 
 // syncFile makes the RRD file at path durable (policy always).
 func syncFile(path string) error {

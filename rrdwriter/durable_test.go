@@ -14,7 +14,7 @@ import (
 // of the RRD file system covers it; then it is removed. FlushAll (the
 // shutdown flush) leaves nothing pending.
 func TestRRDFsyncBatchRemovesOnlyAfterASync(t *testing.T) {
-	e := newLibEnv(t, func(o *Options) { o.RRDFsync = spool.FsyncBatch })
+	e := newLibEnv(t, func(o *Options) { o.RRDFsync = SyncBatch })
 	var refs []spool.Ref
 	for i := range int64(3) {
 		refs = append(refs, e.putCG("a", t0+300*i, uint64(600*i), float64(i)))
@@ -52,7 +52,7 @@ func TestRRDFsyncBatchRemovesOnlyAfterASync(t *testing.T) {
 // TestRRDFsyncAlwaysSyncsEachFile: with RRDFsync always each update is
 // followed by a sync of its file, and its entries are removed at once.
 func TestRRDFsyncAlwaysSyncsEachFile(t *testing.T) {
-	e := newLibEnv(t, func(o *Options) { o.RRDFsync = spool.FsyncAlways })
+	e := newLibEnv(t, func(o *Options) { o.RRDFsync = SyncAlways })
 	var refs []spool.Ref
 	for _, key := range []string{"a", "b"} {
 		for i := range int64(2) {

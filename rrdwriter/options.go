@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/spoold/spoold/spool"
 )
 
 // Options configure a Writer.
@@ -39,10 +37,10 @@ type Options struct {
 	// one per page. Default true.
 	Prefetch bool
 	// RRDFsync says when an updated RRD file is made durable before the
-	// spool entries it replaces are removed (see durable.go): FsyncNone
-	// (default), FsyncAlways (fdatasync each file after its update) or
-	// FsyncBatch (one syncfs for every file updated meanwhile).
-	RRDFsync spool.FsyncPolicy
+	// spool segments it replaces are removed (see durable.go): SyncNone
+	// (default), SyncAlways (fdatasync each file after its update) or
+	// SyncBatch (one syncfs for every file updated meanwhile).
+	RRDFsync SyncPolicy
 	// FutureTolerance is how far ahead of the clock an entry's poll time
 	// may be; a later entry is quarantined, not applied (once in the file
 	// it would make every real poll after it look already applied).

@@ -1,6 +1,7 @@
 package rrdwriter
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -65,7 +66,7 @@ func escapeSegment(key, seg string, isDir bool) string {
 	}
 	if len(b) > maxSegment {
 		b = append(b[:maxSegment], '~')
-		b = append(b, spool.Ref{Hash: spool.KeyHash(key)}.String()[:16]...)
+		b = fmt.Appendf(b, "%016x", spool.KeyHash(key))
 	}
 	return string(b)
 }

@@ -74,7 +74,7 @@ func (w *Writer) Run(ctx context.Context) error {
 	defer w.running.Store(false)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	if w.o.RRDFsync == spool.FsyncBatch {
+	if w.o.RRDFsync == SyncBatch {
 		wg.Add(1)
 		go func() { defer wg.Done(); w.rm.run(ctx) }()
 	}

@@ -305,18 +305,3 @@ func DecodeNext(data []byte) (Entry, int, error) {
 	e, err := Decode(data[:n])
 	return e, n, err
 }
-
-// ValidDSName reports whether s is a valid RRD data source name: 1 to 19
-// of [A-Za-z0-9_], as rrdcreate requires.
-func ValidDSName(s string) bool {
-	if len(s) == 0 || len(s) > 19 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}

@@ -6,8 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 
+	"github.com/spoold/spoold/internal/enum"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,21 +32,12 @@ const (
 
 var fsyncNames = [...]string{"none", "batch", "always"}
 
-func (p FsyncPolicy) String() string {
-	if int(p) < len(fsyncNames) {
-		return fsyncNames[p]
-	}
-	return "FsyncPolicy(" + strconv.Itoa(int(p)) + ")"
-}
+func (p FsyncPolicy) String() string { return enum.Name(fsyncNames[:], "FsyncPolicy", int(p)) }
 
 // ParseFsyncPolicy parses "none", "batch" or "always".
 func ParseFsyncPolicy(s string) (FsyncPolicy, error) {
-	for i, n := range fsyncNames {
-		if s == n {
-			return FsyncPolicy(i), nil
-		}
-	}
-	return 0, fmt.Errorf("parse fsync policy %q: want none, batch or always", s)
+	i, err := enum.Parse(fsyncNames[:], "fsync policy", s)
+	return FsyncPolicy(i), err
 }
 
 // Write publishes the entry atomically as a segment of one entry: it is

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/spoold/spoold/loader"
+	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
 )
@@ -54,6 +55,15 @@ func (v *fsyncValue) String() string { return v.p.String() }
 func (v *fsyncValue) Type() string   { return "policy" }
 func (v *fsyncValue) Set(s string) (err error) {
 	*v.p, err = spool.ParseFsyncPolicy(s)
+	return err
+}
+
+type rrdSyncValue struct{ p *rrdwriter.SyncPolicy }
+
+func (v *rrdSyncValue) String() string { return v.p.String() }
+func (v *rrdSyncValue) Type() string   { return "policy" }
+func (v *rrdSyncValue) Set(s string) (err error) {
+	*v.p, err = rrdwriter.ParseSyncPolicy(s)
 	return err
 }
 

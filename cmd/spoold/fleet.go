@@ -48,23 +48,11 @@ func (f *fleet) rrdProfile(key string) (rrdwriter.Profile, bool) {
 	p := rrdwriter.Profile{Step: f.step, RRAs: rrdwriter.DefaultRRAs(f.step)}
 	for _, ds := range t.Profile.DS {
 		p.DS = append(p.DS, rrdwriter.DataSource{
-			Name: ds.Name, Type: rrdType(ds.Type), Heartbeat: 2 * f.step,
+			Name: ds.Name, Type: ds.Type, Heartbeat: 2 * f.step,
 			Min: ds.Min, Max: ds.Max, // NaN = U in both
 		})
 	}
 	return p, true
-}
-
-func rrdType(t poller.DSType) rrdwriter.DSType {
-	switch t {
-	case poller.Counter:
-		return rrdwriter.Counter
-	case poller.Derive:
-		return rrdwriter.Derive
-	case poller.Absolute:
-		return rrdwriter.Absolute
-	}
-	return rrdwriter.Gauge
 }
 
 // fleetHolder is the current fleet, read by the writer and the admin API
