@@ -68,7 +68,7 @@ type round struct {
 	Files         int     `json:"files"`            // spool files written
 	EntryBytes    int     `json:"entry_bytes"`      // encoded bytes of one poll
 	EntriesRead   int     `json:"entries_read"`     // entries read back (must be every poll)
-	DeviceWriteIO uint64  `json:"device_write_ios"` // write requests completed by the device, writes + sync
+	DeviceWriteIO float64 `json:"device_write_ios"` // write requests completed by the device, writes + sync
 
 	readTime, unlinkTime time.Duration
 }
@@ -156,7 +156,8 @@ func (r round) String() string {
 	return string(b)
 }
 
-// median returns the median of each figure over rs, all of one mode.
+// median returns the median of each figure over rs, all of one mode (the
+// counts of files and entries are the same in every round).
 func median(rs []round) round {
 	m := rs[0]
 	for _, field := range []func(*round) *float64{
@@ -165,6 +166,7 @@ func median(rs []round) round {
 		func(r *round) *float64 { return &r.DrainUs }, func(r *round) *float64 { return &r.DrainReadUs },
 		func(r *round) *float64 { return &r.DrainUnlinkUs }, func(r *round) *float64 { return &r.DrainCPUUs },
 		func(r *round) *float64 { return &r.DrainKiB }, func(r *round) *float64 { return &r.DrainSyncMs },
+		func(r *round) *float64 { return &r.DeviceWriteIO },
 	} {
 		v := make([]float64, len(rs))
 		for i := range rs {

@@ -47,7 +47,7 @@ func runRound(c config, devName, dir, mode string) (round, error) {
 		return round{}, err
 	}
 	r.WriteUs, r.WriteCPUUs = us(m.wall)/polls, us(m.cpu)/polls
-	r.WriteKiB, r.WriteSyncMs, r.DeviceWriteIO = m.kib/polls, ms(m.sync), m.ios
+	r.WriteKiB, r.WriteSyncMs, r.DeviceWriteIO = m.kib/polls, ms(m.sync), float64(m.ios)
 	for _, t := range ts {
 		r.Files += len(t.refs)
 	}
