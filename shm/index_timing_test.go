@@ -153,29 +153,11 @@ func BenchmarkIndexMemory(b *testing.B) {
 	b.ReportAllocs()
 	var heap, accounted float64
 	for b.Loop() {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		ix, err := New(DefaultOptions())
-		if err != nil {
-			b.Fatal(err)
-		}
-		for c := range int64(cycles) {
-			for _, k := range keys {
-				if _, err := ix.Add(k.hash, k.name, 1_700_000_000+300*c); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		heap = float64(after.HeapAlloc - before.HeapAlloc)
-		st := ix.Stats()
-		accounted = float64(st.Bytes)
+		h, st := indexHeap(b, keys, cycles)
+		heap, accounted = float64(h), float64(st.Bytes)
 		if st.Entries != nKeys*cycles || st.Keys != nKeys {
 			b.Fatalf("index holds %d entries of %d keys; want %d of %d", st.Entries, st.Keys, nKeys*cycles, nKeys)
 		}
-		runtime.KeepAlive(ix)
 	}
 	b.ReportMetric(heap/(1<<20), "heap-MiB")
 	b.ReportMetric(accounted/(1<<20), "accounted-MiB")
