@@ -168,7 +168,39 @@ func corrupt(off int, format string, args ...any) error {
 // Decode verifies and decodes a v1 or v2 entry. The checksum is verified before
 // any field is trusted. Errors are *CorruptionError (with an empty Path).
 // The returned entry does not alias data.
-func Decode(data []byte) (Entry, error) {
+func Decode(data []byte) (Entry, error) { return decode(data, nil) }
+
+// valueArena hands out the value slices of the entries of one segment from
+// a few shared allocations, and remembers the previous entry's values: a
+// key's entries repeat the same names in the same order, so a name equal
+// to the previous entry's at the same position is that string again (no
+// allocation, no interning lock).
+type valueArena struct {
+	buf  []Value
+	prev []Value
+}
+
+// take returns n values, capacity capped at n so that appending to them
+// never reaches into another entry's.
+func (a *valueArena) take(n int) []Value {
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]Value, 0, max(n*16, 256))
+	}
+	v := a.buf[len(a.buf) : len(a.buf)+n : len(a.buf)+n]
+	a.buf = a.buf[:len(a.buf)+n]
+	return v
+}
+
+// name returns the string of value i's name b.
+func (a *valueArena) name(i int, b []byte) string {
+	if a != nil && i < len(a.prev) && a.prev[i].Name == string(b) {
+		return a.prev[i].Name
+	}
+	return dsNames.intern(b)
+}
+
+// decode is Decode taking the values from arena (nil: their own slice).
+func decode(data []byte, arena *valueArena) (Entry, error) {
 	var e Entry
 	if len(data) < headerLen+trailerLen {
 		return e, corrupt(len(data), "truncated: %d bytes, shorter than an empty entry", len(data))
@@ -206,7 +238,10 @@ func Decode(data []byte) (Entry, error) {
 	e.Key = string(data[headerLen : headerLen+keyLen])
 	e.Time, e.Milli = t, ms
 	off := headerLen + keyLen
-	if n > 0 {
+	switch {
+	case n > 0 && arena != nil:
+		e.Values = arena.take(n)
+	case n > 0:
 		e.Values = make([]Value, n)
 	}
 	for i := range e.Values {
@@ -225,7 +260,7 @@ func Decode(data []byte) (Entry, error) {
 		}
 		v := &e.Values[i]
 		v.Type = typ
-		v.Name = dsNames.intern(data[off+2 : off+2+nameLen])
+		v.Name = arena.name(i, data[off+2:off+2+nameLen])
 		p := binary.LittleEndian.Uint64(data[off+2+nameLen:])
 		switch typ {
 		case Counter:
@@ -241,6 +276,9 @@ func Decode(data []byte) (Entry, error) {
 	}
 	if off != body {
 		return Entry{}, corrupt(off, "%d trailing bytes after the last value", body-off)
+	}
+	if arena != nil {
+		arena.prev = e.Values
 	}
 	return e, nil
 }
@@ -294,7 +332,9 @@ func frameLen(data []byte) (int, error) {
 // be followed by more (a segment), and returns it with its length. An entry
 // that runs past the end of data is a *CorruptionError whose reason starts
 // with "torn".
-func DecodeNext(data []byte) (Entry, int, error) {
+func DecodeNext(data []byte) (Entry, int, error) { return decodeNext(data, nil) }
+
+func decodeNext(data []byte, arena *valueArena) (Entry, int, error) {
 	n, err := frameLen(data)
 	if errors.Is(err, errTorn) {
 		return Entry{}, 0, corrupt(len(data), "torn: the entry's %d bytes end before its frame does", len(data))
@@ -302,6 +342,6 @@ func DecodeNext(data []byte) (Entry, int, error) {
 	if err != nil {
 		return Entry{}, 0, err
 	}
-	e, err := Decode(data[:n])
+	e, err := decode(data[:n], arena)
 	return e, n, err
 }

@@ -66,8 +66,9 @@ func ParseSegment(ref Ref, data []byte) Segment {
 		return g
 	}
 	off := 0
+	var arena valueArena
 	for off < len(data) {
-		e, n, err := DecodeNext(data[off:])
+		e, n, err := decodeNext(data[off:], &arena)
 		if err == nil {
 			err = g.check(&e)
 		}
