@@ -151,7 +151,7 @@ func indexMetrics(e *expo, s Status) {
 	e.gauge("spoold_index_bytes", "Accounted bytes of the index.", float64(x.Bytes))
 	e.gauge("spoold_index_capacity_bytes", "Capacity of the index in accounted bytes (--keys-zone).", float64(x.MaxBytes))
 	e.gauge("spoold_index_full", "1 when an add was refused because the index was full since the last rescan began: entries wait on disk.", boolf(s.IndexOverflowed))
-	e.gauge("spoold_index_oldest_pending_time_seconds", "When the oldest entry in the index was added, Unix seconds; 0 if empty.", unixSeconds(x.OldestPending))
+	e.gauge("spoold_index_oldest_pending_time_seconds", "The oldest poll time in the index, Unix seconds; 0 if empty.", unixSeconds(x.OldestPending))
 	e.counter("spoold_index_added_total", "Entries added to the index.", x.Added)
 	e.counter("spoold_index_duplicates_total", "Adds of an entry already pending or in flight.", x.Duplicates)
 	e.counter("spoold_index_full_total", "Adds refused because the index was full.", x.Full)
