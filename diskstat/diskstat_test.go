@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/internal/testenv"
 	"go.uber.org/goleak"
 )
 
@@ -139,7 +140,7 @@ func TestParseVMStat(t *testing.T) {
 
 func TestReadLive(t *testing.T) {
 	if _, err := os.Stat("/proc/diskstats"); err != nil {
-		t.Skip("no /proc/diskstats")
+		testenv.Missing(t, "no /proc/diskstats")
 	}
 	if _, err := ReadSample(); err != nil {
 		t.Error(err)
@@ -155,7 +156,7 @@ func TestReadLive(t *testing.T) {
 func TestDeviceOf(t *testing.T) {
 	d, err := DeviceOf(t.TempDir())
 	if errors.Is(err, ErrNoBlockDevice) {
-		t.Skipf("temp dir not on a block device: %v", err)
+		testenv.Missing(t, "temp dir not on a block device: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +222,7 @@ func devNum(d Device) string { return fmt.Sprintf("%d:%d", d.Major, d.Minor) }
 // counted beyond what fn wrote; fn's error comes back.
 func TestOnThread(t *testing.T) {
 	if _, err := ReadThreadIO(); err != nil {
-		t.Skipf("no /proc/thread-self/io: %v", err)
+		testenv.Missing(t, "no /proc/thread-self/io: %v", err)
 	}
 	dir := t.TempDir()
 	const n = 64 << 10

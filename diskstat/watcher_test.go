@@ -1,8 +1,12 @@
 package diskstat
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/spoold/spoold/internal/testenv"
 )
 
 func TestWatcher(t *testing.T) {
@@ -32,11 +36,44 @@ func TestWatcher(t *testing.T) {
 	}
 }
 
+// TestWatcherLive watches the real block device of the temp dir while
+// the test writes and syncs a file there: the second sample has that
+// device's rates, sane (non-negative, %util at most 100) and showing
+// writes; an unknown device is left out.
 func TestWatcherLive(t *testing.T) {
-	w := NewWatcher("no-such-device")
-	for range 2 {
-		if _, _, err := w.Next(); err != nil {
-			t.Skip(err)
-		}
+	dir := t.TempDir()
+	dev, err := DeviceOf(dir)
+	if err != nil {
+		testenv.Missing(t, "temp dir not on a block device: %v", err)
+	}
+	w := NewWatcher(dev.Name, "no-such-device")
+	if r, _, err := w.Next(); err != nil || r != nil {
+		t.Fatalf("first Next = %v, %v; want no rates (a baseline)", r, err)
+	}
+	f, err := os.Create(filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r, dt, err := w.Next()
+	if err != nil || dt <= 0 {
+		t.Fatalf("second Next: %v, dt %v", err, dt)
+	}
+	got, ok := r[dev.Name]
+	if !ok {
+		t.Fatalf("no rates for %s in %v", dev.Name, r)
+	}
+	if _, ok := r["no-such-device"]; ok {
+		t.Error("rates for a device that does not exist")
+	}
+	if got.WritesPerSec <= 0 || got.WriteKBPerSec <= 0 || got.UtilPercent < 0 || got.UtilPercent > 100 ||
+		got.ReadsPerSec < 0 || got.RAwaitMs < 0 || got.WAwaitMs < 0 {
+		t.Errorf("rates of %s after a synced 1 MiB write: %+v", dev.Name, got)
 	}
 }

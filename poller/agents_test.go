@@ -16,19 +16,16 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+	"github.com/spoold/spoold/internal/testenv"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/spool"
 )
 
-// needBinary skips, loudly, when an agent is not installed.
+// needBinary returns an agent's path, or ends the test (testenv.Missing).
 func needBinary(t *testing.T, name string) string {
 	t.Helper()
-	path, err := exec.LookPath(name)
-	if err != nil {
-		t.Skipf("SKIPPING REAL-AGENT TEST: %s is not installed (scripts/install-deps.sh installs it)", name)
-	}
-	return path
+	return testenv.LookPath(t, name, "the real-agent tests run it")
 }
 
 // freeUDPPort returns a loopback UDP port that was free a moment ago.

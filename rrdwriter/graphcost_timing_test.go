@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/internal/spoolgen"
+	"github.com/spoold/spoold/internal/testenv"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
 )
@@ -29,7 +30,7 @@ import (
 //	go test -run '^$' -bench GraphWorstAccepted -benchtime 3x ./rrdwriter
 func BenchmarkGraphWorstAccepted(b *testing.B) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		b.Skipf("cannot reset the peak RSS (VmHWM): %v", err)
+		testenv.Missing(b, "cannot reset the peak RSS (VmHWM): %v", err)
 	}
 	for _, n := range []int{256, 1024} {
 		b.Run(fmt.Sprintf("file-ds=%d", n), func(b *testing.B) {

@@ -16,16 +16,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/internal/testenv"
 	"github.com/spoold/spoold/spool"
 )
 
-// needRRDTool skips, loudly, when the rrdtool command that checks librrd's
-// results independently is missing.
+// needRRDTool ends the test (testenv.Missing) when the rrdtool command
+// that checks librrd's results independently is missing.
 func needRRDTool(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("rrdtool"); err != nil {
-		t.Skip("SKIPPING REAL LIBRRD TEST: the rrdtool command is not installed (apt-get install rrdtool; `make check` does it)")
-	}
+	testenv.LookPath(t, "rrdtool", "it checks librrd's results independently")
 }
 
 func rrdtool(t *testing.T, args ...string) string {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spoold/spoold/internal/testenv"
 )
 
 // operatorFiles are what an operator keeps in a directory of their own.
@@ -322,7 +324,7 @@ func TestOpenRefusesHardLinkedLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.Link(other, lock); err != nil {
-		t.Skip("no hard links here:", err)
+		testenv.Missing(t, "no hard links in the temp dir: %v", err)
 	}
 	_, err := Open(openOpts(dir))
 	if err == nil || !strings.Contains(err.Error(), lock) {

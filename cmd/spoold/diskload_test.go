@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/diskstat"
+	"github.com/spoold/spoold/internal/testenv"
 )
 
 // TestDiskLoadResolve puts two directories of one file system on one
@@ -21,7 +22,7 @@ func TestDiskLoadResolve(t *testing.T) {
 	base := t.TempDir()
 	dev, err := diskstat.DeviceOf(base)
 	if errors.Is(err, diskstat.ErrNoBlockDevice) {
-		t.Skipf("temp dir on no block device: %v", err)
+		testenv.Missing(t, "temp dir on no block device: %v", err)
 	}
 	a, b := filepath.Join(base, "spool"), filepath.Join(base, "rrd")
 	os.Mkdir(a, 0o755)
@@ -52,7 +53,7 @@ func TestIOTallyCycles(t *testing.T) {
 	tally.closeUnit(at)
 	w := tally.get()
 	if w.Unmeasured == 2 {
-		t.Skip("no /proc/thread-self/io")
+		testenv.Missing(t, "no /proc/thread-self/io")
 	}
 	if w.Units != 1 || w.Ops != 2 || w.LastOps != 2 || !w.LastAt.Equal(at) || w.Last.WChar != 4000 || w.Total != w.Last {
 		t.Errorf("after one cycle of 2 writes (4000 bytes): %+v", w)
@@ -72,7 +73,7 @@ func TestDaemonReportsDiskLoadAndNextRescan(t *testing.T) {
 	dir := t.TempDir()
 	dev, err := diskstat.DeviceOf(dir)
 	if err != nil {
-		t.Skipf("temp dir on no block device: %v", err)
+		testenv.Missing(t, "temp dir on no block device: %v", err)
 	}
 	f := startFleet(t, 3)
 	p := startDaemon(t, daemonArgs(dir, f, "--write-delay", "1s", "--write-jitter", "0s",

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/internal/spoolgen"
+	"github.com/spoold/spoold/internal/testenv"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/simulate"
 	"github.com/spoold/spoold/spool"
@@ -202,9 +203,7 @@ func num(st map[string]any, path ...string) float64 {
 }
 
 func requireRRDTool(t testing.TB) {
-	if _, err := exec.LookPath("rrdtool"); err != nil {
-		t.Skip("SKIPPED LOUDLY: the rrdtool command is not installed; run `make check` (scripts/install-deps.sh) to install it")
-	}
+	testenv.LookPath(t, "rrdtool", "the RRD files spoold wrote are checked with it")
 }
 
 func daemonArgs(dir string, f *e2eFleet, extra ...string) []string {

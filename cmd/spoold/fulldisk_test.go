@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/internal/testenv"
 	"github.com/spoold/spoold/spool"
 	"golang.org/x/sys/unix"
 )
@@ -22,7 +23,7 @@ func mountTmpfs(t *testing.T, dir string, size string) {
 		t.Fatal(err)
 	}
 	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size+",mode=0750"); err != nil {
-		t.Skipf("SKIPPED LOUDLY: cannot mount a small tmpfs at %s (%v): the full-disk and read-only tests need root or CAP_SYS_ADMIN", dir, err)
+		testenv.Missing(t, "cannot mount a small tmpfs at %s (%v): the full-disk and read-only tests need root or CAP_SYS_ADMIN", dir, err)
 	}
 	t.Cleanup(func() {
 		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/spoold/spoold/internal/testenv"
 	"github.com/spoold/spoold/spool"
 	"golang.org/x/sys/unix"
 )
@@ -37,7 +38,7 @@ func watchSpool(t *testing.T, dir string) *spoolLedger {
 	t.Helper()
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
-		t.Skipf("SKIPPED LOUDLY: inotify is not available (%v); the crash trials need it to know every entry written", err)
+		testenv.Missing(t, "inotify is not available (%v); the crash trials need it to know every entry written", err)
 	}
 	l := &spoolLedger{
 		f: os.NewFile(uintptr(fd), "inotify"), dirs: map[int32]string{}, done: make(chan struct{}),
@@ -51,7 +52,7 @@ func watchSpool(t *testing.T, dir string) *spoolLedger {
 		wd, err := unix.InotifyAddWatch(fd, leaf, unix.IN_MOVED_TO|unix.IN_MODIFY|unix.IN_CREATE|unix.IN_ONLYDIR)
 		if err != nil {
 			l.f.Close()
-			t.Skipf("SKIPPED LOUDLY: watch %s: %v (raise fs.inotify.max_user_watches)", leaf, err)
+			testenv.Missing(t, "watch %s: %v (raise fs.inotify.max_user_watches)", leaf, err)
 		}
 		l.dirs[int32(wd)] = leaf
 	}

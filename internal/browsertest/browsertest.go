@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/spoold/spoold/internal/testenv"
 )
 
 // Binary returns the chromium binary, or skips the test loudly if it is
@@ -19,7 +21,7 @@ func Binary(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Skip("SKIPPED LOUDLY: chromium is not installed (scripts/install-deps.sh installs it); the admin page was not tested in a browser")
+		testenv.Missing(t, "chromium is not installed (scripts/install-deps.sh installs it); the admin page was not tested in a browser")
 	}
 	return bin
 }
