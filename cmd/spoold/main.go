@@ -1,6 +1,9 @@
 // Command spoold is the spoold daemon and its operator sub-commands.
 //
+//	spoold [flags]          the daemon (spoold --help lists every flag)
 //	spoold load [flags]     walk a spool as the loader would (a dry run for tuning)
+//	spoold doctor [flags]   check the machine: read-ahead, mount options, space, a cold RRD update
+//	spoold demo [flags]     a simulated fleet on 127.0.0.1, polled by a daemon, with its admin page
 //	spoold simulate [flags] serve a simulated SNMP fleet on 127.0.0.1
 //	spoold version          print the version
 //
