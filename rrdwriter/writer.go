@@ -39,6 +39,10 @@ type Writer struct {
 	c       counters
 	rm      *remover // RRDFsync batch
 	stuck   stuck    // applied segments that could not be removed
+	// flushes counts the FlushAll calls going on (a SIGUSR1, a POST /flush,
+	// the shutdown's), so that WaitFlushes can wait for them all before the
+	// spool is closed under them.
+	flushes sync.WaitGroup
 }
 
 // New returns a writer of the entries indexed in ix, stored in sp, into
@@ -213,6 +217,8 @@ func (w *Writer) FlushKey(ctx context.Context, key string) error {
 // KindNoProfile) are no failure of the flush: their entries stay in the
 // spool, and Orphans lists them.
 func (w *Writer) FlushAll(ctx context.Context) error {
+	w.flushes.Add(1)
+	defer w.flushes.Done()
 	failed := make(map[uint64]bool)
 	if err := w.flushReady(ctx, failed); err != nil {
 		return err
@@ -238,6 +244,20 @@ func (w *Writer) FlushAll(ctx context.Context) error {
 		return fmt.Errorf("flush all: %d targets failed; see TargetErrors", n)
 	}
 	return nil
+}
+
+// WaitFlushes waits until no FlushAll is going on, or ctx ends (then it
+// returns ctx's error). The daemon calls it after its shutdown flush, so a
+// flush started by SIGUSR1 or POST /flush has ended before the spool closes.
+func (w *Writer) WaitFlushes(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { w.flushes.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for flushes: %w", ctx.Err())
+	}
 }
 
 // flushReady writes every pending entry of the ready keys, in passes until

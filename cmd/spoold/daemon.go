@@ -42,6 +42,11 @@ type daemon struct {
 	// nanoseconds; 0 while a walk runs or when no rescan is scheduled.
 	nextRescan atomic.Int64
 
+	// flushCtx is the context of flushes the daemon starts on its own
+	// (SIGUSR1); the stop cancels it after the shutdown flush.
+	flushCtx    context.Context
+	flushCancel context.CancelFunc
+
 	pollCancel, loadCancel, writeCancel, diskCancel context.CancelFunc
 	pollDone, loadDone, writeDone, diskDone         chan struct{}
 	stopOnce                                        sync.Once
@@ -61,6 +66,7 @@ type adminServer interface {
 // nothing runs yet.
 func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemon, error) {
 	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now()}
+	d.flushCtx, d.flushCancel = context.WithCancel(context.Background())
 	d.loadFleet = func() (*fleet, error) { return loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval) }
 	f, err := preflight(cfg)
 	if err != nil {
@@ -177,6 +183,10 @@ func (d *daemon) scheduleRescan() (<-chan time.Time, func()) {
 	return t.C, func() { t.Stop() }
 }
 
+// flushGrace is how long the stop waits, after the admin server's
+// shutdown, for a flush still writing its current file.
+const flushGrace = 30 * time.Second
+
 // overflowCheck is how often the loader loop looks whether an index that
 // refused entries has room for them again.
 const overflowCheck = 10 * time.Second
@@ -223,6 +233,7 @@ func (d *daemon) stopOrdered() error {
 	d.diskCancel()
 	<-d.diskDone
 	d.flushAtShutdown(ctx)
+	d.flushCancel() // a SIGUSR1 flush still going stops at its next file
 	if d.admin != nil {
 		if err := d.admin.Shutdown(ctx); err != nil {
 			d.log.Warn("stop admin server", "err", err)
@@ -230,6 +241,15 @@ func (d *daemon) stopOrdered() error {
 	}
 	ws := d.wr.Stats()
 	d.log.Info("spoold stopped", "entries_left", d.ix.Len(), "values_written", ws.ValuesWritten, "update_calls", ws.UpdateCalls)
+	// No flush may run on a closed spool: wait for a SIGUSR1 or POST
+	// /flush still writing (each stops at its next file once its context
+	// ends); if one outlives the timeout, the exit ends it, as a crash
+	// would, which loses nothing.
+	wait, cancelWait := context.WithTimeout(context.Background(), flushGrace)
+	defer cancelWait()
+	if err := d.wr.WaitFlushes(wait); err != nil {
+		return fmt.Errorf("stop: a flush still runs, the spool is left to the exit: %w", err)
+	}
 	return d.sp.Close()
 }
 
@@ -439,7 +459,7 @@ func (d *daemon) waitSignals(ctx context.Context, sig <-chan os.Signal) {
 			default: // one is already asked for: it reads the files after this signal
 			}
 		case syscall.SIGUSR1:
-			go d.flushAll(context.Background())
+			go d.flushAll(d.flushCtx)
 		default:
 			d.log.Info("signal received, shutting down", "signal", s.String())
 			return

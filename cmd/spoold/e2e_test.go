@@ -398,3 +398,31 @@ func TestRestartAfterKillLosesNothing(t *testing.T) {
 	// time is off by librrd's whole-second accounting (see checkRates).
 	checkRates(t, f, dir, start, killedAt-4, 3)
 }
+
+// TestSIGUSR1DuringSIGTERMLosesNothing: a flush started by SIGUSR1 is still
+// writing when SIGTERM arrives: the daemon exits 0 only after that flush
+// and its own shutdown flush are done, the spool is empty, and every poll
+// is in its RRD file (rrdtool fetch against the simulator's rates).
+func TestSIGUSR1DuringSIGTERMLosesNothing(t *testing.T) {
+	requireRRDTool(t)
+	f := startFleet(t, 6)
+	dir := t.TempDir()
+	start := time.Now().Unix()
+	p := startDaemon(t, daemonArgs(dir, f, "--write-delay", "1h")...)
+	p.waitFor(t, "5 poll cycles", func(st map[string]any) bool { return num(st, "last_cycle", "seq") >= 5 })
+	if n := len(spoolEntries(t, dir)); n == 0 {
+		t.Fatal("nothing pending before the signals")
+	}
+	end := time.Now().Unix()
+	p.cmd.Process.Signal(syscall.SIGUSR1)
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGUSR1 and SIGTERM: %v\n%s", err, p.stderr)
+	}
+	if left := spoolEntries(t, dir); len(left) != 0 {
+		t.Fatalf("%d segments left in the spool after the shutdown:\n%s", len(left), p.stderr)
+	}
+	if strings.Contains(p.stderr.String(), "a flush still runs") {
+		t.Fatalf("the stop did not wait for the SIGUSR1 flush:\n%s", p.stderr)
+	}
+	checkRates(t, f, dir, start, end, 3)
+}
