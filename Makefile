@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo devel)
 LDFLAGS  := -X main.version=$(VERSION)
 export CGO_ENABLED := 1
 
-.PHONY: all deps build check vet test fuzz-short fuzz-long bench soak demo clean
+.PHONY: all deps build check vet test fuzz-short fuzz-long bench soak demo clean man install deb
 
 all: build
 
@@ -75,6 +75,48 @@ soak: deps
 # e.g. make demo DEMO_FLAGS="--duration 2m --devices 1000".
 demo: build
 	$(BIN) demo $(DEMO_FLAGS)
+
+# install: the binary, spoold(8), the systemd unit, the docs and examples,
+# and /etc/spoold/{targets,profiles}.conf unless they exist (an operator's
+# files are never overwritten; the installed targets.conf has the example
+# targets commented out, so spoold polls nothing until told to).
+# PREFIX=/usr/local, DESTDIR for staging, as operators expect.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/spoold
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+MAN        ?= $(BIN).8
+
+# man: spoold(8), rendered by the binary from its own flags (spoold manpage).
+man: build
+	$(BIN) manpage > $(MAN).tmp && mv $(MAN).tmp $(MAN)
+
+install: man
+	install -d -m 0755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSCONFDIR)/spoold
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/spoold
+	install -m 0644 $(MAN) $(DESTDIR)$(MANDIR)/man8/spoold.8
+	sed -e 's|/usr/local/bin/spoold|$(BINDIR)/spoold|g' -e 's|/usr/share/doc/spoold|$(DOCDIR)|g' \
+		-e 's|/etc/spoold/|$(SYSCONFDIR)/spoold/|g' \
+		docs/spoold.service > $(DESTDIR)$(UNITDIR)/spoold.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/spoold.service
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 docs/examples/targets.conf docs/examples/profiles.conf $(DESTDIR)$(DOCDIR)/examples/
+	@set -e; etc=$(DESTDIR)$(SYSCONFDIR)/spoold; \
+	if [ -e $$etc/targets.conf ]; then echo "keeping $$etc/targets.conf"; else \
+		sed -e '/^[^#[:space:]]/{/^defaults[[:space:]]/!s/^/# /}' \
+			-e '1a # The example targets are commented out: spoold polls nothing until you add yours.' \
+			docs/examples/targets.conf > $$etc/targets.conf; chmod 0644 $$etc/targets.conf; fi; \
+	if [ -e $$etc/profiles.conf ]; then echo "keeping $$etc/profiles.conf"; else \
+		install -m 0644 docs/examples/profiles.conf $$etc/profiles.conf; fi
+
+# deb: a Debian package of the same install, built with dpkg-deb
+# (packaging/build-deb.sh; the package's scripts are in packaging/deb/).
+DEBDIR ?= bin
+deb: build
+	packaging/build-deb.sh $(BIN) $(DEBDIR)
 
 clean:
 	rm -rf bin soak.log

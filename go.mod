@@ -9,6 +9,7 @@ require (
 )
 
 require (
+	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/gosnmp/gosnmp v1.47.0
 	github.com/ziutek/rrd v0.0.3
 	go.uber.org/goleak v1.3.0

@@ -57,6 +57,10 @@ type Options struct {
 	MaxRetries int
 	// Tick is how often Run looks for due targets. Default 1 s.
 	Tick time.Duration
+	// OnTick, if set, is called by Run's loop each time it wakes (every
+	// Tick at least), before it looks for due targets: the loop is alive
+	// (the daemon's systemd watchdog). It must return at once.
+	OnTick func()
 	// Ready tells which keys are complete in the index (the loader's leaf
 	// readiness); nil means all are. A key that is not ready is never
 	// taken by Run; FlushKey and FlushAll make keys ready first.

@@ -93,6 +93,9 @@ func (w *Writer) Run(ctx context.Context) error {
 		case <-timer.C:
 		case <-freed:
 		}
+		if w.o.OnTick != nil {
+			w.o.OnTick()
+		}
 		now := w.o.Now()
 		w.retryStuck()
 		for _, b := range w.takeDue(now, cap(slots)-len(slots)) {

@@ -3,7 +3,9 @@
 # Idempotent: with everything present it only checks. Runs apt-get as root or via sudo.
 set -euo pipefail
 
-PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim chromium)
+# dpkg-dev, groff-base and man-db: make deb and the tests of make install
+# and of the package (packaging/).
+PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim chromium dpkg-dev groff-base man-db)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -38,6 +38,7 @@ type daemon struct {
 	fleet fleetHolder
 	admin adminServer
 	disk  *diskLoad
+	live  liveness // for the systemd watchdog (notify.go)
 	// nextRescan is when the loader loop walks the spool again, Unix
 	// nanoseconds; 0 while a walk runs or when no rescan is scheduled.
 	nextRescan atomic.Int64
@@ -97,6 +98,7 @@ func (d *daemon) build(cfg config, f *fleet) error {
 	d.disk = newDiskLoad(cfg.diskStatsInterval)
 	wo := cfg.writer
 	wo.Profile, wo.Logger, wo.Ready = d.fleet.rrdProfile, d.log.With("component", "writer"), d.ld
+	wo.OnTick = d.live.writerWoke
 	if wo.RRD == nil {
 		wo.RRD = rrdwriter.LibRRD()
 	}
@@ -109,6 +111,7 @@ func (d *daemon) build(cfg config, f *fleet) error {
 	onCycle := po.OnCycle
 	po.OnCycle = func(st poller.CycleStats) {
 		d.disk.cycles.closeUnit(time.Now())
+		d.live.pollerCycle()
 		if onCycle != nil {
 			onCycle(st)
 		}
@@ -408,7 +411,9 @@ func serve(cfg config, settings map[string]string, log *slog.Logger) int {
 		}()
 	}
 	d.start()
+	n := d.notifyReady() // systemd: READY=1, the watchdog
 	d.waitSignals(context.Background(), sig)
+	n.stopping()
 	if err := d.stop(); err != nil {
 		log.Error("stop spoold", "err", err)
 		return exitError

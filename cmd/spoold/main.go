@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 )
 
 // version is set with -ldflags "-X main.version=..."; otherwise the module
@@ -46,6 +47,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runDemo(args[1:], stdout, stderr)
 	case "simulate":
 		return runSimulate(args[1:], stdout, stderr)
+	case "manpage": // hidden: spoold(8) for make man and make install
+		return runManpage(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "spoold", versionString())
 		return exitOK
@@ -61,20 +64,42 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
+// commands are the sub-commands, for 'spoold help' and spoold(8).
+var commands = []struct{ name, help string }{
+	{"doctor", "check read-ahead, mount options, space, limits, loader time and the cost of one RRD update"},
+	{"demo", "run spoold against a simulated fleet on 127.0.0.1 with its admin page"},
+	{"load", "walk a spool directory as the start-up loader does and print a JSON summary; changes nothing on disk (a dry run for tuning --loader-files, --loader-sleep, --loader-threshold, --loader-cpu)"},
+	{"simulate", "serve a simulated SNMP fleet on 127.0.0.1 (for demos, tests, benchmarks)"},
+	{"version", "print the version"},
+}
+
 func usage(w io.Writer) {
-	fmt.Fprint(w, `usage: spoold <command> [flags]
+	fmt.Fprint(w, "usage: spoold <command> [flags]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, wrap(c.help, 68, "            "))
+	}
+	fmt.Fprint(w, "\nRun 'spoold <command> --help' for the flags of a command.\n")
+}
 
-commands:
-  doctor    check read-ahead, mount options, space, limits, loader time and the cost of one RRD update
-  demo      run spoold against a simulated fleet on 127.0.0.1 with its admin page
-  load      walk a spool directory as the start-up loader does and print a JSON
-            summary; changes nothing on disk (a dry run for tuning
-            --loader-files, --loader-sleep, --loader-threshold, --loader-cpu)
-  simulate  serve a simulated SNMP fleet on 127.0.0.1 (for demos, tests, benchmarks)
-  version   print the version
-
-Run 'spoold <command> --help' for the flags of a command.
-`)
+// wrap breaks s into lines of at most width bytes (a longer word stays
+// whole), joined by a newline and indent.
+func wrap(s string, width int, indent string) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(s) {
+		switch {
+		case i == 0:
+		case n+1+len(word) > width:
+			b.WriteString("\n" + indent)
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += len(word)
+	}
+	return b.String()
 }
 
 func versionString() string {
