@@ -2,11 +2,12 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spoold/spoold/internal/testenv"
 )
 
 // helpFlag is a flag as a page or --help shows it: its group, its term
@@ -104,15 +105,9 @@ func TestManPageIsValidRoff(t *testing.T) {
 	}
 }
 
-// requireTool fails under CI (CI set), and skips elsewhere, when the
-// command is missing; pkg is the Debian package with it.
+// requireTool ends the test (testenv.Missing) when the command is
+// missing; pkg is the Debian package with it.
 func requireTool(t *testing.T, command, pkg string) {
 	t.Helper()
-	if _, err := exec.LookPath(command); err == nil {
-		return
-	} else if os.Getenv("CI") != "" {
-		t.Fatalf("%v: install %s (scripts/install-deps.sh)", err, pkg)
-	} else {
-		t.Skipf("SKIPPED LOUDLY: %v: install %s (scripts/install-deps.sh)", err, pkg)
-	}
+	testenv.LookPath(t, command, "Debian package "+pkg)
 }
