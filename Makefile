@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo devel)
 LDFLAGS  := -X main.version=$(VERSION)
 export CGO_ENABLED := 1
 
-.PHONY: all deps build check vet test fuzz-short fuzz-long bench soak demo clean man install deb
+.PHONY: all deps build check vet test test-nocgo fuzz-short fuzz-long bench soak demo clean man install deb
 
 all: build
 
@@ -22,9 +22,16 @@ vet: deps
 test: deps
 	$(GO) test -race -count=1 $(PKGS)
 
+# test-nocgo: the packages that do not need librrd, built and tested
+# without cgo (rrdwriter's logic included: only its shims need cgo).
+NOCGO_PKGS := ./spool ./shm ./loader ./rrdwriter ./internal/enum ./internal/testenv
+test-nocgo:
+	CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PKGS)
+
 # check: what CI runs (.ci/run): install what is missing, vet, race tests,
-# and every fuzz target for a few seconds.
-check: vet test fuzz-short
+# the packages that build without cgo tested without it, and every fuzz
+# target for a few seconds.
+check: vet test test-nocgo fuzz-short
 
 # Fuzz targets, as <package>:<target>. FUZZ_SHORT: every decoder of
 # outside data (spool entries and names, flag values, config files, SNMP

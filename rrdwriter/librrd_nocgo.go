@@ -4,15 +4,12 @@ package rrdwriter
 
 import "errors"
 
-// LibRRD returns an RRD whose every call fails: this binary was built
-// without cgo, so librrd is not linked in.
-func LibRRD() RRD { return noRRD{} }
+// Without cgo librrd is not linked in: every shim fails, and LibRRD's
+// logic (librrd_logic.go) still runs, the Go header reader included.
 
 var errNoCgo = errors.New("librrd not available: built without cgo")
 
-type noRRD struct{}
-
-func (noRRD) Create(string, Profile, int64) error                  { return errNoCgo }
-func (noRRD) Info(string) (FileInfo, error)                        { return FileInfo{}, errNoCgo }
-func (noRRD) Update(string, []string, []Row) error                 { return errNoCgo }
-func (noRRD) Graph(string, []string, GraphOptions) ([]byte, error) { return nil, errNoCgo }
+func librrdCreate(string, int64, uint, []rrdDS, []rrdRRA) error { return errNoCgo }
+func librrdInfoMap(string) (map[string]any, error)              { return nil, errNoCgo }
+func librrdUpdate(string, []string, []string) error             { return errNoCgo }
+func librrdGraph(GraphOptions, []rrdLine) ([]byte, error)       { return nil, errNoCgo }

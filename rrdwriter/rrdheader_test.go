@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -106,4 +108,19 @@ func FuzzParseHeader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLibRRDInfoReadsTheHeaderInGo: LibRRD's Info reads a header the Go
+// reader knows without calling librrd, so it works in a build without cgo
+// too (this test runs in both; make check runs the package without cgo).
+func TestLibRRDInfoReadsTheHeaderInGo(t *testing.T) {
+	ds := []DSInfo{{"in", Counter}, {"load", Gauge}}
+	path := filepath.Join(t.TempDir(), "f.rrd")
+	if err := os.WriteFile(path, synthHeader("0003", 300, ds, 2, 1_700_000_000), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := LibRRD().Info(path)
+	if err != nil || fi.Last != 1_700_000_000 || fi.Step != 300*time.Second || !reflect.DeepEqual(fi.DS, ds) {
+		t.Fatalf("Info = %+v, %v", fi, err)
+	}
 }
