@@ -107,6 +107,14 @@ func resolveType(dirfd int, name []byte, typ uint8) (uint8, error) {
 		return unix.DT_DIR, nil
 	case unix.S_IFLNK:
 		return unix.DT_LNK, nil
+	case unix.S_IFIFO:
+		return unix.DT_FIFO, nil
+	case unix.S_IFSOCK:
+		return unix.DT_SOCK, nil
+	case unix.S_IFCHR:
+		return unix.DT_CHR, nil
+	case unix.S_IFBLK:
+		return unix.DT_BLK, nil
 	}
 	return unix.DT_UNKNOWN, nil
 }

@@ -2,10 +2,9 @@ package loader
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 
-	"golang.org/x/sys/unix"
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // afterFile counts a file, logs progress when due, applies the throttle
@@ -56,23 +55,11 @@ func (w *walk) quarantine(depth int, name, reason string) {
 // alone.
 func (w *walk) foreign(path string, typ uint8) {
 	w.l.c.foreign.Add(1)
-	w.l.log.Warn("unknown spool member left alone", "path", path, "type", typeName(typ))
+	w.l.log.Warn("unknown spool member left alone", "path", path, "type", fileutil.DirentTypeName(typ))
 }
 
 // problem counts and logs a failure the walk goes on after.
 func (w *walk) problem(what string, err error) {
 	w.l.c.errors.Add(1)
 	w.l.log.Error("loader: "+what, "err", err)
-}
-
-func typeName(typ uint8) string {
-	switch typ {
-	case unix.DT_DIR:
-		return "directory"
-	case unix.DT_REG:
-		return "file"
-	case unix.DT_LNK:
-		return "symlink"
-	}
-	return fmt.Sprintf("d_type %d", typ)
 }

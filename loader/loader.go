@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spoold/spoold/internal/fileutil"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -27,6 +28,7 @@ type Loader struct {
 	changed broadcast // signalled by SetParams: a pause reckons again
 	c       counters
 	ready   *readiness
+	noAtime fileutil.NoAtime // directories opened without atime updates
 	// forceUnknown makes walks see every d_type as DT_UNKNOWN (tests).
 	forceUnknown bool
 }

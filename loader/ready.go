@@ -151,7 +151,7 @@ func (l *Loader) ensureLeaf(ctx context.Context, i int) error {
 // onDemandWalk returns a walk for EnsureLeaf or EnsureAll: no throttle, no
 // progress, the counters of the current walk.
 func (l *Loader) onDemandWalk(ctx context.Context) *walk {
-	w := &walk{l: l, ctx: ctx, done: ctx.Done(), layout: l.sp.Layout(), dr: newDirReader(), noAtime: true, onDemand: true}
+	w := &walk{l: l, ctx: ctx, done: ctx.Done(), layout: l.sp.Layout(), dr: newDirReader(), onDemand: true}
 	w.dr.forceUnknown = l.forceUnknown
 	return w
 }

@@ -23,7 +23,6 @@ type walk struct {
 	th        *throttle
 	levels    [spool.MaxLevels]string // level directory names on the current path
 	leafTotal float64
-	noAtime   bool      // try O_NOATIME on directories until refused
 	nextLog   time.Time // when the next progress line is due
 	fullSeen  bool      // the index-full warning was logged
 	onDemand  bool      // for EnsureLeaf or EnsureAll: no throttle, no progress
@@ -36,7 +35,7 @@ func (l *Loader) newWalk(ctx context.Context) *walk {
 	layout := l.sp.Layout()
 	w := &walk{l: l, ctx: ctx, done: ctx.Done(), layout: layout, dr: newDirReader(),
 		th: newThrottle(l.clock, &l.c, now), leafTotal: float64(layout.LeafDirs()),
-		noAtime: true, nextLog: now.Add(l.every)}
+		nextLog: now.Add(l.every)}
 	w.dr.forceUnknown = l.forceUnknown
 	return w
 }
@@ -203,24 +202,11 @@ func (w *walk) readAll(fd int) ([]dirent, error) {
 // through a symlink (one swapped in after getdents said DT_DIR), with
 // O_NOATIME while the kernel allows it (reading the spool writes no inode).
 func (w *walk) openDir(dirfd int, name string) (int, error) {
-	for {
-		flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
-		if dirfd != unix.AT_FDCWD {
-			flags |= unix.O_NOFOLLOW // the spool root itself may be a symlink
-		}
-		if w.noAtime {
-			flags |= unix.O_NOATIME
-		}
-		fd, err := unix.Openat(dirfd, name, flags, 0)
-		switch {
-		case err == nil:
-			return fd, nil
-		case errors.Is(err, unix.EPERM) && w.noAtime:
-			w.noAtime = false
-		case !errors.Is(err, unix.EINTR):
-			return -1, err
-		}
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	if dirfd != unix.AT_FDCWD {
+		flags |= unix.O_NOFOLLOW // the spool root itself may be a symlink
 	}
+	return w.l.noAtime.Openat(dirfd, name, flags)
 }
 
 // path returns the path of name in the directory at depth on the current

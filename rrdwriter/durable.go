@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/spoold/spoold/internal/enum"
+	"github.com/spoold/spoold/internal/fileutil"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -154,8 +155,8 @@ func (w *Writer) syncFS() error {
 	}
 	defer unix.Close(fd)
 	w.c.rrdSyncs.Add(1)
-	if err := unix.Syncfs(fd); err != nil {
-		return fmt.Errorf("sync rrd file system %s: %w", w.o.Dir, err)
+	if err := fileutil.Syncfs(fd, "rrd file system "+w.o.Dir); err != nil {
+		return err
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -202,16 +203,12 @@ func preadFull(fd int, buf []byte) (int, error) {
 	return n, nil
 }
 
+// headerNoAtime opens RRD files to read their headers without updating
+// their access times, while the kernel allows it.
+var headerNoAtime fileutil.NoAtime
+
 // openNoAtime opens path read-only, with O_NOATIME where the kernel allows
 // it (reading a header should not write its inode).
 func openNoAtime(path string) (int, error) {
-	for {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOATIME, 0)
-		if err == unix.EPERM {
-			fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		}
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
+	return headerNoAtime.Openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_CLOEXEC)
 }

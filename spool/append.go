@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -148,12 +149,12 @@ func (s *Spool) createFree(ref Ref, buf []byte) (Ref, error) {
 func (s *Spool) create(ref Ref, buf []byte) error {
 	path := s.EntryPath(ref)
 	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_APPEND | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	fd, err := openRetry(path, flags, 0o640)
+	fd, err := fileutil.Openat(unix.AT_FDCWD, path, flags, 0o640)
 	if errors.Is(err, unix.ENOENT) {
 		if merr := os.MkdirAll(filepath.Dir(path), 0o750); merr != nil {
 			return fmt.Errorf("create spool level directory for %s: %w", path, merr)
 		}
-		fd, err = openRetry(path, flags, 0o640)
+		fd, err = fileutil.Openat(unix.AT_FDCWD, path, flags, 0o640)
 	}
 	if errors.Is(err, unix.EEXIST) {
 		return fmt.Errorf("create spool segment %s: %w", path, ErrDuplicateTime)
@@ -161,7 +162,7 @@ func (s *Spool) create(ref Ref, buf []byte) error {
 	if err != nil {
 		return fmt.Errorf("create spool segment %s: %w", path, err)
 	}
-	err = writeAll(fd, buf)
+	err = fileutil.WriteAll(fd, buf)
 	if err == nil && s.fsync == FsyncAlways {
 		err = unix.Fdatasync(fd)
 	}
@@ -174,7 +175,7 @@ func (s *Spool) create(ref Ref, buf []byte) error {
 		return fmt.Errorf("write spool segment %s: %w", path, err)
 	}
 	if s.fsync == FsyncAlways {
-		return syncDir(filepath.Dir(path))
+		return fileutil.SyncDir(filepath.Dir(path))
 	}
 	return nil
 }
@@ -183,13 +184,13 @@ func (s *Spool) create(ref Ref, buf []byte) error {
 // write is cut off again; if that fails too, the segment is closed.
 func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte) error {
 	path := s.EntryPath(seg.ref)
-	fd, err := openRetry(path, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := fileutil.Openat(unix.AT_FDCWD, path, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		delete(sh.open, seg.ref.Hash) // gone or replaced: the next entry starts anew
 		s.c.segmentsClosed.Add(1)
 		return fmt.Errorf("open spool segment %s for appending: %w", path, err)
 	}
-	err = writeAll(fd, buf)
+	err = fileutil.WriteAll(fd, buf)
 	if err == nil && s.fsync == FsyncAlways {
 		err = unix.Fdatasync(fd)
 	}
@@ -238,32 +239,6 @@ func (s *Spool) OpenSegments() int {
 	return n
 }
 
-func openRetry(path string, flags int, mode uint32) (int, error) {
-	for {
-		fd, err := unix.Open(path, flags, mode)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
-
-// writeAll writes buf to fd; a short write is an error (ENOSPC, most likely).
-func writeAll(fd int, buf []byte) error {
-	for len(buf) > 0 {
-		n, err := unix.Write(fd, buf)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return err
-		case n == 0:
-			return unix.ENOSPC
-		}
-		buf = buf[n:]
-	}
-	return nil
-}
-
 // QuarantineRange copies the bad range r of segment g into quarantine/,
 // next to a .reason file with its offset, length and reason, and syncs the
 // copy and the directory: the caller then removes the segment once its good
@@ -279,11 +254,11 @@ func (s *Spool) QuarantineRange(g *Segment, r BadRange) (string, error) {
 	fail := func(err error) (string, error) {
 		return "", fmt.Errorf("quarantine bytes %d..%d of %s: %w", r.Offset, r.Offset+r.Len, g.Path, err)
 	}
-	fd, err := openat(s.qfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
+	fd, err := fileutil.Openat(s.qfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
 	if err != nil {
 		return fail(err)
 	}
-	err = writeAll(fd, g.Bytes(r))
+	err = fileutil.WriteAll(fd, g.Bytes(r))
 	if err == nil {
 		err = unix.Fdatasync(fd)
 	}
@@ -291,7 +266,7 @@ func (s *Spool) QuarantineRange(g *Segment, r BadRange) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		_ = unix.Unlinkat(s.qfd, name, 0)
+		_ = fileutil.Unlinkat(s.qfd, name, 0)
 		return fail(err)
 	}
 	note := fmt.Sprintf("time: %s\nfrom: %s\noffset: %d\nlength: %d\nreason: %s\n",
@@ -299,7 +274,7 @@ func (s *Spool) QuarantineRange(g *Segment, r BadRange) (string, error) {
 	if err := s.writeReason(name+reasonSuffix, []byte(note)); err != nil {
 		s.log.Warn("write quarantine reason", "path", dst+reasonSuffix, "err", err)
 	}
-	if err := syncFd(s.qfd, filepath.Join(s.dir, QuarantineDir)); err != nil {
+	if err := fileutil.Fsync(s.qfd, filepath.Join(s.dir, QuarantineDir)); err != nil {
 		return fail(err)
 	}
 	s.c.quarantined.Add(1)

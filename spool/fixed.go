@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,20 +23,10 @@ var ErrSymlink = errors.New("is a symlink, and spoold follows no symlink at a sp
 // dirOpenFlags open a directory for reading without following a symlink.
 const dirOpenFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 
-// openat is unix.Openat retried on EINTR.
-func openat(dirfd int, name string, flags int, mode uint32) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, name, flags, mode)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
-
 // openDirAt opens the directory name relative to dirfd, whose path is path,
 // without following a symlink.
 func openDirAt(dirfd int, name, path string) (int, error) {
-	fd, err := openat(dirfd, name, dirOpenFlags, 0)
+	fd, err := fileutil.Openat(dirfd, name, dirOpenFlags, 0)
 	if err != nil {
 		return -1, memberError(dirfd, name, path, err)
 	}
@@ -74,15 +65,8 @@ func wantType(dirfd int, name, path string, mode, want uint32) error {
 	case t == unix.S_IFLNK:
 		return symlinkError(dirfd, name, path)
 	default:
-		return fmt.Errorf("open spool member %s: is a %s, want a %s", path, fileType(t), typeWord(want))
+		return fmt.Errorf("open spool member %s: is a %s, want a %s", path, fileutil.TypeName(t), fileutil.TypeName(want))
 	}
-}
-
-func typeWord(t uint32) string {
-	if t == unix.S_IFREG {
-		return "regular file"
-	}
-	return fileType(t)
 }
 
 // memberError explains a failed open of a fixed member: a symlink (ELOOP or
@@ -108,7 +92,7 @@ func symlinkError(dirfd int, name, path string) error {
 // path), through a descriptor of its own so that dirfd's offset is
 // untouched.
 func readDirNames(dirfd int, path string) ([]string, error) {
-	fd, err := openat(dirfd, ".", dirOpenFlags, 0)
+	fd, err := fileutil.Openat(dirfd, ".", dirOpenFlags, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open directory %s: %w", path, err)
 	}
@@ -121,35 +105,4 @@ func readDirNames(dirfd int, path string) ([]string, error) {
 		return nil, fmt.Errorf("read directory %s: %w", path, err)
 	}
 	return names, nil
-}
-
-// renameNoReplace renames old (relative to olddirfd) to new (relative to
-// newdirfd) unless new exists; on a file system without RENAME_NOREPLACE it
-// falls back to a plain renameat.
-func renameNoReplace(olddirfd int, old string, newdirfd int, new string) error {
-	for {
-		err := unix.Renameat2(olddirfd, old, newdirfd, new, unix.RENAME_NOREPLACE)
-		switch err {
-		case unix.EINTR:
-			continue
-		case unix.EINVAL, unix.ENOSYS:
-			err = unix.Renameat(olddirfd, old, newdirfd, new)
-			if err == unix.EINTR {
-				continue
-			}
-		}
-		return err
-	}
-}
-
-// syncFd fsyncs the directory (or file) fd, whose path is path.
-func syncFd(fd int, path string) error {
-	err := unix.Fsync(fd)
-	for err == unix.EINTR {
-		err = unix.Fsync(fd)
-	}
-	if err != nil {
-		return fmt.Errorf("fsync %s: %w", path, err)
-	}
-	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -61,7 +62,7 @@ func parseMarker(b []byte) (Layout, error) {
 // following a symlink.
 func (s *Spool) readMarker() (Layout, error) {
 	path := filepath.Join(s.dir, MarkerFile)
-	fd, err := openat(s.rootfd, MarkerFile, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := fileutil.Openat(s.rootfd, MarkerFile, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return Layout{}, memberError(s.rootfd, MarkerFile, path, err)
 	}
@@ -101,13 +102,13 @@ func (s *Spool) writeMarker() error {
 	path := filepath.Join(s.dir, MarkerFile)
 	name := s.tempName()
 	tmp := filepath.Join(s.dir, TmpDir, name)
-	fd, err := openat(s.tmpfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
+	fd, err := fileutil.Openat(s.tmpfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
 	if err != nil {
 		return fmt.Errorf("create spool marker %s: %w", tmp, err)
 	}
-	err = writeAll(fd, markerContent(s.layout))
+	err = fileutil.WriteAll(fd, markerContent(s.layout))
 	if err == nil {
-		err = syncFd(fd, tmp)
+		err = fileutil.Fsync(fd, tmp)
 	}
 	if cerr := unix.Close(fd); err == nil && cerr != nil {
 		err = cerr
@@ -116,8 +117,8 @@ func (s *Spool) writeMarker() error {
 		err = unix.Renameat(s.tmpfd, name, s.rootfd, MarkerFile)
 	}
 	if err != nil {
-		_ = unix.Unlinkat(s.tmpfd, name, 0) // never published
+		_ = fileutil.Unlinkat(s.tmpfd, name, 0) // never published
 		return fmt.Errorf("write spool marker %s: %w", path, err)
 	}
-	return syncFd(s.rootfd, s.dir)
+	return fileutil.Fsync(s.rootfd, s.dir)
 }

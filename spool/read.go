@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -120,10 +121,7 @@ func (s *Spool) readEntry(dirfd int, name, path string, r Ref) (Entry, error) {
 }
 
 func (s *Spool) removeEntry(dirfd int, name, path string) error {
-	err := unix.Unlinkat(dirfd, name, 0)
-	for err == unix.EINTR {
-		err = unix.Unlinkat(dirfd, name, 0)
-	}
+	err := fileutil.Unlinkat(dirfd, name, 0)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove spool entry %s: %w", path, err)
 	}
@@ -143,7 +141,7 @@ const maxEntryLen = headerLen + MaxKeyLen + MaxValues*(2+MaxValueNameLen+valuePa
 // *CorruptionError: it can never become a valid entry, so it goes to the
 // quarantine rather than holding up its target's later entries.
 func (s *Spool) readFile(dirfd int, name, path string, limit int64) ([]byte, error) {
-	fd, err := s.openNoAtime(dirfd, name)
+	fd, err := s.noAtime.Openat(dirfd, name, entryOpenFlags)
 	if err != nil {
 		if reason, ok := unreadableReason(err); ok {
 			return nil, &CorruptionError{Path: path, Reason: reason}
@@ -156,7 +154,7 @@ func (s *Spool) readFile(dirfd int, name, path string, limit int64) ([]byte, err
 		return nil, fmt.Errorf("stat spool entry %s: %w", path, err)
 	}
 	if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG {
-		return nil, &CorruptionError{Path: path, Reason: "not a regular file: " + fileType(t)}
+		return nil, &CorruptionError{Path: path, Reason: "not a regular file: " + fileutil.TypeName(t)}
 	}
 	if st.Size > limit {
 		return nil, &CorruptionError{Path: path, Offset: limit, Reason: fmt.Sprintf("%d bytes, longer than the largest %s (%d)", st.Size, limitName(limit), limit)}
@@ -203,45 +201,6 @@ func unreadableReason(err error) (string, bool) {
 	return "", false
 }
 
-func fileType(t uint32) string {
-	switch t {
-	case unix.S_IFDIR:
-		return "directory"
-	case unix.S_IFIFO:
-		return "FIFO"
-	case unix.S_IFSOCK:
-		return "socket"
-	case unix.S_IFCHR, unix.S_IFBLK:
-		return "device"
-	case unix.S_IFLNK:
-		return "symlink"
-	}
-	return fmt.Sprintf("file type %#o", t)
-}
-
 // entryOpenFlags are the flags of every entry open: read-only, no symlink
 // followed, no blocking on a FIFO.
 const entryOpenFlags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
-
-// openNoAtime opens name relative to dirfd for reading with O_NOATIME,
-// falling back (and remembering to) when the kernel refuses it with EPERM.
-func (s *Spool) openNoAtime(dirfd int, name string) (int, error) {
-	for {
-		flags := entryOpenFlags
-		if s.noAtime.Load() {
-			flags |= unix.O_NOATIME
-		}
-		fd, err := unix.Openat(dirfd, name, flags, 0)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err == unix.EPERM && flags&unix.O_NOATIME != 0:
-			s.noAtime.Store(false)
-			s.c.noAtimeDenied.Add(1)
-			continue
-		case err != nil:
-			return -1, err
-		}
-		return fd, nil
-	}
-}

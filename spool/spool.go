@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -103,7 +104,7 @@ type Stats struct {
 
 type counters struct {
 	written, writtenBytes, writeErrors, read, readErrors, corrupt atomic.Uint64
-	removed, quarantined, tempRemoved, syncs, noAtimeDenied       atomic.Uint64
+	removed, quarantined, tempRemoved, syncs                      atomic.Uint64
 	segmentsCreated, appended, segmentsClosed, segmentsRead       atomic.Uint64
 	tempForeign                                                   atomic.Uint64 // a level, not a counter
 }
@@ -125,7 +126,7 @@ type Spool struct {
 	// earlier process can be told apart from writes in flight.
 	instance string
 	seq      atomic.Uint64
-	noAtime  atomic.Bool // false once O_NOATIME was refused
+	noAtime  fileutil.NoAtime // entry reads without atime updates
 	closed   atomic.Bool
 	c        counters
 
@@ -172,7 +173,7 @@ func Open(opts Options) (*Spool, error) {
 			return nil, fmt.Errorf("open spool: create directory: %w", err)
 		}
 	}
-	rootfd, err := openat(unix.AT_FDCWD, opts.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	rootfd, err := fileutil.Openat(unix.AT_FDCWD, opts.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open spool %s: %w", opts.Dir, err)
 	}
@@ -183,7 +184,6 @@ func Open(opts Options) (*Spool, error) {
 		segMaxBytes:   opts.SegmentMaxBytes,
 		segMaxEntries: opts.SegmentMaxEntries,
 	}
-	s.noAtime.Store(true)
 	if err := s.open(opts.PrecreateDirs); err != nil {
 		_ = s.closeFiles()
 		return nil, err
@@ -306,7 +306,7 @@ func (s *Spool) lockDir() (*os.File, error) {
 	if !s.readOnly {
 		flags |= unix.O_CREAT
 	}
-	fd, err := openat(s.rootfd, LockFile, flags, 0o640)
+	fd, err := fileutil.Openat(s.rootfd, LockFile, flags, 0o640)
 	if err != nil {
 		return nil, memberError(s.rootfd, LockFile, path, err)
 	}
@@ -352,7 +352,7 @@ func checkLockFile(fd, rootfd int, path string) (unix.Stat_t, error) {
 // writing without following a symlink; it must still be the file locked
 // (st), so nothing else is truncated.
 func (s *Spool) writePid(locked unix.Stat_t) error {
-	fd, err := openat(s.rootfd, LockFile, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := fileutil.Openat(s.rootfd, LockFile, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
@@ -367,7 +367,7 @@ func (s *Spool) writePid(locked unix.Stat_t) error {
 	if err := unix.Ftruncate(fd, 0); err != nil {
 		return err
 	}
-	return writeAll(fd, []byte(strconv.Itoa(os.Getpid())+"\n"))
+	return fileutil.WriteAll(fd, []byte(strconv.Itoa(os.Getpid())+"\n"))
 }
 
 // Close releases the lock. It is safe to call twice.
@@ -422,7 +422,7 @@ func (s *Spool) Stats() Stats {
 		Written: c.written.Load(), WrittenBytes: c.writtenBytes.Load(), WriteErrors: c.writeErrors.Load(),
 		Read: c.read.Load(), ReadErrors: c.readErrors.Load(), Corrupt: c.corrupt.Load(),
 		Removed: c.removed.Load(), Quarantined: c.quarantined.Load(), TempRemoved: c.tempRemoved.Load(),
-		Syncs: c.syncs.Load(), NoAtimeDenied: c.noAtimeDenied.Load(), TempForeign: c.tempForeign.Load(),
+		Syncs: c.syncs.Load(), NoAtimeDenied: s.noAtime.Denied(), TempForeign: c.tempForeign.Load(),
 		SegmentsCreated: c.segmentsCreated.Load(), Appended: c.appended.Load(),
 		SegmentsClosed: c.segmentsClosed.Load(), SegmentsRead: c.segmentsRead.Load(),
 	}
@@ -448,7 +448,7 @@ func (s *Spool) Quarantine(path, reason string) (string, error) {
 	}
 	name := fmt.Sprintf("%s.%d", base, time.Now().UnixNano())
 	dst := filepath.Join(s.dir, QuarantineDir, name)
-	if err := renameNoReplace(parent, base, s.qfd, name); err != nil {
+	if err := fileutil.RenameNoReplace(parent, base, s.qfd, name); err != nil {
 		return "", fmt.Errorf("quarantine %s: %w", path, err)
 	}
 	note := fmt.Sprintf("time: %s\nfrom: %s\nreason: %s\n", time.Now().UTC().Format(time.RFC3339), path, reason)
@@ -463,11 +463,11 @@ func (s *Spool) Quarantine(path, reason string) (string, error) {
 // writeReason creates name in quarantine/ with content b; it never replaces
 // or follows anything there.
 func (s *Spool) writeReason(name string, b []byte) error {
-	fd, err := openat(s.qfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
+	fd, err := fileutil.Openat(s.qfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
 	if err != nil {
 		return err
 	}
-	err = writeAll(fd, b)
+	err = fileutil.WriteAll(fd, b)
 	if cerr := unix.Close(fd); err == nil {
 		err = cerr
 	}
@@ -537,7 +537,7 @@ func (s *Spool) RemoveStaleTemp() (int, error) {
 			foreign = append(foreign, name)
 			continue
 		}
-		if err := unix.Unlinkat(s.tmpfd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		if err := fileutil.Unlinkat(s.tmpfd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 			return n, fmt.Errorf("remove stale temp file %s: %w", filepath.Join(dir, name), err)
 		}
 		n++

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/spoold/spoold/internal/enum"
+	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -96,12 +97,12 @@ func (s *Spool) writeTemp(tmp string, buf []byte) error {
 // publish renames tmp to dst, creating dst's level directories on demand,
 // and never replaces an existing dst.
 func (s *Spool) publish(tmp, dst string) error {
-	err := renameNoReplace(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst)
+	err := fileutil.RenameNoReplace(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst)
 	if errors.Is(err, fs.ErrNotExist) {
 		if merr := os.MkdirAll(filepath.Dir(dst), 0o750); merr != nil {
 			return fmt.Errorf("create spool level directory for %s: %w", dst, merr)
 		}
-		err = renameNoReplace(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst)
+		err = fileutil.RenameNoReplace(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst)
 	}
 	if errors.Is(err, fs.ErrExist) {
 		err = ErrDuplicateTime
@@ -110,24 +111,9 @@ func (s *Spool) publish(tmp, dst string) error {
 		return fmt.Errorf("publish spool entry %s: %w", dst, err)
 	}
 	if s.fsync == FsyncAlways {
-		if err := syncDir(filepath.Dir(dst)); err != nil {
+		if err := fileutil.SyncDir(filepath.Dir(dst)); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open directory %s for fsync: %w", dir, err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("fsync directory %s: %w", dir, err)
 	}
 	return nil
 }
@@ -140,8 +126,8 @@ func (s *Spool) Sync() error {
 		return nil
 	}
 	s.c.syncs.Add(1)
-	if err := unix.Syncfs(int(s.lock.Fd())); err != nil {
-		return fmt.Errorf("syncfs spool %s: %w", s.dir, err)
+	if err := fileutil.Syncfs(int(s.lock.Fd()), "spool "+s.dir); err != nil {
+		return err
 	}
 	return nil
 }

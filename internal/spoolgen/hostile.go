@@ -207,7 +207,7 @@ func (h *hostile) specialCases() {
 	_, ref = h.next()
 	path = h.sp.EntryPath(ref)
 	h.fail(unix.Mkfifo(path, 0o640))
-	h.add(HostileCase{Name: "FIFO with an entry name", Path: path, Ref: ref, Outcome: LeftAlone, Reason: "d_type"})
+	h.add(HostileCase{Name: "FIFO with an entry name", Path: path, Ref: ref, Outcome: LeftAlone, Reason: "type=FIFO"})
 
 	_, ref = h.next()
 	path = h.sp.EntryPath(ref)
@@ -227,5 +227,5 @@ func (h *hostile) specialCases() {
 
 	path = filepath.Join(h.sp.Dir(), "fifo")
 	h.fail(unix.Mkfifo(path, 0o640))
-	h.add(HostileCase{Name: "FIFO at the spool root", Path: path, Outcome: LeftAlone, Reason: "d_type"})
+	h.add(HostileCase{Name: "FIFO at the spool root", Path: path, Outcome: LeftAlone, Reason: "type=FIFO"})
 }
