@@ -3,7 +3,7 @@
 # Idempotent: with everything present it only checks. Runs apt-get as root or via sudo.
 set -euo pipefail
 
-PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim chromium)
+PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim chromium prometheus)
 
 missing=()
 for p in "${PKGS[@]}"; do
