@@ -12,6 +12,7 @@ require (
 	github.com/gosnmp/gosnmp v1.47.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
+	github.com/prometheus/procfs v0.23.0
 	github.com/ziutek/rrd v0.0.3
 	go.uber.org/goleak v1.3.0
 )
@@ -21,6 +22,5 @@ require (
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
-	github.com/prometheus/procfs v0.23.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
