@@ -36,7 +36,7 @@ check: vet test test-nocgo fuzz-short
 # Fuzz targets, as <package>:<target>. FUZZ_SHORT: every decoder of
 # outside data (spool entries and names, flag values, config files, SNMP
 # values, /graph queries); FUZZ_LONG adds RRD headers, simulator requests
-# and /proc files.
+# and /proc files (mount lookups and iostat arithmetic: procfs parses them).
 FUZZ_SHORT := \
 	./spool:FuzzDecode ./spool:FuzzParseSegment ./spool:FuzzParseName ./spool:FuzzParseLevels ./spool:FuzzParseFsyncPolicy \
 	./shm:FuzzParseSize ./loader:FuzzParseCPU \
@@ -44,7 +44,7 @@ FUZZ_SHORT := \
 	./admin:FuzzParseGraphQuery ./rrdwriter:FuzzRRDPath ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields
 FUZZ_LONG := $(FUZZ_SHORT) \
 	./rrdwriter:FuzzParseHeader ./simulate:FuzzAnswer \
-	./doctor:FuzzParseMountinfo ./diskstat:FuzzParseDiskstats ./diskstat:FuzzParseTaskIO
+	./doctor:FuzzMounts ./diskstat:FuzzCompute ./diskstat:FuzzParseTaskIO
 
 # fuzz-short runs each of FUZZ_SHORT for 3 s (inside check); fuzz-long each
 # of FUZZ_LONG for FUZZTIME (make soak calls it). A crasher is written to

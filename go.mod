@@ -11,6 +11,17 @@ require (
 require (
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/gosnmp/gosnmp v1.47.0
+	github.com/prometheus/client_golang v1.25.0
+	github.com/prometheus/client_model v0.6.3
+	github.com/prometheus/procfs v0.23.0
 	github.com/ziutek/rrd v0.0.3
 	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/kylelemons/godebug v1.1.0 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )

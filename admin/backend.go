@@ -40,36 +40,37 @@ type Backend interface {
 }
 
 // Status is a snapshot of the daemon. The JSON form is documented on
-// MarshalJSON; field values are exactly what the packages report.
+// MarshalJSON (the tags name the members shown as they are); field values
+// are exactly what the packages report.
 type Status struct {
-	Version string
-	Started time.Time
+	Version string    `json:"version"`
+	Started time.Time `json:"started"`
 	// Now is when the snapshot was taken; zero means the time of the
 	// request (Options.Now). Uptime is Now - Started.
-	Now time.Time
+	Now time.Time `json:"now"`
 	// Settings are the effective flags, name → value, with secrets already
 	// removed or masked by the daemon.
-	Settings map[string]string
+	Settings map[string]string `json:"-"`
 
-	Spool spool.Stats
-	Index shm.Stats
+	Spool spool.Stats `json:"spool"`
+	Index shm.Stats   `json:"-"`
 	// IndexOverflowed is shm.Index.Overflowed: an Add failed with ErrFull
 	// and entries wait on disk for a rescan.
-	IndexOverflowed bool
-	Loader          loader.Stats
+	IndexOverflowed bool         `json:"-"`
+	Loader          loader.Stats `json:"-"`
 	// LoaderNextRescan is when the next rescan walk starts; zero if none is
 	// scheduled.
-	LoaderNextRescan time.Time
-	Writer           rrdwriter.Stats
-	WriterErrors     []rrdwriter.TargetError
+	LoaderNextRescan time.Time               `json:"-"`
+	Writer           rrdwriter.Stats         `json:"writer"`
+	WriterErrors     []rrdwriter.TargetError `json:"-"`
 	// LastCycle is the last finished poll cycle; nil before the first.
-	LastCycle *poller.CycleStats
+	LastCycle *poller.CycleStats `json:"last_cycle"`
 	// PollInterval is the time between cycle starts (for the page).
-	PollInterval time.Duration
+	PollInterval time.Duration `json:"poll_interval_seconds"`
 	// Targets are the configured targets, in the order to show them.
-	Targets []TargetStatus
+	Targets []TargetStatus `json:"-"`
 	// Disk is the sampled disk load and spoold's own I/O.
-	Disk DiskStatus
+	Disk DiskStatus `json:"disk"`
 }
 
 // Health is a target's state at a glance.
@@ -88,25 +89,26 @@ var healthStates = []Health{HealthOK, HealthFailing, HealthBackoff, HealthNew}
 
 // TargetStatus is one configured target as the page and /status show it.
 type TargetStatus struct {
-	Name    string
-	Profile string
-	Address string
-	Health  Health
+	Name    string `json:"name"`
+	Profile string `json:"profile"`
+	Address string `json:"address"`
+	Health  Health `json:"health"`
 
-	LastPoll            time.Time // zero before the first poll
-	LastSuccess         time.Time // zero before the first answer
-	LastError           string    // the last poll's error; empty after a success
-	LastErrorTime       time.Time
-	RTT                 time.Duration // of the last answered poll
-	ConsecutiveFailures int
-	SkipCycles          int // cycles to sit out before the next probe
-	Polls, Failures     uint64
+	LastPoll            time.Time     `json:"last_poll"`    // zero before the first poll
+	LastSuccess         time.Time     `json:"last_success"` // zero before the first answer
+	LastError           string        `json:"last_error"`   // the last poll's error; empty after a success
+	LastErrorTime       time.Time     `json:"last_error_time"`
+	RTT                 time.Duration `json:"rtt_seconds"` // of the last answered poll
+	ConsecutiveFailures int           `json:"consecutive_failures"`
+	SkipCycles          int           `json:"skip_cycles"` // cycles to sit out before the next probe
+	Polls               uint64        `json:"polls"`
+	Failures            uint64        `json:"failures"`
 
 	// WriteError is the writer's current error for this target's RRD file
 	// (rrdwriter.TargetError.Err) and WriteErrorKind its kind; empty when
 	// the last write succeeded.
-	WriteError     string
-	WriteErrorKind string
+	WriteError     string `json:"write_error"`
+	WriteErrorKind string `json:"write_error_kind"`
 }
 
 // NewTargetStatus builds a target's status from the poller's view of it and

@@ -1,11 +1,16 @@
 package admin
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/spoold/spoold/diskstat"
+	"github.com/spoold/spoold/internal/jsonfmt"
+	"github.com/spoold/spoold/internal/statmetric"
 )
 
 // DiskStatus is the disk load the daemon samples all the time: the block
@@ -14,20 +19,21 @@ import (
 type DiskStatus struct {
 	// SampledAt is when /proc/diskstats and /proc/self/io were last read;
 	// zero before the first sample.
-	SampledAt time.Time
+	SampledAt time.Time `json:"sampled_at"`
 	// Interval is the span the rates cover: between the last two samples;
 	// zero before the second.
-	Interval time.Duration
+	Interval time.Duration `json:"interval_seconds"`
 	// Devices are the block devices behind the spool and RRD directories.
-	Devices []DeviceLoad
+	Devices []DeviceLoad `json:"-"`
 	// Process is /proc/self/io: the whole process, since it started.
-	Process ProcessIO
+	Process ProcessIO `json:"process"`
 	// Cycles is what poll cycles' spool writes cost, Updates what the
 	// writer's RRD updates cost, each measured on the thread doing it.
-	Cycles, Updates IOWork
+	Cycles  IOWork `json:"poll_cycles"`
+	Updates IOWork `json:"rrd_updates"`
 	// Error is the last sampling error; empty when the last sample was
 	// read.
-	Error string
+	Error string `json:"error"`
 }
 
 // DeviceLoad is one block device and its load over DiskStatus.Interval.
@@ -35,21 +41,23 @@ type DeviceLoad struct {
 	// Name is the kernel's name as in /proc/diskstats (e.g. "vda1"), Disk
 	// the whole disk that owns the queue (e.g. "vda"); both empty when
 	// the directories are on no block device (tmpfs, overlay, NFS).
-	Name, Disk string
+	Name string `json:"name"`
+	Disk string `json:"disk"`
 	// Dirs are the daemon's directories on this device.
-	Dirs []string
+	Dirs []string `json:"dirs"`
 	// ReadAheadKB is the disk's read_ahead_kb; -1 when unknown.
-	ReadAheadKB int
-	Rates       diskstat.Rates
+	ReadAheadKB int            `json:"read_ahead_kb"`
+	Rates       diskstat.Rates `json:"-"` // flattened by MarshalJSON
 	// Error says why the device is unknown or not sampled; empty if fine.
-	Error string
+	Error string `json:"error"`
 }
 
 // ProcessIO is the process's own I/O counters (diskstat.TaskIO): the
 // totals since the daemon started and the storage rates over the interval.
 type ProcessIO struct {
-	Total                             diskstat.TaskIO
-	ReadBytesPerSec, WriteBytesPerSec float64
+	Total            diskstat.TaskIO `json:"-"` // flattened by MarshalJSON
+	ReadBytesPerSec  float64         `json:"read_bytes_per_second"`
+	WriteBytesPerSec float64         `json:"write_bytes_per_second"`
 }
 
 // IOWork is what one kind of work read from and wrote to storage, each
@@ -57,122 +65,106 @@ type ProcessIO struct {
 // poll cycle (its operations: the spool entries it wrote) or an RRD update
 // call (its operations: the rows it applied).
 type IOWork struct {
-	Units, Ops uint64
-	Total      diskstat.TaskIO
+	Units uint64          `json:"count"`
+	Ops   uint64          `json:"operations"`
+	Total diskstat.TaskIO `json:"total"`
 	// Last is the last unit: its operations, counters and end.
-	LastOps uint64
-	Last    diskstat.TaskIO
-	LastAt  time.Time
+	LastOps uint64          `json:"last_operations"`
+	Last    diskstat.TaskIO `json:"last"`
+	LastAt  time.Time       `json:"last_at"`
 	// Unmeasured are operations run while the thread's counters could not
 	// be read (no /proc/thread-self/io); they are in no figure above.
-	Unmeasured uint64
+	Unmeasured uint64 `json:"unmeasured_operations"`
 }
 
-type diskDoc struct {
-	SampledAt jsonTime     `json:"sampled_at"`
-	Interval  seconds      `json:"interval_seconds"`
-	Devices   []deviceDoc  `json:"devices"`
-	Process   processIODoc `json:"process"`
-	Cycles    ioWorkDoc    `json:"poll_cycles"`
-	Updates   ioWorkDoc    `json:"rrd_updates"`
-	Error     string       `json:"error"`
+// MarshalJSON renders DiskStatus by its tags (jsonfmt's times and
+// durations), the devices as a list (empty, not null).
+func (d DiskStatus) MarshalJSON() ([]byte, error) {
+	return jsonfmt.Marshal(d, struct {
+		Devices []DeviceLoad `json:"devices"`
+	}{nonNil(d.Devices)})
 }
 
-type deviceDoc struct {
-	Name        string   `json:"name"`
-	Disk        string   `json:"disk"`
-	Dirs        []string `json:"dirs"`
-	ReadAheadKB int      `json:"read_ahead_kb"`
-	diskstat.Rates
-	Error string `json:"error"`
-}
+// MarshalJSON renders a device by its tags with its rates' members beside
+// them.
+func (v DeviceLoad) MarshalJSON() ([]byte, error) { return jsonfmt.Marshal(v, v.Rates) }
 
-type processIODoc struct {
-	diskstat.TaskIO
-	ReadBytesPerSec  float64 `json:"read_bytes_per_second"`
-	WriteBytesPerSec float64 `json:"write_bytes_per_second"`
-}
+// MarshalJSON renders the process's rates with its counters' members
+// beside them.
+func (p ProcessIO) MarshalJSON() ([]byte, error) { return jsonfmt.Marshal(p, p.Total) }
 
-type ioWorkDoc struct {
-	Units      uint64          `json:"count"`
-	Ops        uint64          `json:"operations"`
-	Total      diskstat.TaskIO `json:"total"`
-	LastOps    uint64          `json:"last_operations"`
-	Last       diskstat.TaskIO `json:"last"`
-	LastAt     jsonTime        `json:"last_at"`
-	Unmeasured uint64          `json:"unmeasured_operations"`
-}
+// MarshalJSON renders IOWork by its tags (jsonfmt's times).
+func (w IOWork) MarshalJSON() ([]byte, error) { return jsonfmt.Marshal(w) }
 
-func diskDocOf(d DiskStatus) diskDoc {
-	doc := diskDoc{
-		SampledAt: jsonTime(d.SampledAt), Interval: seconds(d.Interval),
-		Devices: make([]deviceDoc, 0, len(d.Devices)),
-		Process: processIODoc{d.Process.Total, d.Process.ReadBytesPerSec, d.Process.WriteBytesPerSec},
-		Cycles:  ioWorkDocOf(d.Cycles), Updates: ioWorkDocOf(d.Updates), Error: d.Error,
-	}
-	for _, v := range d.Devices {
-		doc.Devices = append(doc.Devices, deviceDoc{v.Name, v.Disk, v.Dirs, v.ReadAheadKB, v.Rates, v.Error})
-	}
-	return doc
-}
+// diskMetrics are the disk figures of the metrics.
+var diskMetrics = slices.Concat(statmetric.Table[DiskStatus]{
+	statmetric.Gauge("spoold_disk_sample_interval_seconds", "Span of the disk rates: between the last two samples of /proc/diskstats; 0 before the second.",
+		func(d DiskStatus) float64 { return d.Interval.Seconds() }),
+	statmetric.Vec("spoold_disk_info", "Always 1: the block device (as in /proc/diskstats) and whole disk behind each of the daemon's directories.",
+		prometheus.GaugeValue, []string{"device", "disk", "dir"}, func(d DiskStatus, emit statmetric.Emit) {
+			for _, v := range d.Devices {
+				for _, dir := range v.Dirs {
+					emit(1, v.Name, v.Disk, dir)
+				}
+			}
+		}),
+	deviceRate("spoold_disk_reads_per_second", "iostat r/s: reads completed per second.", func(r diskstat.Rates) float64 { return r.ReadsPerSec }),
+	deviceRate("spoold_disk_writes_per_second", "iostat w/s: writes completed per second.", func(r diskstat.Rates) float64 { return r.WritesPerSec }),
+	deviceRate("spoold_disk_read_bytes_per_second", "iostat rkB/s in bytes.", func(r diskstat.Rates) float64 { return r.ReadKBPerSec * 1024 }),
+	deviceRate("spoold_disk_written_bytes_per_second", "iostat wkB/s in bytes.", func(r diskstat.Rates) float64 { return r.WriteKBPerSec * 1024 }),
+	deviceRate("spoold_disk_read_await_seconds", "iostat r_await: mean time of a completed read, queue included.", func(r diskstat.Rates) float64 { return r.RAwaitMs / 1000 }),
+	deviceRate("spoold_disk_write_await_seconds", "iostat w_await: mean time of a completed write, queue included.", func(r diskstat.Rates) float64 { return r.WAwaitMs / 1000 }),
+	deviceRate("spoold_disk_utilization_ratio", "iostat %util / 100: share of the interval the device had I/O in flight.", func(r diskstat.Rates) float64 { return r.UtilPercent / 100 }),
+	statmetric.Vec("spoold_disk_read_ahead_bytes", "The disk's read-ahead (/sys/block/<disk>/queue/read_ahead_kb) in bytes.",
+		prometheus.GaugeValue, []string{"disk"}, func(d DiskStatus, emit statmetric.Emit) {
+			for _, v := range d.Devices {
+				if v.Disk != "" && v.ReadAheadKB >= 0 {
+					emit(float64(v.ReadAheadKB)*1024, v.Disk)
+				}
+			}
+		}),
+	statmetric.Counter("spoold_process_io_read_bytes_total", "/proc/self/io read_bytes since the daemon started: bytes it caused to be read from storage.",
+		func(d DiskStatus) uint64 { return d.Process.Total.ReadBytes }),
+	statmetric.Counter("spoold_process_io_written_bytes_total", "/proc/self/io write_bytes since the daemon started: bytes of page cache it dirtied (sent to storage on write-back).",
+		func(d DiskStatus) uint64 { return d.Process.Total.WriteBytes }),
+	statmetric.Counter("spoold_process_io_read_chars_total", "/proc/self/io rchar since the daemon started: bytes of read syscalls, cached or not.",
+		func(d DiskStatus) uint64 { return d.Process.Total.RChar }),
+	statmetric.Counter("spoold_process_io_written_chars_total", "/proc/self/io wchar since the daemon started: bytes of write syscalls.",
+		func(d DiskStatus) uint64 { return d.Process.Total.WChar }),
+},
+	ioWorkMetrics("spoold_poller_cycle_io", "poll cycles' spool writes", "spool entries written", func(d DiskStatus) IOWork { return d.Cycles }),
+	ioWorkMetrics("spoold_writer_update_io", "the writer's RRD update calls", "rows applied", func(d DiskStatus) IOWork { return d.Updates }),
+)
 
-func ioWorkDocOf(w IOWork) ioWorkDoc {
-	return ioWorkDoc{w.Units, w.Ops, w.Total, w.LastOps, w.Last, jsonTime(w.LastAt), w.Unmeasured}
-}
-
-func diskMetrics(e *expo, s Status) {
-	d := s.Disk
-	e.gauge("spoold_disk_sample_interval_seconds", "Span of the disk rates: between the last two samples of /proc/diskstats; 0 before the second.", d.Interval.Seconds())
-	const info = "spoold_disk_info"
-	e.family(info, "gauge", "Always 1: the block device (as in /proc/diskstats) and whole disk behind each of the daemon's directories.")
-	for _, v := range d.Devices {
-		for _, dir := range v.Dirs {
-			e.sample(info, 1, "device", v.Name, "disk", v.Disk, "dir", dir)
-		}
-	}
-	for _, m := range []struct {
-		name, help string
-		v          func(DeviceLoad) float64
-	}{
-		{"spoold_disk_reads_per_second", "iostat r/s: reads completed per second.", func(v DeviceLoad) float64 { return v.Rates.ReadsPerSec }},
-		{"spoold_disk_writes_per_second", "iostat w/s: writes completed per second.", func(v DeviceLoad) float64 { return v.Rates.WritesPerSec }},
-		{"spoold_disk_read_bytes_per_second", "iostat rkB/s in bytes.", func(v DeviceLoad) float64 { return v.Rates.ReadKBPerSec * 1024 }},
-		{"spoold_disk_written_bytes_per_second", "iostat wkB/s in bytes.", func(v DeviceLoad) float64 { return v.Rates.WriteKBPerSec * 1024 }},
-		{"spoold_disk_read_await_seconds", "iostat r_await: mean time of a completed read, queue included.", func(v DeviceLoad) float64 { return v.Rates.RAwaitMs / 1000 }},
-		{"spoold_disk_write_await_seconds", "iostat w_await: mean time of a completed write, queue included.", func(v DeviceLoad) float64 { return v.Rates.WAwaitMs / 1000 }},
-		{"spoold_disk_utilization_ratio", "iostat %util / 100: share of the interval the device had I/O in flight.", func(v DeviceLoad) float64 { return v.Rates.UtilPercent / 100 }},
-	} {
-		e.family(m.name, "gauge", m.help)
-		for _, v := range d.Devices {
-			if v.Name != "" && v.Error == "" {
-				e.sample(m.name, m.v(v), "device", v.Name)
+// deviceRate is an iostat rate of each device that has one: a block device
+// sampled without an error.
+func deviceRate(name, help string, v func(diskstat.Rates) float64) statmetric.Metric[DiskStatus] {
+	return statmetric.Vec(name, help, prometheus.GaugeValue, []string{"device"}, func(d DiskStatus, emit statmetric.Emit) {
+		for _, dl := range d.Devices {
+			if dl.Name != "" && dl.Error == "" {
+				emit(v(dl.Rates), dl.Name)
 			}
 		}
-	}
-	const ra = "spoold_disk_read_ahead_bytes"
-	e.family(ra, "gauge", "The disk's read-ahead (/sys/block/<disk>/queue/read_ahead_kb) in bytes.")
-	for _, v := range d.Devices {
-		if v.Disk != "" && v.ReadAheadKB >= 0 {
-			e.sample(ra, float64(v.ReadAheadKB)*1024, "disk", v.Disk)
-		}
-	}
-	p := d.Process.Total
-	e.counter("spoold_process_io_read_bytes_total", "/proc/self/io read_bytes since the daemon started: bytes it caused to be read from storage.", p.ReadBytes)
-	e.counter("spoold_process_io_written_bytes_total", "/proc/self/io write_bytes since the daemon started: bytes of page cache it dirtied (sent to storage on write-back).", p.WriteBytes)
-	e.counter("spoold_process_io_read_chars_total", "/proc/self/io rchar since the daemon started: bytes of read syscalls, cached or not.", p.RChar)
-	e.counter("spoold_process_io_written_chars_total", "/proc/self/io wchar since the daemon started: bytes of write syscalls.", p.WChar)
-	ioWorkMetrics(e, "spoold_poller_cycle_io", "poll cycles' spool writes", "spool entries written", d.Cycles)
-	ioWorkMetrics(e, "spoold_writer_update_io", "the writer's RRD update calls", "rows applied", d.Updates)
+	})
 }
 
-func ioWorkMetrics(e *expo, prefix, what, ops string, w IOWork) {
-	e.counter(prefix+"_units_total", "Measured "+what+".", w.Units)
-	e.counter(prefix+"_operations_total", "Operations ("+ops+") of the measured "+what+".", w.Ops)
-	e.counter(prefix+"_read_bytes_total", "Bytes read from storage by "+what+", on their own threads.", w.Total.ReadBytes)
-	e.counter(prefix+"_written_bytes_total", "Bytes of page cache dirtied by "+what+", on their own threads.", w.Total.WriteBytes)
-	e.gauge(prefix+"_last_read_bytes", "Bytes read from storage by the last of "+what+".", float64(w.Last.ReadBytes))
-	e.gauge(prefix+"_last_written_bytes", "Bytes of page cache dirtied by the last of "+what+".", float64(w.Last.WriteBytes))
-	e.counter(prefix+"_unmeasured_operations_total", "Operations of "+what+" run without thread I/O counters.", w.Unmeasured)
+// ioWorkMetrics are the metrics of one kind of IOWork, named prefix_*.
+func ioWorkMetrics(prefix, what, ops string, work func(DiskStatus) IOWork) statmetric.Table[DiskStatus] {
+	counter := func(suffix, help string, v func(IOWork) uint64) statmetric.Metric[DiskStatus] {
+		return statmetric.Counter(prefix+suffix, help, func(d DiskStatus) uint64 { return v(work(d)) })
+	}
+	gauge := func(suffix, help string, v func(IOWork) uint64) statmetric.Metric[DiskStatus] {
+		return statmetric.Gauge(prefix+suffix, help, func(d DiskStatus) float64 { return float64(v(work(d))) })
+	}
+	return statmetric.Table[DiskStatus]{
+		counter("_units_total", "Measured "+what+".", func(w IOWork) uint64 { return w.Units }),
+		counter("_operations_total", "Operations ("+ops+") of the measured "+what+".", func(w IOWork) uint64 { return w.Ops }),
+		counter("_read_bytes_total", "Bytes read from storage by "+what+", on their own threads.", func(w IOWork) uint64 { return w.Total.ReadBytes }),
+		counter("_written_bytes_total", "Bytes of page cache dirtied by "+what+", on their own threads.", func(w IOWork) uint64 { return w.Total.WriteBytes }),
+		gauge("_last_read_bytes", "Bytes read from storage by the last of "+what+".", func(w IOWork) uint64 { return w.Last.ReadBytes }),
+		gauge("_last_written_bytes", "Bytes of page cache dirtied by the last of "+what+".", func(w IOWork) uint64 { return w.Last.WriteBytes }),
+		counter("_unmeasured_operations_total", "Operations of "+what+" run without thread I/O counters.", func(w IOWork) uint64 { return w.Unmeasured }),
+	}
 }
 
 // diskView is the page's disk card.

@@ -1,5 +1,5 @@
 // Package admin owns spoold's admin HTTP interface: a JSON status document,
-// a Prometheus text exposition, on-demand RRD graphs, an operator's HTML page
+// a Prometheus exposition (client_golang), on-demand RRD graphs, an operator's HTML page
 // that refreshes itself, and two live controls (flush everything, retune the
 // loader).
 //
@@ -13,7 +13,8 @@
 //
 //	GET  /                  HTML page: state at a glance, targets, graphs
 //	GET  /status            JSON (see Status.MarshalJSON)
-//	GET  /metrics           Prometheus text format 0.0.4, prefix spoold_
+//	GET  /metrics           Prometheus exposition (promhttp): spoold_ metrics
+//	                        (NewCollector) and the registry's others
 //	GET  /graph/{target}.png?ds=&start=&end=&width=&height=
 //	POST /flush             write every pending entry now
 //	POST /loader            change loader_files, loader_sleep,

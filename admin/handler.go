@@ -14,6 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -57,6 +60,11 @@ type Options struct {
 	// is served again to other requests (a POST drops it). 0, the
 	// default, renders every request.
 	StatusMaxAge time.Duration
+	// Metrics is what GET /metrics serves: the daemon's registry, with
+	// NewCollector of the handler's Backend and the Go and process
+	// collectors registered on it. Nil serves a registry of the handler's
+	// own with NewCollector alone.
+	Metrics prometheus.Gatherer
 	// Logger receives failed requests; nil discards.
 	Logger *slog.Logger
 	// Now is the clock of relative graph times and uptimes; nil is time.Now.
@@ -82,8 +90,9 @@ type handler struct {
 	log   *slog.Logger
 	token [sha256.Size]byte
 
-	// Rendered bodies of the GET endpoints that show the whole status.
-	statusBody, metricsBody, pageBody bodyCache
+	// Renderings of the GET endpoints that show the whole status.
+	statusBody, pageBody cache[[]byte]
+	metricsFamilies      cache[[]*dto.MetricFamily]
 
 	graphs graphGate
 }
@@ -95,13 +104,19 @@ func NewHandler(b Backend, o Options) http.Handler {
 	o = withDefaults(o)
 	h := &handler{b: b, o: o, log: o.Logger, token: sha256.Sum256([]byte(o.Token)),
 		graphs: newGraphGate(o.GraphConcurrency, o.GraphQueue)}
-	for _, c := range h.bodies() {
-		*c = bodyCache{maxAge: o.StatusMaxAge, now: o.Now}
+	h.statusBody = cache[[]byte]{maxAge: o.StatusMaxAge, now: o.Now}
+	h.pageBody = cache[[]byte]{maxAge: o.StatusMaxAge, now: o.Now}
+	h.metricsFamilies = cache[[]*dto.MetricFamily]{maxAge: o.StatusMaxAge, now: o.Now}
+	g := o.Metrics
+	if g == nil {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(NewCollector(b, o.Now))
+		g = reg
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.page)
 	mux.HandleFunc("GET /status", h.status)
-	mux.HandleFunc("GET /metrics", h.metrics)
+	mux.Handle("GET /metrics", metricsHandler(g, &h.metricsFamilies, o.Logger))
 	mux.HandleFunc("GET /graph/{file}", h.graph)
 	mux.Handle("POST /flush", h.auth(h.flush))
 	mux.Handle("POST /loader", h.auth(h.loader))
@@ -172,14 +187,10 @@ func (h *handler) auth(next http.HandlerFunc) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		next(w, r)
-		for _, c := range h.bodies() {
-			c.reset()
-		}
+		h.statusBody.reset()
+		h.pageBody.reset()
+		h.metricsFamilies.reset()
 	})
-}
-
-func (h *handler) bodies() []*bodyCache {
-	return []*bodyCache{&h.statusBody, &h.metricsBody, &h.pageBody}
 }
 
 // tokenOK compares the header's token in constant time (over fixed-length
@@ -203,26 +214,16 @@ func (h *handler) snapshot() Status {
 }
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	body := h.statusBody.get(func() []byte {
+	body, err := h.statusBody.get(func() ([]byte, error) {
 		b, err := json.MarshalIndent(h.snapshot(), "", "  ")
-		if err != nil {
-			return nil
-		}
-		return append(b, '\n')
+		return append(b, '\n'), err
 	})
-	if body == nil {
+	if err != nil {
+		h.log.Error("encode status JSON", "err", err)
 		httpError(w, http.StatusInternalServerError, "encode status JSON")
 		return
 	}
 	writeBody(w, http.StatusOK, "application/json", body)
-}
-
-func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
-	body := h.metricsBody.get(func() []byte {
-		s := h.snapshot()
-		return writeMetrics(s, s.Now)
-	})
-	writeBody(w, http.StatusOK, metricsContentType, body)
 }
 
 func (h *handler) graph(w http.ResponseWriter, r *http.Request) {

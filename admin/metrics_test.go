@@ -11,6 +11,10 @@ import (
 	"unicode/utf8"
 )
 
+// metricsContentType is the Prometheus text exposition format, version
+// 0.0.4; promhttp may add parameters after it (escaping=).
+const metricsContentType = "text/plain; version=0.0.4; charset=utf-8"
+
 type promSample struct {
 	name   string
 	labels map[string]string
@@ -236,7 +240,7 @@ func TestMetricsParseAndValues(t *testing.T) {
 	h := NewHandler(fb, testOptions())
 	resp := do(t, h, "GET", "/metrics", "")
 	body := readBody(t, resp)
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != metricsContentType {
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), metricsContentType) {
 		t.Fatalf("GET /metrics: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	series, types, err := parseExposition(body)

@@ -121,15 +121,15 @@ type writerErrorView struct {
 type setting struct{ Name, Value string }
 
 func (h *handler) page(w http.ResponseWriter, r *http.Request) {
-	body := h.pageBody.get(func() []byte {
+	body, err := h.pageBody.get(func() ([]byte, error) {
 		var buf bytes.Buffer
 		if err := pageTemplate.Execute(&buf, h.pageData(h.snapshot())); err != nil {
 			h.log.Error("render admin page", "err", err)
-			return nil
+			return nil, err
 		}
-		return buf.Bytes()
+		return buf.Bytes(), nil
 	})
-	if body == nil {
+	if err != nil {
 		httpError(w, http.StatusInternalServerError, "render page: see the log")
 		return
 	}
@@ -143,7 +143,7 @@ func (h *handler) pageData(s Status) pageData {
 		S: s, Now: now, Refresh: int(h.o.Refresh / time.Second),
 		Style: template.CSS(pageCSS), Script: template.JS(pageJS),
 		Loader:    loaderViewOf(s),
-		IndexFill: ratio(s.Index.Bytes, s.Index.MaxBytes),
+		IndexFill: s.Index.Fill(),
 		IndexUsed: humanBytes(s.Index.Bytes), IndexCap: humanBytes(s.Index.MaxBytes),
 		OldestAge: humanDuration(s.Writer.OldestPendingAge),
 		Disk:      diskViewOf(s.Disk, now),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,11 +21,28 @@ const diskstatsFixture = `   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
  254       1 vda1 146000 1100 9400000 78000 2211000 1044000 54400000 3346000 2 1393000 3430000
 `
 
+// procDir returns a fake proc file system with the named files.
+func procDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 func TestParseDiskstats(t *testing.T) {
-	st, err := ParseDiskstats(strings.NewReader(diskstatsFixture))
+	s, err := readSample(procDir(t, map[string]string{"diskstats": diskstatsFixture}))
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := s.Stats
 	if len(st) != 3 {
 		t.Fatalf("got %d devices, want 3", len(st))
 	}
@@ -39,17 +57,23 @@ func TestParseDiskstats(t *testing.T) {
 	}
 }
 
+// TestParseDiskstatsErrors: a field that is not a number is an error. A
+// line of fewer than 14 fields, an error of spoold's own parser, is
+// skipped by procfs's: the device is not in the sample.
 func TestParseDiskstatsErrors(t *testing.T) {
 	for _, in := range []string{
-		"254 0 vda 1 2 3",
 		"254 0 vda 1 2 3 4 5 6 7 x 9 10 11",
 		"-1 0 vda 1 2 3 4 5 6 7 8 9 10 11",
 	} {
 		t.Run(in, func(t *testing.T) {
-			if _, err := ParseDiskstats(strings.NewReader(in)); err == nil {
+			if _, err := readSample(procDir(t, map[string]string{"diskstats": in})); err == nil {
 				t.Errorf("no error for %q", in)
 			}
 		})
+	}
+	s, err := readSample(procDir(t, map[string]string{"diskstats": "254 0 vda 1 2 3\n8 0 sda 1 2 3 4 5 6 7 8 9 10 11\n"}))
+	if _, found := s.Find("vda"); err != nil || found || len(s.Stats) != 1 {
+		t.Errorf("a short line: %+v, %v; want it skipped", s.Stats, err)
 	}
 }
 
@@ -114,6 +138,21 @@ func TestParseTaskIO(t *testing.T) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestReadProcIO(t *testing.T) {
+	dir := procDir(t, map[string]string{"4242/io": "rchar: 6976\nwchar: 12\nsyscr: 10\nsyscw: 1\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 512\n"})
+	if err := os.Symlink("4242", filepath.Join(dir, "self")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readProcIO(dir)
+	want := TaskIO{RChar: 6976, WChar: 12, SyscR: 10, SyscW: 1, ReadBytes: 4096, WriteBytes: 8192, CancelledWriteBytes: 512}
+	if err != nil || got != want {
+		t.Errorf("readProcIO = %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := readProcIO(t.TempDir()); err == nil {
+		t.Error("no error without self/io")
 	}
 }
 

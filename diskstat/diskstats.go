@@ -1,13 +1,11 @@
 package diskstat
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"os"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/prometheus/procfs"
+	"github.com/prometheus/procfs/blockdevice"
 )
 
 // Stat is one line of /proc/diskstats (Documentation/admin-guide/iostats.rst).
@@ -28,47 +26,14 @@ type Stat struct {
 	TimeInQueue  uint64 // weighted ms
 }
 
-// ParseDiskstats parses the text of /proc/diskstats. Lines have 14 fields on
-// old kernels and 18 or 20 on newer ones (discard and flush counters, not
-// kept); fewer than 14 is an error.
-func ParseDiskstats(r io.Reader) ([]Stat, error) {
-	var out []Stat
-	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 {
-			continue
-		}
-		if len(f) < 14 {
-			return nil, fmt.Errorf("diskstats line %d: %d fields, want at least 14", line, len(f))
-		}
-		var n [13]uint64
-		for i := range n {
-			if i == 2 {
-				continue // the name
-			}
-			v, err := strconv.ParseUint(f[i], 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("diskstats line %d field %d: %w", line, i+1, err)
-			}
-			n[i] = v
-		}
-		out = append(out, Stat{
-			Major: uint32(n[0]), Minor: uint32(n[1]), Name: f[2],
-			ReadIOs: n[3], ReadMerges: n[4], ReadSectors: n[5], ReadTicks: n[6],
-			WriteIOs: n[7], WriteMerges: n[8], WriteSectors: n[9], WriteTicks: n[10],
-			InFlight: n[11], IOTicks: n[12], TimeInQueue: mustUint(f[13]),
-		})
+// statOf is procfs's line of /proc/diskstats as a Stat.
+func statOf(d blockdevice.Diskstats) Stat {
+	return Stat{
+		Major: d.MajorNumber, Minor: d.MinorNumber, Name: d.DeviceName,
+		ReadIOs: d.ReadIOs, ReadMerges: d.ReadMerges, ReadSectors: d.ReadSectors, ReadTicks: d.ReadTicks,
+		WriteIOs: d.WriteIOs, WriteMerges: d.WriteMerges, WriteSectors: d.WriteSectors, WriteTicks: d.WriteTicks,
+		InFlight: d.IOsInProgress, IOTicks: d.IOsTotalTicks, TimeInQueue: d.WeightedIOTicks,
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read diskstats: %w", err)
-	}
-	return out, nil
-}
-
-func mustUint(s string) uint64 {
-	v, _ := strconv.ParseUint(s, 10, 64)
-	return v
 }
 
 // Sample is the counters of some devices at one instant.
@@ -88,15 +53,26 @@ func (s Sample) Find(name string) (Stat, bool) {
 }
 
 // ReadSample reads /proc/diskstats now.
-func ReadSample() (Sample, error) {
-	f, err := os.Open("/proc/diskstats")
+func ReadSample() (Sample, error) { return readSample(procfs.DefaultMountPoint) }
+
+// readSample reads <proc>/diskstats through procfs, which parses lines of
+// 14, 18 or 20 fields (discard and flush counters are not kept here) and
+// skips shorter ones; a field that is not a number is an error.
+func readSample(proc string) (Sample, error) {
+	fs, err := blockdevice.NewFS(proc, "")
 	if err != nil {
-		return Sample{}, err
+		return Sample{}, fmt.Errorf("read diskstats: %w", err)
 	}
-	defer f.Close()
 	t := time.Now()
-	st, err := ParseDiskstats(f)
-	return Sample{Time: t, Stats: st}, err
+	ds, err := fs.ProcDiskstats()
+	if err != nil {
+		return Sample{Time: t}, fmt.Errorf("read %s/diskstats: %w", proc, err)
+	}
+	st := make([]Stat, len(ds))
+	for i, d := range ds {
+		st[i] = statOf(d)
+	}
+	return Sample{Time: t, Stats: st}, nil
 }
 
 // Rates are what `iostat -x` prints for one device over an interval.

@@ -1,12 +1,15 @@
 // Package diskstat reads the kernel's block-device and per-task I/O
 // counters: it finds the block device behind a directory (and the disk
 // that owns a partition, for its queue settings such as read_ahead_kb),
-// parses /proc/diskstats and computes from two samples what `iostat -x`
-// shows (reads/s, writes/s, r_await, w_await, %util), and parses
+// reads /proc/diskstats and computes from two samples what `iostat -x`
+// shows (reads/s, writes/s, r_await, w_await, %util), and reads
 // /proc/self/io, /proc/thread-self/io and /proc/vmstat.
 //
-// Parsers take an io.Reader or a string so they are tested from fixtures;
-// the Read* functions open the real files. OnThread measures the I/O of
+// /proc/diskstats and /proc/self/io are parsed by
+// github.com/prometheus/procfs; /proc/thread-self/io, which procfs does not
+// offer, and /proc/vmstat by this package's parsers, which take an
+// io.Reader so they are tested from fixtures. The Read* functions open the
+// real files. OnThread measures the I/O of
 // one operation on its own OS thread. Package diskstat starts no goroutines;
 // its only state is the /proc/thread-self/io file OnThread keeps open per OS
 // thread. A caller that samples periodically keeps the previous Sample (or

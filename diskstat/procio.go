@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -49,8 +50,9 @@ func (t TaskIO) Add(o TaskIO) TaskIO {
 	}
 }
 
-// ParseTaskIO parses the text of /proc/<pid>/io. Unknown keys are ignored;
-// a malformed line is an error.
+// ParseTaskIO parses the text of /proc/thread-self/io (the format of
+// /proc/<pid>/io; /proc/self/io is read through procfs, see ReadThreadIO).
+// Unknown keys are ignored; a malformed line is an error.
 func ParseTaskIO(r io.Reader) (TaskIO, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
@@ -124,12 +126,40 @@ func parseUint(b []byte) (uint64, error) {
 	return n, nil
 }
 
-// ReadSelfIO reads /proc/self/io: the whole process.
-func ReadSelfIO() (TaskIO, error) { return readTaskIO("/proc/self/io") }
+// ReadSelfIO reads /proc/self/io, the whole process, through procfs.
+func ReadSelfIO() (TaskIO, error) { return readProcIO(procfs.DefaultMountPoint) }
+
+// readProcIO reads <proc>/self/io through procfs.
+func readProcIO(proc string) (TaskIO, error) {
+	fs, err := procfs.NewFS(proc)
+	if err != nil {
+		return TaskIO{}, fmt.Errorf("read process io: %w", err)
+	}
+	p, err := fs.Self()
+	if err != nil {
+		return TaskIO{}, fmt.Errorf("read process io: %w", err)
+	}
+	pio, err := p.IO()
+	if err != nil {
+		return TaskIO{}, fmt.Errorf("read %s/self/io: %w", proc, err)
+	}
+	return TaskIO{
+		RChar: pio.RChar, WChar: pio.WChar, SyscR: pio.SyscR, SyscW: pio.SyscW,
+		ReadBytes: pio.ReadBytes, WriteBytes: pio.WriteBytes,
+		CancelledWriteBytes: uint64(max(pio.CancelledWriteBytes, 0)),
+	}, nil
+}
 
 // ReadThreadIO reads /proc/thread-self/io: the calling OS thread only. The
 // caller should hold runtime.LockOSThread across the two samples it
 // compares.
+//
+// Per-thread io is spoold's own code (ParseTaskIO, parseTaskIO and
+// threadFiles), not procfs's: procfs has no /proc/thread-self (its
+// FS.Thread(pid, tid) opens /proc/<pid>/task/<tid>/io by thread id, a path
+// that an exiting thread's reused id can point elsewhere), and it opens
+// and parses the file with allocations on every read, where OnThread keeps
+// each thread's file open and parses without allocating.
 func ReadThreadIO() (TaskIO, error) { return readTaskIO("/proc/thread-self/io") }
 
 func readTaskIO(path string) (TaskIO, error) {

@@ -13,10 +13,10 @@ func Run(o Options) (Report, error) {
 	if o.SpoolDir == "" || o.RRDDir == "" {
 		return Report{}, fmt.Errorf("doctor: spool and RRD directories must be set")
 	}
-	if o.MountinfoPath == "" {
-		o.MountinfoPath = DefaultOptions().MountinfoPath
+	if o.ProcDir == "" {
+		o.ProcDir = DefaultOptions().ProcDir
 	}
-	mounts, err := readMountinfo(o.MountinfoPath)
+	mounts, err := readMounts(o.ProcDir)
 	if err != nil {
 		return Report{}, fmt.Errorf("doctor: %w", err)
 	}

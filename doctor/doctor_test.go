@@ -178,11 +178,7 @@ func TestRunOnTempDir(t *testing.T) {
 func TestRunMountOptionsFromFixture(t *testing.T) {
 	o := testOptions(t)
 	o.RRD = nil
-	o.MountinfoPath = filepath.Join(t.TempDir(), "mountinfo")
-	mi := "27 1 254:0 / / rw - ext4 /dev/vda rw,discard,commit=120,data=writeback\n"
-	if err := os.WriteFile(o.MountinfoPath, []byte(mi), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	o.ProcDir = procWithMountinfo(t, "27 1 254:0 / / rw - ext4 /dev/vda rw,discard,commit=120,data=writeback\n")
 	r, err := Run(o)
 	if err != nil {
 		t.Fatal(err)

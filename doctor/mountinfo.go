@@ -1,92 +1,70 @@
 package doctor
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/prometheus/procfs"
 )
 
-// Mount is one line of /proc/self/mountinfo (proc(5)).
+// Mount is one line of /proc/self/mountinfo (proc(5)), as procfs parses
+// it, with the device as numbers and the kernel's escapes in paths undone.
 type Mount struct {
 	ID           int
 	Major, Minor uint32
 	Root         string // the root of the mount within its file system
 	MountPoint   string
-	Options      []string // per-mount options: rw, noatime, relatime, ...
+	Options      map[string]string // per-mount options: rw, noatime, relatime, ...; "" for a bare one
 	FSType       string
 	Source       string
-	SuperOptions []string // per-superblock options: commit=, data=, ...
+	SuperOptions map[string]string // per-superblock options: commit=, data=, ...
 }
 
 // Option returns the value of a "key=value" option in the per-mount or
 // superblock options, or for a bare option "key" an empty value; ok says
 // whether it is present.
 func (m Mount) Option(key string) (value string, ok bool) {
-	for _, list := range [][]string{m.Options, m.SuperOptions} {
-		for _, o := range list {
-			if o == key {
-				return "", true
-			}
-			if k, v, found := strings.Cut(o, "="); found && k == key {
-				return v, true
-			}
+	for _, opts := range []map[string]string{m.Options, m.SuperOptions} {
+		if v, found := opts[key]; found {
+			return v, true
 		}
 	}
 	return "", false
 }
 
-// ParseMountinfo parses the text of /proc/<pid>/mountinfo.
-func ParseMountinfo(r io.Reader) ([]Mount, error) {
-	var out []Mount
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		m, err := parseMountLine(sc.Text())
-		if err != nil {
-			return nil, fmt.Errorf("mountinfo line %d: %w", line, err)
-		}
-		out = append(out, m)
-	}
-	if err := sc.Err(); err != nil {
+// readMounts reads <proc>/self/mountinfo through procfs.
+func readMounts(proc string) ([]Mount, error) {
+	fs, err := procfs.NewFS(proc)
+	if err != nil {
 		return nil, fmt.Errorf("read mountinfo: %w", err)
 	}
-	return out, nil
+	infos, err := fs.GetMounts()
+	if err != nil {
+		return nil, fmt.Errorf("read %s/self/mountinfo: %w", proc, err)
+	}
+	return mountsOf(infos)
 }
 
-func parseMountLine(s string) (Mount, error) {
-	f := strings.Fields(s)
-	sep := -1
-	for i := 6; i < len(f); i++ {
-		if f[i] == "-" {
-			sep = i
-			break
+// mountsOf converts procfs's mounts: procfs keeps the device as the text
+// "major:minor" and paths with the kernel's octal escapes.
+func mountsOf(infos []*procfs.MountInfo) ([]Mount, error) {
+	out := make([]Mount, 0, len(infos))
+	for _, mi := range infos {
+		maj, min, ok := strings.Cut(mi.MajorMinorVer, ":")
+		ma, err1 := strconv.ParseUint(maj, 10, 32)
+		mn, err2 := strconv.ParseUint(min, 10, 32)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("mountinfo: mount %d: device %q is not major:minor", mi.MountID, mi.MajorMinorVer)
 		}
+		out = append(out, Mount{
+			ID: mi.MountID, Major: uint32(ma), Minor: uint32(mn),
+			Root: unescapeOctal(mi.Root), MountPoint: unescapeOctal(mi.MountPoint),
+			Options: mi.Options, FSType: mi.FSType, Source: unescapeOctal(mi.Source),
+			SuperOptions: mi.SuperOptions,
+		})
 	}
-	if len(f) < 10 || sep < 0 || len(f) < sep+4 {
-		return Mount{}, fmt.Errorf("malformed: %q", s)
-	}
-	id, err := strconv.Atoi(f[0])
-	if err != nil {
-		return Mount{}, fmt.Errorf("mount id: %w", err)
-	}
-	maj, min, ok := strings.Cut(f[2], ":")
-	ma, err1 := strconv.ParseUint(maj, 10, 32)
-	mi, err2 := strconv.ParseUint(min, 10, 32)
-	if !ok || err1 != nil || err2 != nil {
-		return Mount{}, fmt.Errorf("device %q is not major:minor", f[2])
-	}
-	return Mount{
-		ID: id, Major: uint32(ma), Minor: uint32(mi),
-		Root: unescapeOctal(f[3]), MountPoint: unescapeOctal(f[4]),
-		Options: strings.Split(f[5], ","), FSType: f[sep+1], Source: unescapeOctal(f[sep+2]),
-		SuperOptions: strings.Split(f[sep+3], ","),
-	}, nil
+	return out, nil
 }
 
 // unescapeOctal undoes the kernel's \ooo escapes of space, tab, newline and
@@ -134,13 +112,4 @@ func underMount(path, mp string) bool {
 		return strings.HasPrefix(path, "/")
 	}
 	return path == mp || strings.HasPrefix(path, mp+"/")
-}
-
-func readMountinfo(path string) ([]Mount, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ParseMountinfo(f)
 }

@@ -1,8 +1,9 @@
 package doctor
 
 import (
-	"slices"
-	"strings"
+	"maps"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -13,20 +14,20 @@ func TestParseMountinfo(t *testing.T) {
 	}{
 		{"ext4 root with super options",
 			"27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard,commit=120,data=writeback",
-			Mount{ID: 27, Major: 254, Minor: 0, Root: "/", MountPoint: "/", Options: []string{"rw", "relatime"},
-				FSType: "ext4", Source: "/dev/vda", SuperOptions: []string{"rw", "discard", "commit=120", "data=writeback"}}},
+			Mount{ID: 27, Major: 254, Minor: 0, Root: "/", MountPoint: "/", Options: map[string]string{"rw": "", "relatime": ""},
+				FSType: "ext4", Source: "/dev/vda", SuperOptions: map[string]string{"rw": "", "discard": "", "commit": "120", "data": "writeback"}}},
 		{"optional fields and escaped space",
 			`36 35 98:0 /mnt1 /var/spool/my\040spool rw,noatime master:1 shared:7 - xfs /dev/sdb1 rw,attr2`,
-			Mount{ID: 36, Major: 98, Minor: 0, Root: "/mnt1", MountPoint: "/var/spool/my spool", Options: []string{"rw", "noatime"},
-				FSType: "xfs", Source: "/dev/sdb1", SuperOptions: []string{"rw", "attr2"}}},
+			Mount{ID: 36, Major: 98, Minor: 0, Root: "/mnt1", MountPoint: "/var/spool/my spool", Options: map[string]string{"rw": "", "noatime": ""},
+				FSType: "xfs", Source: "/dev/sdb1", SuperOptions: map[string]string{"rw": "", "attr2": ""}}},
 		{"tmpfs",
 			"25 24 0:23 / /dev/shm rw - tmpfs tmpfs rw,size=24683656k",
-			Mount{ID: 25, Major: 0, Minor: 23, Root: "/", MountPoint: "/dev/shm", Options: []string{"rw"},
-				FSType: "tmpfs", Source: "tmpfs", SuperOptions: []string{"rw", "size=24683656k"}}},
+			Mount{ID: 25, Major: 0, Minor: 23, Root: "/", MountPoint: "/dev/shm", Options: map[string]string{"rw": ""},
+				FSType: "tmpfs", Source: "tmpfs", SuperOptions: map[string]string{"rw": "", "size": "24683656k"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ms, err := ParseMountinfo(strings.NewReader(tc.line + "\n"))
+			ms, err := readMounts(procWithMountinfo(t, tc.line+"\n"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,10 +38,24 @@ func TestParseMountinfo(t *testing.T) {
 	}
 }
 
+// procWithMountinfo returns a fake proc file system whose self/mountinfo
+// is text.
+func procWithMountinfo(t testing.TB, text string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "self"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "self", "mountinfo"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func mountEqual(a, b Mount) bool {
 	return a.ID == b.ID && a.Major == b.Major && a.Minor == b.Minor && a.Root == b.Root &&
 		a.MountPoint == b.MountPoint && a.FSType == b.FSType && a.Source == b.Source &&
-		slices.Equal(a.Options, b.Options) && slices.Equal(a.SuperOptions, b.SuperOptions)
+		maps.Equal(a.Options, b.Options) && maps.Equal(a.SuperOptions, b.SuperOptions)
 }
 
 func TestParseMountinfoErrors(t *testing.T) {
@@ -51,7 +66,7 @@ func TestParseMountinfoErrors(t *testing.T) {
 		"27 1 254:0 / / rw,relatime - ext4",            // short after separator
 	} {
 		t.Run(line, func(t *testing.T) {
-			if _, err := ParseMountinfo(strings.NewReader(line)); err == nil {
+			if _, err := readMounts(procWithMountinfo(t, line)); err == nil {
 				t.Errorf("no error for %q", line)
 			}
 		})
@@ -59,7 +74,7 @@ func TestParseMountinfoErrors(t *testing.T) {
 }
 
 func TestMountOption(t *testing.T) {
-	m := Mount{Options: []string{"rw", "relatime"}, SuperOptions: []string{"commit=120", "data=ordered"}}
+	m := Mount{Options: map[string]string{"rw": "", "relatime": ""}, SuperOptions: map[string]string{"commit": "120", "data": "ordered"}}
 	for _, tc := range []struct {
 		key, val string
 		ok       bool

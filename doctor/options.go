@@ -3,6 +3,8 @@ package doctor
 import (
 	"time"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
@@ -29,8 +31,9 @@ type Options struct {
 	// LoadTimeLimit is the implied loader time above which the spool
 	// finding warns. Default 5 minutes, one poll cycle.
 	LoadTimeLimit time.Duration
-	// MountinfoPath is read for mount options; default /proc/self/mountinfo.
-	MountinfoPath string
+	// ProcDir is the proc file system: mount options are read from
+	// ProcDir/self/mountinfo (through procfs). Default /proc.
+	ProcDir string
 }
 
 // DefaultOptions returns the daemon's defaults and the real librrd.
@@ -44,6 +47,6 @@ func DefaultOptions() Options {
 		Writers:         rrdwriter.DefaultOptions().Writers,
 		RRD:             rrdwriter.LibRRD(),
 		LoadTimeLimit:   5 * time.Minute,
-		MountinfoPath:   "/proc/self/mountinfo",
+		ProcDir:         procfs.DefaultMountPoint,
 	}
 }

@@ -12,16 +12,16 @@ import (
 type Params struct {
 	// Files is nginx's loader_files: the most files of one iteration.
 	// Not used in CPU mode.
-	Files int
+	Files int `json:"files"`
 	// Sleep is nginx's loader_sleep: the pause between iterations. Zero runs
 	// unthrottled. Not used in CPU mode.
-	Sleep time.Duration
+	Sleep time.Duration `json:"sleep_seconds"`
 	// Threshold is nginx's loader_threshold: the longest wall time of one
 	// iteration, in both modes.
-	Threshold time.Duration
+	Threshold time.Duration `json:"threshold_seconds"`
 	// CPU, when above zero, selects CPU mode: the loader holds itself to
 	// this share of one core (0.25 = 25%), and Files and Sleep are not used.
-	CPU float64
+	CPU float64 `json:"cpu"`
 }
 
 // Upper bounds of Sleep and Threshold: a pause or an iteration longer than

@@ -223,10 +223,11 @@ func splitDir(dir string) []string {
 type Readiness struct {
 	// LeavesDone of LeavesTotal leaf directories are ready (walked, passed
 	// or walked on demand); OnDemand of them by EnsureLeaf.
-	LeavesDone, LeavesTotal int
-	OnDemand                uint64
+	LeavesDone  int    `json:"leaves_ready"`
+	LeavesTotal int    `json:"leaves_total"`
+	OnDemand    uint64 `json:"leaves_walked_on_demand"`
 	// All is true once a first walk has finished: every key is ready.
-	All bool
+	All bool `json:"complete"`
 }
 
 // Readiness returns the warm-up's state.

@@ -9,39 +9,39 @@ import (
 // Stats describe the current or last walk. A snapshot is consistent per
 // field, not across fields.
 type Stats struct {
-	Running  bool
-	Started  time.Time // zero before the first Run
-	Finished time.Time // zero while running and before the first Run ends
+	Running  bool      `json:"running"`
+	Started  time.Time `json:"started"`  // zero before the first Run
+	Finished time.Time `json:"finished"` // zero while running and before the first Run ends
 
-	LeafDirs int     // leaf directories walked
-	Progress float64 // 0..1: fraction of the hash space (leaf directories) covered
+	LeafDirs int     `json:"leaf_dirs"` // leaf directories walked
+	Progress float64 `json:"progress"`  // 0..1: fraction of the hash space (leaf directories) covered
 
-	Files       uint64 // files seen: entries plus files quarantined
-	Indexed     uint64 // entries newly added to the index
-	Existing    uint64 // entries the index already had (added by the poller meanwhile)
-	Full        uint64 // entries left on disk because the index was full
-	Quarantined uint64 // files moved to quarantine/ (a dry run: that it would move)
-	TempRemoved uint64 // stale temp files of an earlier process removed
-	Foreign     uint64 // unknown directories and non-regular files, left alone
-	Errors      uint64 // other failures (unreadable directory, Add error), logged
+	Files       uint64 `json:"files"`        // files seen: entries plus files quarantined
+	Indexed     uint64 `json:"indexed"`      // entries newly added to the index
+	Existing    uint64 `json:"existing"`     // entries the index already had (added by the poller meanwhile)
+	Full        uint64 `json:"full"`         // entries left on disk because the index was full
+	Quarantined uint64 `json:"quarantined"`  // files moved to quarantine/ (a dry run: that it would move)
+	TempRemoved uint64 `json:"temp_removed"` // stale temp files of an earlier process removed
+	Foreign     uint64 `json:"foreign"`      // unknown directories and non-regular files, left alone
+	Errors      uint64 `json:"errors"`       // other failures (unreadable directory, Add error), logged
 
-	Iterations uint64        // throttle iterations ended
-	Sleeps     uint64        // pauses taken (none when unthrottled)
-	Slept      time.Duration // total pause time
-	CPU        time.Duration // CPU time of the loader's thread
+	Iterations uint64        `json:"iterations"`    // throttle iterations ended
+	Sleeps     uint64        `json:"sleeps"`        // pauses taken (none when unthrottled)
+	Slept      time.Duration `json:"slept_seconds"` // total pause time
+	CPU        time.Duration `json:"cpu_seconds"`   // CPU time of the loader's thread
 
-	Rate float64       // files per second over the elapsed time
-	ETA  time.Duration // time left, from Progress and elapsed; 0 when unknown
+	Rate float64       `json:"rate_files_per_second"` // files per second over the elapsed time
+	ETA  time.Duration `json:"eta_seconds"`           // time left, from Progress and elapsed; 0 when unknown
 
 	// Params are the current parameters. In CPU mode (Params.CPU > 0)
 	// Params.Files and Params.Sleep are not used: IterationFiles is the
 	// iteration size the loader steers, and pauses follow the CPU share.
-	Params         Params
-	IterationFiles int
+	Params         Params `json:"params"`
+	IterationFiles int    `json:"iteration_files"`
 
 	// Warmup is the leaf readiness: which keys may be written (see
 	// Loader.Ready).
-	Warmup Readiness
+	Warmup Readiness `json:"warmup"`
 }
 
 // counters are the live values behind Stats, written by Run and read by

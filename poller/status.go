@@ -31,35 +31,39 @@ type DeviceStatus struct {
 
 // CycleStats describe one poll cycle.
 type CycleStats struct {
-	Seq      uint64
-	Start    time.Time
-	Duration time.Duration
+	Seq      uint64        `json:"seq"`
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration_seconds"`
 	// Devices is the number of targets; every one of them is counted in
 	// exactly one of OK, Failed, Skipped and Overrun.
-	Devices int
-	OK      int // answered; an entry was written (or a write was attempted)
-	Failed  int // no answer: timeout, refused, authentication
-	Skipped int // sat this cycle out in backoff
-	Overrun int // not polled, or cut short, by the cycle deadline
+	Devices int `json:"devices"`
+	OK      int `json:"ok"`      // answered; an entry was written (or a write was attempted)
+	Failed  int `json:"failed"`  // no answer: timeout, refused, authentication
+	Skipped int `json:"skipped"` // sat this cycle out in backoff
+	Overrun int `json:"overrun"` // not polled, or cut short, by the cycle deadline
 	// Values are the values written; Unknown the unknown ones among them.
-	Values, Unknown int
+	Values  int `json:"values"`
+	Unknown int `json:"unknown"`
 	// Discontinuities are entries flagged with spool.FlagDiscontinuity.
-	Discontinuities int
+	Discontinuities int `json:"discontinuities"`
 	// WriteErrors are answered polls whose entry could not be written.
-	WriteErrors int
+	WriteErrors int `json:"write_errors"`
 	// IndexDeferred are entries the Sink refused (they wait on disk for a
 	// rescan).
-	IndexDeferred int
+	IndexDeferred int `json:"index_deferred"`
 	// Failed polls by kind: Timeouts had no usable answer in time (silent,
 	// someone else's request id, too late: gosnmp drops what it cannot
 	// match and waits on); Malformed answered with bytes that do not parse
 	// as SNMP; AgentErrors answered with an error status for the whole
 	// request; OtherErrors are the rest (refused, ...).
-	Timeouts, Malformed, AgentErrors, OtherErrors int
+	Timeouts    int `json:"timeouts"`
+	Malformed   int `json:"malformed"`
+	AgentErrors int `json:"agent_errors"`
+	OtherErrors int `json:"other_errors"`
 	// WrongTypes are varbinds of answered polls whose SNMP type cannot be
 	// their data source's value (text for a counter, an IpAddress, an OID,
 	// a NaN float): stored as unknown, counted in Unknown too.
-	WrongTypes int
+	WrongTypes int `json:"wrong_types"`
 }
 
 // Status returns the status of the named device.

@@ -25,38 +25,42 @@ func (c *counters) written(items []item) {
 }
 
 // Stats are rrdcached's STATS and more. The queue figures come from the
-// index; the counters count since New.
+// index; the counters count since New. Prefetches are in neither /status
+// nor /metrics.
 type Stats struct {
 	// QueueLength is the number of targets with entries pending or being
 	// written (rrdcached QueueLength); EntriesPending their spool segments
 	// (each holds one or more entries).
-	QueueLength, EntriesPending int
+	QueueLength    int `json:"queue_length"`
+	EntriesPending int `json:"entries_pending"`
 	// InFlight are the entries being written now; BackingOff the targets
 	// waiting for a retry; TargetsFailing the targets with a current error.
-	InFlight, BackingOff, TargetsFailing int
+	InFlight       int `json:"in_flight"`
+	BackingOff     int `json:"backing_off"`
+	TargetsFailing int `json:"targets_failing"`
 	// OldestPendingAge is how long the oldest entry has been waiting.
-	OldestPendingAge time.Duration
+	OldestPendingAge time.Duration `json:"oldest_pending_age_seconds"`
 
-	UpdateCalls           uint64 // librrd update calls (rrdcached UpdatesWritten)
-	EntriesWritten        uint64 // entries whose values librrd accepted
-	ValuesWritten         uint64 // their values (rrdcached DataSetsWritten counts rows)
-	SkippedAlreadyApplied uint64 // entries at or before the file's last update, removed unapplied
-	Vanished              uint64 // entries already gone from the spool when read
-	Quarantined           uint64 // corrupt segments and bytes, and entries set aside (librrd rejected, future, stale, duplicate)
-	QuarantinedFuture     uint64 // entries dated beyond FutureTolerance ahead of the clock
-	QuarantinedStale      uint64 // entries older than their file's last update that were never applied
-	KeysAwaitingRemoval   int    // targets held: applied segments that could not be removed
-	RemoveErrors          uint64 // applied entries that could not be removed
-	Creates               uint64 // RRD files created
-	Backoffs              uint64 // failed batches (each backs its target off)
-	FlushesPriority       uint64 // FlushKey calls that took a batch
-	Graphs                uint64 // graphs rendered
-	RRDSyncs              uint64 // syncs of RRD files or their file system (RRDFsync)
-	RRDSyncErrors         uint64 // failed ones: the entries were kept
-	RemovalsPending       int    // applied entries waiting for a sync to be removed (RRDFsync batch)
-	Prefetches            uint64 // files whose update pages were asked for ahead (Prefetch)
+	UpdateCalls           uint64 `json:"update_calls"`             // librrd update calls (rrdcached UpdatesWritten)
+	EntriesWritten        uint64 `json:"entries_written"`          // entries whose values librrd accepted
+	ValuesWritten         uint64 `json:"values_written"`           // their values (rrdcached DataSetsWritten counts rows)
+	SkippedAlreadyApplied uint64 `json:"skipped_already_applied"`  // entries at or before the file's last update, removed unapplied
+	Vanished              uint64 `json:"vanished"`                 // entries already gone from the spool when read
+	Quarantined           uint64 `json:"quarantined"`              // corrupt segments and bytes, and entries set aside (librrd rejected, future, stale, duplicate)
+	QuarantinedFuture     uint64 `json:"quarantined_future"`       // entries dated beyond FutureTolerance ahead of the clock
+	QuarantinedStale      uint64 `json:"quarantined_stale"`        // entries older than their file's last update that were never applied
+	KeysAwaitingRemoval   int    `json:"targets_awaiting_removal"` // targets held: applied segments that could not be removed
+	RemoveErrors          uint64 `json:"remove_errors"`            // applied entries that could not be removed
+	Creates               uint64 `json:"creates"`                  // RRD files created
+	Backoffs              uint64 `json:"backoffs"`                 // failed batches (each backs its target off)
+	FlushesPriority       uint64 `json:"flushes_priority"`         // FlushKey calls that took a batch
+	Graphs                uint64 `json:"graphs"`                   // graphs rendered
+	RRDSyncs              uint64 `json:"rrd_syncs"`                // syncs of RRD files or their file system (RRDFsync)
+	RRDSyncErrors         uint64 `json:"rrd_sync_errors"`          // failed ones: the entries were kept
+	RemovalsPending       int    `json:"removals_pending"`         // applied entries waiting for a sync to be removed (RRDFsync batch)
+	Prefetches            uint64 `json:"-"`                        // files whose update pages were asked for ahead (Prefetch)
 	// Errors counts failed batches by kind, indexed by ErrorKind.
-	Errors [numKinds]uint64
+	Errors [numKinds]uint64 `json:"-"`
 }
 
 // Stats returns the writer's statistics. It reads the index's Stats, which

@@ -66,13 +66,13 @@ func (w *Writer) target(hash uint64, key string) *target {
 // TargetError is the last failure of a target that has not been written
 // successfully since.
 type TargetError struct {
-	Key      string
-	Path     string
-	Kind     ErrorKind
-	Err      string
-	At       time.Time // when it last failed
-	Failures int       // consecutive failures
-	RetryAt  time.Time // TakeDue skips the target until then
+	Key      string    `json:"target"`
+	Path     string    `json:"path"`
+	Kind     ErrorKind `json:"kind"`
+	Err      string    `json:"error"`
+	At       time.Time `json:"at"`       // when it last failed
+	Failures int       `json:"failures"` // consecutive failures
+	RetryAt  time.Time `json:"retry_at"` // TakeDue skips the target until then
 }
 
 // writeError is an error with its kind decided.

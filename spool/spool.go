@@ -85,21 +85,24 @@ func (o *Options) checkSegments() error {
 
 // Stats are the spool's counters since Open.
 type Stats struct {
-	Written       uint64 // entries published or appended
-	WrittenBytes  uint64 // their encoded bytes
-	WriteErrors   uint64 // failed writes (nothing published)
-	Read          uint64 // entries read and verified
-	ReadErrors    uint64 // reads that failed for another reason than corruption
-	Corrupt       uint64 // reads that found a corrupt entry
-	Removed       uint64 // entries removed after their values were applied
-	Quarantined   uint64 // files moved to quarantine/
-	TempRemoved   uint64 // stale temp files of an earlier process removed
-	TempForeign   uint64 // files in tmp/ spoold did not make, left alone (at the last RemoveStaleTemp)
-	Syncs         uint64 // syncfs(2) calls of the batch policy
-	NoAtimeDenied uint64 // reads that could not use O_NOATIME (not the file's owner)
+	Written       uint64 `json:"written"`        // entries published or appended
+	WrittenBytes  uint64 `json:"written_bytes"`  // their encoded bytes
+	WriteErrors   uint64 `json:"write_errors"`   // failed writes (nothing published)
+	Read          uint64 `json:"read"`           // entries read and verified
+	ReadErrors    uint64 `json:"read_errors"`    // reads that failed for another reason than corruption
+	Corrupt       uint64 `json:"corrupt"`        // reads that found a corrupt entry
+	Removed       uint64 `json:"removed"`        // entries removed after their values were applied
+	Quarantined   uint64 `json:"quarantined"`    // files moved to quarantine/
+	TempRemoved   uint64 `json:"temp_removed"`   // stale temp files of an earlier process removed
+	TempForeign   uint64 `json:"temp_foreign"`   // files in tmp/ spoold did not make, left alone (at the last RemoveStaleTemp)
+	Syncs         uint64 `json:"syncs"`          // syncfs(2) calls of the batch policy
+	NoAtimeDenied uint64 `json:"noatime_denied"` // reads that could not use O_NOATIME (not the file's owner)
 	// Segments: created by Append, entries Appended to an open one, closed
 	// (sealed, full, or out of order), and read by ReadSegment.
-	SegmentsCreated, Appended, SegmentsClosed, SegmentsRead uint64
+	SegmentsCreated uint64 `json:"segments_created"`
+	Appended        uint64 `json:"appended"`
+	SegmentsClosed  uint64 `json:"segments_closed"`
+	SegmentsRead    uint64 `json:"segments_read"`
 }
 
 type counters struct {

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/rrdwriter"
@@ -26,6 +29,7 @@ func (d *daemon) startAdmin() error {
 	}
 	// Show about 300 steps of the poll interval, at most a day.
 	o.PageGraphSpan = min(300*d.cfg.poller.Interval, o.PageGraphSpan)
+	o.Metrics = d.metricsRegistry()
 	s := admin.NewServer(d, o)
 	if err := s.Start(nil); err != nil {
 		return fmt.Errorf("start admin server on %s: %w", d.cfg.adminListen, err)
@@ -33,6 +37,19 @@ func (d *daemon) startAdmin() error {
 	d.admin = s
 	d.log.Info("admin server listening", "url", "http://"+s.Addr()+"/")
 	return nil
+}
+
+// metricsRegistry is the registry /metrics serves: the Go runtime's and the
+// process's collectors, and the daemon's Status (admin.NewCollector, which
+// exposes the packages' collectors over the snapshot /status shows).
+func (d *daemon) metricsRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		admin.NewCollector(d, nil),
+	)
+	return reg
 }
 
 // Status is a snapshot of every component for /status, /metrics and the page.

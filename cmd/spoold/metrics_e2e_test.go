@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/spoold/spoold/internal/testenv"
+)
+
+// requirePromtool returns the path of Prometheus's promtool (Debian package
+// prometheus, installed by scripts/install-deps.sh). Without it the test
+// fails under CI (CI=true) and is skipped elsewhere.
+func requirePromtool(t testing.TB) string {
+	t.Helper()
+	return testenv.LookPath(t, "promtool", "Prometheus's own check of /metrics (Debian package prometheus)")
+}
+
+// TestDaemonMetricsPassPromtool checks the running daemon's /metrics with
+// Prometheus's own linter, `promtool check metrics`: the exposition
+// parses, every family has HELP and TYPE, names follow the naming rules
+// (counters end in _total, base units). It also wants the Go runtime's and
+// the process's metrics beside spoold's own.
+func TestDaemonMetricsPassPromtool(t *testing.T) {
+	promtool := requirePromtool(t)
+	dir := t.TempDir()
+	f := startFleet(t, 2)
+	p := startDaemon(t, daemonArgs(dir, f, "--write-delay", "1s", "--write-jitter", "0s")...)
+	p.waitFor(t, "a poll cycle and an RRD update", func(st map[string]any) bool {
+		return num(st, "last_cycle", "seq") >= 1 && num(st, "writer", "update_calls") > 0
+	})
+	body := get(t, p.admin+"/metrics")
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(body)
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+	text := string(body)
+	for _, family := range []string{
+		"go_goroutines", "go_memstats_heap_alloc_bytes", "process_cpu_seconds_total", "process_resident_memory_bytes",
+		"spoold_build_info", "spoold_spool_written_entries_total", "spoold_index_keys", "spoold_loader_running",
+		"spoold_writer_update_calls_total", "spoold_poller_last_cycle_seq", "spoold_target_health",
+	} {
+		if !strings.Contains(text, "\n# TYPE "+family+" ") {
+			t.Errorf("/metrics has no family %s", family)
+		}
+	}
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+}
