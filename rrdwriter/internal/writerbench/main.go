@@ -1,8 +1,9 @@
 // Command writerbench measures RRD write throughput for bench/writer.sh:
 // spoold's writer (spool entries on disk → RRD files, entries removed),
 // rrdcached (BATCH of UPDATEs, then FLUSHALL until STATS show every value
-// written) and one rrdtool process per file. It prints values per second
-// and (spoold, rrdcached) pages written back to disk per file updated.
+// written) and one rrdtool process per file. It prints values per second,
+// (spoold, rrdcached) pages written back to disk per file updated, and
+// (spoold) 4 KiB pages read in from disk per second of the timed part.
 // It starts no goroutines beyond the writer's.
 package main
 
@@ -136,11 +137,11 @@ func runSpoold() error {
 		defer pprof.StopCPUProfile()
 	}
 	w0, c0 := pagesWritten(), cpuTime(os.Getpid())
-	t := time.Now()
+	r0, t := pagesRead(), time.Now()
 	if err := w.FlushAll(context.Background()); err != nil {
 		return err
 	}
-	el := time.Since(t)
+	el, r1 := time.Since(t), pagesRead()
 	reportCPU("spoold", cpuTime(os.Getpid())-c0, el)
 	pprof.StopCPUProfile()
 	pages := float64(pagesWritten()-w0) / float64(*files)
@@ -151,7 +152,7 @@ func runSpoold() error {
 	if n, err := countFiles(*spoolD); err != nil || n != 0 {
 		return fmt.Errorf("spoold left %d spool entries (%v)", n, err)
 	}
-	fmt.Printf("%.0f %.1f\n", float64(s.ValuesWritten)/el.Seconds(), pages)
+	fmt.Printf("%.0f %.1f %.0f\n", float64(s.ValuesWritten)/el.Seconds(), pages, float64(r1-r0)/el.Seconds())
 	return nil
 }
 
@@ -202,11 +203,24 @@ func pagesWritten() uint64 {
 	return m["nr_written"]
 }
 
-// countFiles counts the regular files under dir but its lock file.
+// pagesRead returns /proc/vmstat pgpgin in 4 KiB pages: data read in
+// from block devices since boot, by every process (the kernel counts it
+// in KiB).
+func pagesRead() uint64 {
+	m, err := diskstat.ReadVMStat()
+	if err != nil {
+		return 0
+	}
+	return m["pgpgin"] / 4
+}
+
+// countFiles counts the regular files under dir but its lock file and its
+// marker.
 func countFiles(dir string) (int, error) {
 	n := 0
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && path != filepath.Join(dir, spool.LockFile) {
+		own := path == filepath.Join(dir, spool.LockFile) || path == filepath.Join(dir, spool.MarkerFile)
+		if err == nil && d.Type().IsRegular() && !own {
 			n++
 		}
 		return err
