@@ -19,9 +19,11 @@
 # nr_written counts every process, so the machine should be quiet.
 # With COLD=1, also the limit of the RRD directory's device, same run:
 #   writer_limit: fio_iops=<4 KiB random reads/s at queue depth 32, fio,
-#   direct I/O, FIO_SECONDS (10) on a FIO_SIZE (1g) file in the RRD
-#   directory's file system> spoold_iops=<4 KiB pages read in from disk per
-#   second during spoold's timed part (/proc/vmstat pgpgin, every process)>
+#   direct I/O, FIO_SECONDS (10) on a FIO_SIZE file (default: the size of
+#   spoold's RRD files, at most 4g) in the RRD directory's file system>
+#   spoold_iops=<4 KiB pages read in from disk per second during spoold's
+#   timed part (/proc/vmstat pgpgin, every process)>
+# and, on stderr, the reads the device completed per second and their size.
 # Goal: spoold_iops >= 0.5 x fio_iops. COLD=0 prints no writer_limit line:
 # cached files are not read from disk.
 # Usage: bench/writer.sh [FILES] [CLI_FILES]   (defaults 10000 500)
@@ -63,7 +65,11 @@ if [ "$COLD" = 1 ]; then
 	fi
 	# Removed at exit, not now: on a file system with online discard the
 	# unlink's discards would land in spoold's timed part.
-	fio_iops=$(fio --name=writer_limit --filename="$WORK/fio.dat" --size="${FIO_SIZE:-1g}" \
+	# As large as spoold's RRD files (at most 4 GiB): a smaller file
+	# fits the host's cache of a virtual disk and reads faster.
+	rrd_mib=$(du -sm "$WORK/spoold-rrd" | cut -f1)
+	FIO_SIZE=${FIO_SIZE:-$((rrd_mib < 4096 ? rrd_mib : 4096))m}
+	fio_iops=$(fio --name=writer_limit --filename="$WORK/fio.dat" --size="$FIO_SIZE" \
 		--rw=randread --bs=4k --iodepth=32 --ioengine=libaio --direct=1 \
 		--runtime="${FIO_SECONDS:-10}" --time_based --output-format=json |
 		python3 -c 'import json, sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["iops"]))')
@@ -95,5 +101,5 @@ print(f"pages written back per file update: spoold={sp} rrdcached={cp} "
 PY
 if [ "$COLD" = 1 ]; then
 	echo "writer_limit: fio_iops=$fio_iops spoold_iops=$s_rps"
-	echo "(RRD directory on $(df --output=source,fstype "$WORK" | tail -1 | tr -s ' '), $(findmnt -no OPTIONS -T "$WORK"))"
+	echo "(fio on a $FIO_SIZE file for ${FIO_SECONDS:-10} s; RRD directory on $(df --output=source,fstype "$WORK" | tail -1 | tr -s ' '), $(findmnt -no OPTIONS -T "$WORK"))"
 fi

@@ -137,12 +137,14 @@ func runSpoold() error {
 		defer pprof.StopCPUProfile()
 	}
 	w0, c0 := pagesWritten(), cpuTime(os.Getpid())
+	dev, d0 := deviceReads(*dir)
 	r0, t := pagesRead(), time.Now()
 	if err := w.FlushAll(context.Background()); err != nil {
 		return err
 	}
 	el, r1 := time.Since(t), pagesRead()
 	reportCPU("spoold", cpuTime(os.Getpid())-c0, el)
+	reportReads("spoold", dev, d0, el)
 	pprof.StopCPUProfile()
 	pages := float64(pagesWritten()-w0) / float64(*files)
 	s := w.Stats()
@@ -212,6 +214,36 @@ func pagesRead() uint64 {
 		return 0
 	}
 	return m["pgpgin"] / 4
+}
+
+// deviceReads returns the block device of the file system holding dir
+// and its /proc/diskstats counters now, or an empty name if either is
+// unknown.
+func deviceReads(dir string) (string, diskstat.Stat) {
+	d, err := diskstat.DeviceOf(dir)
+	if err != nil {
+		return "", diskstat.Stat{}
+	}
+	s, err := diskstat.ReadSample()
+	if err != nil {
+		return "", diskstat.Stat{}
+	}
+	st, ok := s.Find(d.Name)
+	if !ok {
+		return "", diskstat.Stat{}
+	}
+	return d.Name, st
+}
+
+// reportReads prints the reads the device completed since prev, per
+// second of wall and their mean size: read-ahead and prefetch make a read
+// of several pages.
+func reportReads(mode, dev string, prev diskstat.Stat, wall time.Duration) {
+	if name, cur := deviceReads(*dir); name != "" && name == dev {
+		n := cur.ReadIOs - prev.ReadIOs
+		fmt.Fprintf(os.Stderr, "%s: %.0f reads/s completed by %s, %.1f KiB each\n", mode,
+			float64(n)/wall.Seconds(), dev, float64(cur.ReadSectors-prev.ReadSectors)/2/float64(max(n, 1)))
+	}
 }
 
 // countFiles counts the regular files under dir but its lock file and its
