@@ -65,8 +65,9 @@ if [ "$COLD" = 1 ]; then
 	fi
 	# Removed at exit, not now: on a file system with online discard the
 	# unlink's discards would land in spoold's timed part.
-	# As large as spoold's RRD files (at most 4 GiB): a smaller file
-	# fits the host's cache of a virtual disk and reads faster.
+	# As large as spoold's RRD files (at most 4 GiB), so that fio spreads
+	# its reads as widely (a small file may sit in a virtual disk's host
+	# cache).
 	rrd_mib=$(du -sm "$WORK/spoold-rrd" | cut -f1)
 	FIO_SIZE=${FIO_SIZE:-$((rrd_mib < 4096 ? rrd_mib : 4096))m}
 	fio_iops=$(fio --name=writer_limit --filename="$WORK/fio.dat" --size="$FIO_SIZE" \
