@@ -17,6 +17,15 @@
 # Also reports pages written back to disk per file update (/proc/vmstat
 # nr_written around a sync of the timed part) for spoold and rrdcached;
 # nr_written counts every process, so the machine should be quiet.
+# With COLD=1, also the limit of the RRD directory's device, same run:
+#   writer_limit: fio_iops=<4 KiB random reads/s at queue depth 32, fio,
+#   direct I/O, FIO_SECONDS (10) on a FIO_SIZE file (default: the size of
+#   spoold's RRD files, at most 4g) in the RRD directory's file system>
+#   spoold_iops=<4 KiB pages read in from disk per second during spoold's
+#   timed part (/proc/vmstat pgpgin, every process)>
+# and, on stderr, the reads the device completed per second and their size.
+# Goal: spoold_iops >= 0.5 x fio_iops. COLD=0 prints no writer_limit line:
+# cached files are not read from disk.
 # Usage: bench/writer.sh [FILES] [CLI_FILES]   (defaults 10000 500)
 # Disk: each file is about 1.8 MB (40 DS x 5,744 rows x 8 B); the script
 # creates two sets of FILES files plus CLI_FILES, in a temp directory.
@@ -49,6 +58,25 @@ $B -mode create -dir "$WORK/cached-rrd"
 "$WORK/writerbench" -mode create -files "$CLI_FILES" -ds "$DS" -dir "$WORK/cli-rrd"
 sync
 
+fio_iops=""
+if [ "$COLD" = 1 ]; then
+	if ! command -v fio >/dev/null; then
+		apt-get install -y fio >/dev/null
+	fi
+	# Removed at exit, not now: on a file system with online discard the
+	# unlink's discards would land in spoold's timed part.
+	# As large as spoold's RRD files (at most 4 GiB), so that fio spreads
+	# its reads as widely (a small file may sit in a virtual disk's host
+	# cache).
+	rrd_mib=$(du -sm "$WORK/spoold-rrd" | cut -f1)
+	FIO_SIZE=${FIO_SIZE:-$((rrd_mib < 4096 ? rrd_mib : 4096))m}
+	fio_iops=$(fio --name=writer_limit --filename="$WORK/fio.dat" --size="$FIO_SIZE" \
+		--rw=randread --bs=4k --iodepth=32 --ioengine=libaio --direct=1 \
+		--runtime="${FIO_SECONDS:-10}" --time_based --output-format=json |
+		python3 -c 'import json, sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["iops"]))')
+	sync
+fi
+
 spoold=$($B -mode spoold -dir "$WORK/spoold-rrd" -spool "$WORK/spool" -writers "${WRITERS:-4}" ${NOPREFETCH:+-no-prefetch})
 
 mkdir -p "$WORK/journal"
@@ -61,7 +89,7 @@ kill "$CACHED_PID"; wait "$CACHED_PID" 2>/dev/null || true; CACHED_PID=""
 
 cli=$($B -mode cli -files "$CLI_FILES" -dir "$WORK/cli-rrd")
 
-read -r s s_pages <<<"$spoold"
+read -r s s_pages s_rps <<<"$spoold"
 read -r c c_pages <<<"$rrdcached"
 python3 - "$s" "$c" "$cli" "$s_pages" "$c_pages" "$FILES" "$VALUES" "$COLD" <<'PY'
 import sys
@@ -72,3 +100,7 @@ print(f"pages written back per file update: spoold={sp} rrdcached={cp} "
       f"({files} files, {values} values each, RRD files {'dropped from the page cache before each mode' if cold == '1' else 'in the page cache'}; "
       f"spoold's include removing its entries, rrdcached's its journal)")
 PY
+if [ "$COLD" = 1 ]; then
+	echo "writer_limit: fio_iops=$fio_iops spoold_iops=$s_rps"
+	echo "(fio on a $FIO_SIZE file for ${FIO_SECONDS:-10} s; RRD directory on $(df --output=source,fstype "$WORK" | tail -1 | tr -s ' '), $(findmnt -no OPTIONS -T "$WORK"))"
+fi

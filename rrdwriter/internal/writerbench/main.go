@@ -1,8 +1,9 @@
 // Command writerbench measures RRD write throughput for bench/writer.sh:
 // spoold's writer (spool entries on disk → RRD files, entries removed),
 // rrdcached (BATCH of UPDATEs, then FLUSHALL until STATS show every value
-// written) and one rrdtool process per file. It prints values per second
-// and (spoold, rrdcached) pages written back to disk per file updated.
+// written) and one rrdtool process per file. It prints values per second,
+// (spoold, rrdcached) pages written back to disk per file updated, and
+// (spoold) 4 KiB pages read in from disk per second of the timed part.
 // It starts no goroutines beyond the writer's.
 package main
 
@@ -137,12 +138,14 @@ func runSpoold() error {
 		defer pprof.StopCPUProfile()
 	}
 	w0, c0 := pagesWritten(), cpuTime(os.Getpid())
-	t := time.Now()
+	dev, d0 := deviceReads(*dir)
+	r0, t := pagesRead(), time.Now()
 	if err := w.FlushAll(context.Background()); err != nil {
 		return err
 	}
-	el := time.Since(t)
+	el, r1 := time.Since(t), pagesRead()
 	reportCPU("spoold", cpuTime(os.Getpid())-c0, el)
+	reportReads("spoold", dev, d0, el)
 	pprof.StopCPUProfile()
 	pages := float64(pagesWritten()-w0) / float64(*files)
 	s := w.Stats()
@@ -152,7 +155,7 @@ func runSpoold() error {
 	if n, err := countFiles(*spoolD); err != nil || n != 0 {
 		return fmt.Errorf("spoold left %d spool entries (%v)", n, err)
 	}
-	fmt.Printf("%.0f %.1f\n", float64(s.ValuesWritten)/el.Seconds(), pages)
+	fmt.Printf("%.0f %.1f %.0f\n", float64(s.ValuesWritten)/el.Seconds(), pages, float64(r1-r0)/el.Seconds())
 	return nil
 }
 
@@ -203,11 +206,54 @@ func pagesWritten() uint64 {
 	return m["nr_written"]
 }
 
-// countFiles counts the regular files under dir but its lock file.
+// pagesRead returns /proc/vmstat pgpgin in 4 KiB pages: data read in
+// from block devices since boot, by every process (the kernel counts it
+// in KiB).
+func pagesRead() uint64 {
+	m, err := diskstat.ReadVMStat()
+	if err != nil {
+		return 0
+	}
+	return m["pgpgin"] / 4
+}
+
+// deviceReads returns the block device of the file system holding dir
+// and its /proc/diskstats counters now, or an empty name if either is
+// unknown.
+func deviceReads(dir string) (string, diskstat.Stat) {
+	d, err := diskstat.DeviceOf(dir)
+	if err != nil {
+		return "", diskstat.Stat{}
+	}
+	s, err := diskstat.ReadSample()
+	if err != nil {
+		return "", diskstat.Stat{}
+	}
+	st, ok := s.Find(d.Name)
+	if !ok {
+		return "", diskstat.Stat{}
+	}
+	return d.Name, st
+}
+
+// reportReads prints the reads the device completed since prev, per
+// second of wall and their mean size: read-ahead and prefetch make a read
+// of several pages.
+func reportReads(mode, dev string, prev diskstat.Stat, wall time.Duration) {
+	if name, cur := deviceReads(*dir); name != "" && name == dev {
+		n := cur.ReadIOs - prev.ReadIOs
+		fmt.Fprintf(os.Stderr, "%s: %.0f reads/s completed by %s, %.1f KiB each\n", mode,
+			float64(n)/wall.Seconds(), dev, float64(cur.ReadSectors-prev.ReadSectors)/2/float64(max(n, 1)))
+	}
+}
+
+// countFiles counts the regular files under dir but its lock file and its
+// marker.
 func countFiles(dir string) (int, error) {
 	n := 0
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && path != filepath.Join(dir, spool.LockFile) && path != filepath.Join(dir, spool.MarkerFile) {
+		own := path == filepath.Join(dir, spool.LockFile) || path == filepath.Join(dir, spool.MarkerFile)
+		if err == nil && d.Type().IsRegular() && !own {
 			n++
 		}
 		return err
