@@ -51,10 +51,7 @@ FUZZ_LONG := $(FUZZ_SHORT) \
 # the package's testdata/fuzz/<target>/ and fails the run: commit it, and
 # it becomes a regression seed that plain `go test` runs.
 FUZZTIME ?= 60s
-fuzz = @set -e; for t in $(1); do \
-		echo "fuzz $${t\#*:} in $${t%%:*} for $(2)"; \
-		$(GO) test -run '^$$' -fuzz "^$${t\#*:}\$$" -fuzztime $(2) $${t%%:*}; \
-	done
+fuzz = @GO=$(GO) FUZZTIME=$(2) scripts/fuzz.sh $(1)
 
 fuzz-short: deps
 	$(call fuzz,$(FUZZ_SHORT),3s)

@@ -306,7 +306,10 @@ func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item,
 	if until := todo[len(todo)-1].e.Time; w.o.Prefetch && t.prefetchedUntil.Load() < until {
 		w.prefetch(t, until)
 	}
-	uerr := w.o.RRD.Update(t.path, t.template(), buildRows(t, todo))
+	// The rows are in the file's data source order (buildRows), so no
+	// template: librrd takes the values by position, as rrdcached sends
+	// them, instead of matching every name of the template per call.
+	uerr := w.o.RRD.Update(t.path, nil, buildRows(t, todo))
 	if uerr == nil {
 		t.info.Last, t.info.LastMilli = todo[len(todo)-1].e.Time, todo[len(todo)-1].e.Milli
 		w.c.written(todo)
