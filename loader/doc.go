@@ -14,7 +14,7 @@
 // in the wrong level directory, a file at an intermediate level or at the
 // root) is moved to quarantine/ with a reason; an unknown directory is
 // logged, counted as foreign and left alone; an entry the index has no room
-// for (Indexer.Add fails with Options.FullErr) stays on disk for a later
+// for (Indexer.Add fails and Indexer.Full says the index is full) stays on disk for a later
 // rescan. The only files removed are the stale temp files of a crashed
 // earlier writer, by the names spoold makes (spool.Spool.RemoveStaleTemp),
 // which were never acknowledged. Options.DryRun removes and moves nothing.

@@ -123,6 +123,8 @@ func (x *fakeIndex) add(r spool.Ref) (bool, error) {
 	return true, nil
 }
 
+func (x *fakeIndex) Full(err error) bool { return errors.Is(err, errTestFull) }
+
 func (x *fakeIndex) Len() int {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -186,7 +188,7 @@ func regularFiles(t testing.TB, dir string) []string {
 func newTestLoader(t testing.TB, sp *spool.Spool, ix Indexer, p Params, clock Clock) *Loader {
 	t.Helper()
 	opts := DefaultOptions()
-	opts.Params, opts.Clock, opts.FullErr = p, clock, errTestFull
+	opts.Params, opts.Clock = p, clock
 	l, err := New(sp, ix, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -83,7 +83,7 @@ func testHostile(t *testing.T, unknown bool) {
 
 	ix := newFakeIndex()
 	opts := DefaultOptions()
-	opts.Params, opts.FullErr, opts.Logger = Params{Files: 1000, Threshold: hour}, errTestFull, sp.Logger()
+	opts.Params, opts.Logger = Params{Files: 1000, Threshold: hour}, sp.Logger()
 	l, err := New(sp, ix, opts)
 	if err != nil {
 		t.Fatal(err)

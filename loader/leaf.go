@@ -76,7 +76,7 @@ func (w *walk) index(ref spool.Ref) {
 		c.indexed.Add(1)
 	case err == nil:
 		c.existing.Add(1)
-	case w.l.fullErr != nil && errors.Is(err, w.l.fullErr):
+	case w.l.ix.Full(err):
 		c.full.Add(1)
 		if !w.fullSeen {
 			w.fullSeen = true

@@ -19,7 +19,6 @@ import (
 type Loader struct {
 	sp      *spool.Spool
 	ix      Indexer
-	fullErr error
 	clock   Clock
 	log     *slog.Logger
 	every   time.Duration // progress log interval; 0 = summary only
@@ -44,7 +43,7 @@ func New(sp *spool.Spool, ix Indexer, opts Options) (*Loader, error) {
 	if opts.ProgressEvery < 0 {
 		return nil, fmt.Errorf("create loader: progress interval must be >= 0, got %s", opts.ProgressEvery)
 	}
-	l := &Loader{sp: sp, ix: ix, fullErr: opts.FullErr, clock: opts.Clock, log: opts.Logger,
+	l := &Loader{sp: sp, ix: ix, clock: opts.Clock, log: opts.Logger,
 		every: opts.ProgressEvery, dryRun: opts.DryRun, ready: newReadiness(sp.Layout())}
 	if l.clock == nil {
 		l.clock = newRealClock()

@@ -183,6 +183,7 @@ func BenchmarkLoader(b *testing.B) {
 type nopIndexer struct{}
 
 func (nopIndexer) Add(uint64, string, int64) (bool, error) { return true, nil }
+func (nopIndexer) Full(error) bool                         { return false }
 
 func benchLoader(b *testing.B, sp *spool.Spool, plainRate float64, newIndexer func() Indexer) {
 	opts := DefaultOptions()

@@ -10,24 +10,22 @@ import (
 // Add indexes the entry with the given key hash and poll time. It returns
 // (true, nil) when the entry was added, (false, nil) when it was already
 // indexed (the poller added it concurrently, or an earlier walk did), and an
-// error otherwise; an error that errors.Is Options.FullErr means the index
-// is full. The loader knows an entry's hash from its name but not its key
+// error otherwise. Full says whether such an error means the index is
+// full: the entry then stays on disk for a later walk, counted in
+// Stats.Full; any other error is counted in Stats.Errors and logged. The
+// loader knows an entry's hash from its name but not its key
 // (reading the key would take an open(2)), so it passes key == "".
 // Add must be safe for use concurrently with the index's other users; the
 // loader itself calls it from one goroutine.
 type Indexer interface {
 	Add(hash uint64, key string, ts int64) (bool, error)
+	Full(err error) bool
 }
 
 // Options configure a Loader.
 type Options struct {
 	// Params are the throttle settings at start; SetParams changes them.
 	Params Params
-	// FullErr is the index's "full" error (shm.ErrFull). An Add error that
-	// errors.Is FullErr is counted in Stats.Full and the entry stays on
-	// disk; other Add errors are counted in Stats.Errors and logged. Nil
-	// means no error is "full".
-	FullErr error
 	// Clock tells time, sleeps and measures thread CPU; nil is the real one.
 	Clock Clock
 	// Logger receives progress lines, the summary and problems; nil
@@ -45,7 +43,7 @@ type Options struct {
 }
 
 // DefaultOptions returns DefaultParams, the real clock, no logger and a
-// progress line every 5 seconds. FullErr must be set by the caller.
+// progress line every 5 seconds.
 func DefaultOptions() Options {
 	return Options{Params: DefaultParams(), ProgressEvery: 5 * time.Second}
 }

@@ -131,6 +131,11 @@ func (ix *Index) addKeyLocked(s *shard, hash uint64, key string, ts int64) (bool
 	return true, nil
 }
 
+// Full reports whether err (from Add or SetKey) says the index is full:
+// the entry was refused for room, not for what it is, and stays on disk
+// for a later walk.
+func (ix *Index) Full(err error) bool { return errors.Is(err, ErrFull) }
+
 // fullError counts a refused Add, raises the overflow flag and describes it.
 func (ix *Index) fullError(s *shard, hash uint64, ts int64, need int64) error {
 	s.full++

@@ -91,7 +91,7 @@ func (d *daemon) build(cfg config, f *fleet) error {
 		return err
 	}
 	lo := cfg.loader
-	lo.FullErr, lo.Logger = shm.ErrFull, d.log.With("component", "loader")
+	lo.Logger = d.log.With("component", "loader")
 	if d.ld, err = loader.New(d.sp, d.ix, lo); err != nil {
 		return err
 	}

@@ -83,7 +83,6 @@ func load(so spool.Options, xo shm.Options, lo loader.Options) (loadSummary, err
 	if err != nil {
 		return loadSummary{}, err
 	}
-	lo.FullErr = shm.ErrFull
 	lo.DryRun = true // a dry run changes nothing on disk
 	l, err := loader.New(sp, ix, lo)
 	if err != nil {
