@@ -2,6 +2,8 @@ package diskstat
 
 import (
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,10 +36,38 @@ func FuzzCompute(f *testing.F) {
 	})
 }
 
+// FuzzParseTaskIO: whatever the text, a parse that succeeds gives values
+// that, written back the kernel's way ("key: value" lines, in any order,
+// with an unknown key among them), parse to the same counters; and the
+// kernel's rendering of any counters parses to exactly those.
 func FuzzParseTaskIO(f *testing.F) {
-	f.Add("rchar: 1\nread_bytes: 4096\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = ParseTaskIO(strings.NewReader(s))
-		_, _ = ParseVMStat(strings.NewReader(s))
+	f.Add("rchar: 1\nread_bytes: 4096\n", uint64(7), uint64(1<<40))
+	f.Add("rchar 1", uint64(0), uint64(0))
+	f.Fuzz(func(t *testing.T, s string, a, b uint64) {
+		if got, err := ParseTaskIO(strings.NewReader(s)); err == nil {
+			if again, err := ParseTaskIO(strings.NewReader(renderTaskIO(got, true))); err != nil || again != got {
+				t.Fatalf("%q parsed to %+v; its rendering parsed to %+v, %v", s, got, again, err)
+			}
+		}
+		want := TaskIO{RChar: a, WChar: b, SyscR: a ^ b, SyscW: a + b, ReadBytes: b, WriteBytes: a, CancelledWriteBytes: a &^ b}
+		if got, err := ParseTaskIO(strings.NewReader(renderTaskIO(want, false))); err != nil || got != want {
+			t.Fatalf("the kernel's rendering of %+v parsed to %+v, %v", want, got, err)
+		}
 	})
+}
+
+// renderTaskIO writes t as /proc/<pid>/io does, reversed and with an
+// unknown key when shuffled.
+func renderTaskIO(t TaskIO, shuffled bool) string {
+	lines := []string{
+		"rchar: " + strconv.FormatUint(t.RChar, 10), "wchar: " + strconv.FormatUint(t.WChar, 10),
+		"syscr: " + strconv.FormatUint(t.SyscR, 10), "syscw: " + strconv.FormatUint(t.SyscW, 10),
+		"read_bytes: " + strconv.FormatUint(t.ReadBytes, 10), "write_bytes: " + strconv.FormatUint(t.WriteBytes, 10),
+		"cancelled_write_bytes: " + strconv.FormatUint(t.CancelledWriteBytes, 10),
+	}
+	if shuffled {
+		slices.Reverse(lines)
+		lines = append(lines, "future_counter: 42")
+	}
+	return strings.Join(lines, "\n") + "\n"
 }

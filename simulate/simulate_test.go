@@ -227,6 +227,23 @@ func FuzzAnswer(f *testing.F) {
 	f.Add(req)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dec := &gosnmp.GoSNMP{Version: gosnmp.Version2c}
-		s.answer(dec, data) // must not panic
+		out, _, ok := s.answer(dec, data)
+		if !ok {
+			return // no answer, as an agent gives none to what it cannot read
+		}
+		// An answer is a well-formed SNMP response to the request: it
+		// decodes, it is a GetResponse, and it carries the request's id
+		// and community.
+		in, err := (&gosnmp.GoSNMP{Version: gosnmp.Version2c}).SnmpDecodePacket(data)
+		if err != nil {
+			t.Fatalf("answered a request that does not decode: %v", err)
+		}
+		resp, err := (&gosnmp.GoSNMP{Version: gosnmp.Version2c}).SnmpDecodePacket(out)
+		if err != nil {
+			t.Fatalf("the answer does not decode: %v", err)
+		}
+		if resp.PDUType != gosnmp.GetResponse || resp.RequestID != in.RequestID || resp.Community != in.Community {
+			t.Fatalf("answer %v id %d community %q to request id %d community %q", resp.PDUType, resp.RequestID, resp.Community, in.RequestID, in.Community)
+		}
 	})
 }
