@@ -9,92 +9,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/spoold/spoold/diskstat"
-	"github.com/spoold/spoold/internal/jsonfmt"
 	"github.com/spoold/spoold/internal/statmetric"
 )
 
-// DiskStatus is the disk load the daemon samples all the time: the block
-// devices behind its directories as `iostat -x` shows them, next to what
-// spoold itself read and wrote.
-type DiskStatus struct {
-	// SampledAt is when /proc/diskstats and /proc/self/io were last read;
-	// zero before the first sample.
-	SampledAt time.Time `json:"sampled_at"`
-	// Interval is the span the rates cover: between the last two samples;
-	// zero before the second.
-	Interval time.Duration `json:"interval_seconds"`
-	// Devices are the block devices behind the spool and RRD directories.
-	Devices []DeviceLoad `json:"-"`
-	// Process is /proc/self/io: the whole process, since it started.
-	Process ProcessIO `json:"process"`
-	// Cycles is what poll cycles' spool writes cost, Updates what the
-	// writer's RRD updates cost, each measured on the thread doing it.
-	Cycles  IOWork `json:"poll_cycles"`
-	Updates IOWork `json:"rrd_updates"`
-	// Error is the last sampling error; empty when the last sample was
-	// read.
-	Error string `json:"error"`
-}
-
-// DeviceLoad is one block device and its load over DiskStatus.Interval.
-type DeviceLoad struct {
-	// Name is the kernel's name as in /proc/diskstats (e.g. "vda1"), Disk
-	// the whole disk that owns the queue (e.g. "vda"); both empty when
-	// the directories are on no block device (tmpfs, overlay, NFS).
-	Name string `json:"name"`
-	Disk string `json:"disk"`
-	// Dirs are the daemon's directories on this device.
-	Dirs []string `json:"dirs"`
-	// ReadAheadKB is the disk's read_ahead_kb; -1 when unknown.
-	ReadAheadKB int            `json:"read_ahead_kb"`
-	Rates       diskstat.Rates `json:"-"` // flattened by MarshalJSON
-	// Error says why the device is unknown or not sampled; empty if fine.
-	Error string `json:"error"`
-}
-
-// ProcessIO is the process's own I/O counters (diskstat.TaskIO): the
-// totals since the daemon started and the storage rates over the interval.
-type ProcessIO struct {
-	Total            diskstat.TaskIO `json:"-"` // flattened by MarshalJSON
-	ReadBytesPerSec  float64         `json:"read_bytes_per_second"`
-	WriteBytesPerSec float64         `json:"write_bytes_per_second"`
-}
-
-// IOWork is what one kind of work read from and wrote to storage, each
-// operation measured on its own OS thread (diskstat.OnThread): a unit is a
-// poll cycle (its operations: the spool entries it wrote) or an RRD update
-// call (its operations: the rows it applied).
-type IOWork struct {
-	Units uint64          `json:"count"`
-	Ops   uint64          `json:"operations"`
-	Total diskstat.TaskIO `json:"total"`
-	// Last is the last unit: its operations, counters and end.
-	LastOps uint64          `json:"last_operations"`
-	Last    diskstat.TaskIO `json:"last"`
-	LastAt  time.Time       `json:"last_at"`
-	// Unmeasured are operations run while the thread's counters could not
-	// be read (no /proc/thread-self/io); they are in no figure above.
-	Unmeasured uint64 `json:"unmeasured_operations"`
-}
-
-// MarshalJSON renders DiskStatus by its tags (jsonfmt's times and
-// durations), the devices as a list (empty, not null).
-func (d DiskStatus) MarshalJSON() ([]byte, error) {
-	return jsonfmt.Marshal(d, struct {
-		Devices []DeviceLoad `json:"devices"`
-	}{nonNil(d.Devices)})
-}
-
-// MarshalJSON renders a device by its tags with its rates' members beside
+// The disk report's types are diskstat's, which samples them; admin shows
 // them.
-func (v DeviceLoad) MarshalJSON() ([]byte, error) { return jsonfmt.Marshal(v, v.Rates) }
-
-// MarshalJSON renders the process's rates with its counters' members
-// beside them.
-func (p ProcessIO) MarshalJSON() ([]byte, error) { return jsonfmt.Marshal(p, p.Total) }
-
-// MarshalJSON renders IOWork by its tags (jsonfmt's times).
-func (w IOWork) MarshalJSON() ([]byte, error) { return jsonfmt.Marshal(w) }
+type (
+	DiskStatus = diskstat.DiskStatus
+	DeviceLoad = diskstat.DeviceLoad
+	ProcessIO  = diskstat.ProcessIO
+	IOWork     = diskstat.IOWork
+)
 
 // diskMetrics are the disk figures of the metrics.
 var diskMetrics = slices.Concat(statmetric.Table[DiskStatus]{

@@ -68,7 +68,7 @@ func (d *daemon) Status() admin.Status {
 		Version: versionString(), Started: d.started, Settings: d.settings,
 		Spool: d.sp.Stats(), Index: d.ix.Stats(), IndexOverflowed: d.ix.Overflowed(),
 		Loader: d.ld.Stats(), Writer: d.wr.Stats(), WriterErrors: werrs,
-		PollInterval: d.cfg.poller.Interval, Targets: targets, Disk: d.disk.status(),
+		PollInterval: d.cfg.poller.Interval, Targets: targets, Disk: d.disk.Status(),
 	}
 	if n := d.nextRescan.Load(); n != 0 {
 		st.LoaderNextRescan = time.Unix(0, n)

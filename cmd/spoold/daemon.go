@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/spoold/spoold/diskstat"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
@@ -37,7 +38,7 @@ type daemon struct {
 	pl    *poller.Poller
 	fleet fleetHolder
 	admin adminServer
-	disk  *diskLoad
+	disk  *diskstat.Load
 	live  liveness // for the systemd watchdog (notify.go)
 	// nextRescan is when the loader loop walks the spool again, Unix
 	// nanoseconds; 0 while a walk runs or when no rescan is scheduled.
@@ -95,28 +96,28 @@ func (d *daemon) build(cfg config, f *fleet) error {
 	if d.ld, err = loader.New(d.sp, d.ix, lo); err != nil {
 		return err
 	}
-	d.disk = newDiskLoad(cfg.diskStatsInterval)
+	d.disk = diskstat.NewLoad(cfg.diskStatsInterval)
 	wo := cfg.writer
 	wo.Profile, wo.Logger, wo.Ready = d.fleet.rrdProfile, d.log.With("component", "writer"), d.ld
 	wo.OnTick = d.live.writerWoke
 	if wo.RRD == nil {
 		wo.RRD = rrdwriter.LibRRD()
 	}
-	wo.RRD = meteredRRD{wo.RRD, &d.disk.updates}
+	wo.RRD = meteredRRD{wo.RRD, &d.disk.Updates}
 	if d.wr, err = rrdwriter.New(d.sp, d.ix, wo); err != nil {
 		return err
 	}
-	d.disk.resolve(cfg.spool.Dir, cfg.writer.Dir)
+	d.disk.Resolve(cfg.spool.Dir, cfg.writer.Dir)
 	po := cfg.poller
 	onCycle := po.OnCycle
 	po.OnCycle = func(st poller.CycleStats) {
-		d.disk.cycles.closeUnit(time.Now())
+		d.disk.Cycles.CloseUnit(time.Now())
 		d.live.pollerCycle()
 		if onCycle != nil {
 			onCycle(st)
 		}
 	}
-	d.pl, err = poller.New(po, f.targets, meteredSpool{d.sp, &d.disk.cycles}, d.ix, d.log.With("component", "poller"))
+	d.pl, err = poller.New(po, f.targets, meteredSpool{d.sp, &d.disk.Cycles}, d.ix, d.log.With("component", "poller"))
 	return err
 }
 
@@ -124,8 +125,8 @@ func (d *daemon) build(cfg config, f *fleet) error {
 // writer, the loader (start-up walk, then rescans) and the poller, each in
 // its own goroutine.
 func (d *daemon) start() {
-	d.disk.sample()
-	d.diskCancel, d.diskDone = d.goRun("disk sampler", d.disk.run)
+	d.disk.Sample()
+	d.diskCancel, d.diskDone = d.goRun("disk sampler", d.disk.Run)
 	d.writeCancel, d.writeDone = d.goRun("writer", d.wr.Run)
 	d.loadCancel, d.loadDone = d.goRun("loader", d.loaderLoop)
 	d.pollCancel, d.pollDone = d.goRun("poller", d.pl.Run)

@@ -1,0 +1,281 @@
+package diskstat
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spoold/spoold/internal/jsonfmt"
+)
+
+// DiskStatus is the disk load the daemon samples all the time: the block
+// devices behind its directories as `iostat -x` shows them, next to what
+// spoold itself read and wrote.
+type DiskStatus struct {
+	// SampledAt is when /proc/diskstats and /proc/self/io were last read;
+	// zero before the first sample.
+	SampledAt time.Time `json:"sampled_at"`
+	// Interval is the span the rates cover: between the last two samples;
+	// zero before the second.
+	Interval time.Duration `json:"interval_seconds"`
+	// Devices are the block devices behind the spool and RRD directories.
+	Devices []DeviceLoad `json:"-"`
+	// Process is /proc/self/io: the whole process, since it started.
+	Process ProcessIO `json:"process"`
+	// Cycles is what poll cycles' spool writes cost, Updates what the
+	// writer's RRD updates cost, each measured on the thread doing it.
+	Cycles  IOWork `json:"poll_cycles"`
+	Updates IOWork `json:"rrd_updates"`
+	// Error is the last sampling error; empty when the last sample was
+	// read.
+	Error string `json:"error"`
+}
+
+// DeviceLoad is one block device and its load over DiskStatus.Interval.
+type DeviceLoad struct {
+	// Name is the kernel's name as in /proc/diskstats (e.g. "vda1"), Disk
+	// the whole disk that owns the queue (e.g. "vda"); both empty when
+	// the directories are on no block device (tmpfs, overlay, NFS).
+	Name string `json:"name"`
+	Disk string `json:"disk"`
+	// Dirs are the daemon's directories on this device.
+	Dirs []string `json:"dirs"`
+	// ReadAheadKB is the disk's read_ahead_kb; -1 when unknown.
+	ReadAheadKB int   `json:"read_ahead_kb"`
+	Rates       Rates `json:"-"` // flattened by MarshalJSON
+	// Error says why the device is unknown or not sampled; empty if fine.
+	Error string `json:"error"`
+}
+
+// ProcessIO is the process's own I/O counters (TaskIO): the
+// totals since the daemon started and the storage rates over the interval.
+type ProcessIO struct {
+	Total            TaskIO  `json:"-"` // flattened by MarshalJSON
+	ReadBytesPerSec  float64 `json:"read_bytes_per_second"`
+	WriteBytesPerSec float64 `json:"write_bytes_per_second"`
+}
+
+// IOWork is what one kind of work read from and wrote to storage, each
+// operation measured on its own OS thread (OnThread): a unit is a
+// poll cycle (its operations: the spool entries it wrote) or an RRD update
+// call (its operations: the rows it applied).
+type IOWork struct {
+	Units uint64 `json:"count"`
+	Ops   uint64 `json:"operations"`
+	Total TaskIO `json:"total"`
+	// Last is the last unit: its operations, counters and end.
+	LastOps uint64    `json:"last_operations"`
+	Last    TaskIO    `json:"last"`
+	LastAt  time.Time `json:"last_at"`
+	// Unmeasured are operations run while the thread's counters could not
+	// be read (no /proc/thread-self/io); they are in no figure above.
+	Unmeasured uint64 `json:"unmeasured_operations"`
+}
+
+// MarshalJSON renders DiskStatus by its tags (jsonfmt's times and
+// durations), the devices as a list (empty, not null).
+func (d DiskStatus) MarshalJSON() ([]byte, error) {
+	return jsonfmt.Marshal(d, struct {
+		Devices []DeviceLoad `json:"devices"`
+	}{devicesOrEmpty(d.Devices)})
+}
+
+// MarshalJSON renders a device by its tags with its rates' members beside
+// them.
+func (v DeviceLoad) MarshalJSON() ([]byte, error) { return jsonfmt.Marshal(v, v.Rates) }
+
+// MarshalJSON renders the process's rates with its counters' members
+// beside them.
+func (p ProcessIO) MarshalJSON() ([]byte, error) { return jsonfmt.Marshal(p, p.Total) }
+
+// MarshalJSON renders IOWork by its tags (jsonfmt's times).
+func (w IOWork) MarshalJSON() ([]byte, error) { return jsonfmt.Marshal(w) }
+
+// Load is the daemon's always-on disk report: it samples
+// /proc/diskstats for the block devices behind its directories and
+// /proc/self/io every interval (Run, on the caller's goroutine), and
+// tallies in Cycles and Updates what poll cycles and RRD updates read and
+// wrote, each operation measured on its own thread (the daemon wraps its
+// spool writer and librrd to call Tally.Measure). Status may be called
+// from any goroutine.
+type Load struct {
+	interval time.Duration
+	watcher  *Watcher
+	selfIO   func() (TaskIO, error)
+
+	mu        sync.Mutex
+	loads     []DeviceLoad // as resolved, rates updated by sample
+	base      TaskIO       // /proc/self/io when sampling began
+	prev      TaskIO
+	prevAt    time.Time
+	process   ProcessIO
+	sampledAt time.Time
+	span      time.Duration
+	err       string
+
+	Cycles, Updates Tally
+}
+
+// NewLoad returns a report sampled every interval; resolve sets its
+// devices.
+func NewLoad(interval time.Duration) *Load {
+	return &Load{interval: interval, selfIO: ReadSelfIO, watcher: NewWatcher()}
+}
+
+// resolve finds the block device of each directory: directories on one
+// device share its entry, a directory on none gets an entry with the error.
+// It must be called before run.
+func (l *Load) Resolve(dirs ...string) {
+	byName := map[string]int{}
+	var names []string
+	for _, dir := range dirs {
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+		dev, err := DeviceOf(dir)
+		if err != nil {
+			l.loads = append(l.loads, DeviceLoad{Dirs: []string{dir}, ReadAheadKB: -1, Error: err.Error()})
+			continue
+		}
+		if i, ok := byName[dev.Name]; ok {
+			l.loads[i].Dirs = append(l.loads[i].Dirs, dir)
+			continue
+		}
+		byName[dev.Name] = len(l.loads)
+		l.loads = append(l.loads, DeviceLoad{Name: dev.Name, Disk: dev.Disk, Dirs: []string{dir}, ReadAheadKB: dev.ReadAheadKB})
+		names = append(names, dev.Name)
+	}
+	l.watcher = NewWatcher(names...)
+}
+
+// Run samples every interval until ctx ends. The caller takes the first
+// sample, the baseline of the process's totals, before the work it counts
+// starts.
+func (l *Load) Run(ctx context.Context) error {
+	t := time.NewTicker(l.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			l.Sample()
+		}
+	}
+}
+
+// sample reads the device counters and the process's, and the disks'
+// read-ahead (an operator may change it while spoold runs).
+func (l *Load) Sample() {
+	rates, span, werr := l.watcher.Next()
+	self, serr := l.selfIO()
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.err = ""
+	if err := errors.Join(werr, serr); err != nil {
+		l.err = strings.ReplaceAll(err.Error(), "\n", "; ")
+	}
+	for i := range l.loads {
+		v := &l.loads[i]
+		if v.Name == "" {
+			continue
+		}
+		v.Rates = rates[v.Name]
+		v.ReadAheadKB = ReadAheadKB(v.Disk)
+	}
+	if serr == nil {
+		if l.prevAt.IsZero() {
+			l.base = self
+		} else if dt := now.Sub(l.prevAt).Seconds(); dt > 0 {
+			d := self.Sub(l.prev)
+			l.process.ReadBytesPerSec, l.process.WriteBytesPerSec = float64(d.ReadBytes)/dt, float64(d.WriteBytes)/dt
+		}
+		l.process.Total = self.Sub(l.base)
+		l.prev, l.prevAt = self, now
+	}
+	if werr == nil {
+		l.sampledAt, l.span = now, span
+	}
+}
+
+// status is the report for admin.Status.
+func (l *Load) Status() DiskStatus {
+	l.mu.Lock()
+	s := DiskStatus{
+		SampledAt: l.sampledAt, Interval: l.span, Process: l.process, Error: l.err,
+		Devices: make([]DeviceLoad, len(l.loads)),
+	}
+	for i, v := range l.loads {
+		v.Dirs = append([]string(nil), v.Dirs...)
+		s.Devices[i] = v
+	}
+	l.mu.Unlock()
+	s.Cycles, s.Updates = l.Cycles.Get(), l.Updates.Get()
+	return s
+}
+
+// Tally adds up the thread I/O of operations into units: the spool
+// writes of a poll cycle, or one RRD update call.
+type Tally struct {
+	mu      sync.Mutex
+	w       IOWork
+	open    TaskIO // of the unit in progress
+	openOps uint64
+}
+
+// measure runs fn, an operation of the unit in progress that counts as ops
+// operations, on its own thread and adds its I/O to the unit.
+func (t *Tally) Measure(ops uint64, fn func() error) error { return t.run(ops, fn, false) }
+
+// measureUnit is a whole unit of one operation: it runs fn on its own
+// thread and records it as the last unit.
+func (t *Tally) MeasureUnit(ops uint64, fn func() error) error { return t.run(ops, fn, true) }
+
+func (t *Tally) run(ops uint64, fn func() error, whole bool) error {
+	d, ok, err := OnThread(fn)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case !ok:
+		t.w.Unmeasured += ops
+	case whole:
+		t.record(d, ops, time.Now())
+	default:
+		t.open, t.openOps = t.open.Add(d), t.openOps+ops
+	}
+	return err
+}
+
+// closeUnit ends the unit in progress at time at.
+func (t *Tally) CloseUnit(at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.record(t.open, t.openOps, at)
+	t.open, t.openOps = TaskIO{}, 0
+}
+
+// record adds a finished unit; t.mu is held.
+func (t *Tally) record(d TaskIO, ops uint64, at time.Time) {
+	t.w.Units++
+	t.w.Ops += ops
+	t.w.Total = t.w.Total.Add(d)
+	t.w.Last, t.w.LastOps, t.w.LastAt = d, ops, at
+}
+
+func (t *Tally) Get() IOWork {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.w
+}
+
+// devicesOrEmpty is d, or an empty list (JSON [], not null) for nil.
+func devicesOrEmpty(d []DeviceLoad) []DeviceLoad {
+	if d == nil {
+		return []DeviceLoad{}
+	}
+	return d
+}
