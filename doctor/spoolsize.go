@@ -3,15 +3,15 @@ package doctor
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/spoold/spoold/internal/fileutil"
+	"github.com/spoold/spoold/internal/spooltree"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/spool"
+	"golang.org/x/sys/unix"
 )
 
 // SpoolSize is the spool's size and the loader time it implies.
@@ -32,47 +32,79 @@ type SpoolSize struct {
 	LoadSeconds float64 `json:"load_seconds"`
 }
 
-// countSpool counts the entries of the spool at dir with names only: it
-// reads level directories with getdents and never opens or stats an entry.
-// Directories that are not level directories (tmp/, quarantine/) are not
-// counted.
+// countSpool counts the files of the spool at dir with names only, with
+// the loader's own walk of the tree (spooltree): level directories with
+// getdents, never an open or stat of a file. Regular files in leaf
+// directories are what the loader's loader_files counts (segments, one or
+// more entries each); tmp/ and quarantine/ are not level directories. A
+// directory that cannot be read is an error after the walk.
 func countSpool(dir string, l spool.Layout) (SpoolSize, error) {
 	var s SpoolSize
 	t0 := time.Now()
-	err := walkLevel(dir, l, 0, &s)
+	root, err := openDir(unix.AT_FDCWD, dir)
+	if err != nil {
+		return s, fmt.Errorf("open spool %s: %w", dir, err)
+	}
+	defer unix.Close(root)
+	c := &spoolCount{dir: dir, dr: spooltree.NewDirReader(), s: &s}
+	walker := &spooltree.Walker{Layout: l, Dirs: c.dr, OpenDir: openDir}
+	err = walker.Walk(root, c)
 	s.WalkSeconds = time.Since(t0).Seconds()
+	if err == nil {
+		err = c.err
+	}
 	return s, err
 }
 
-func walkLevel(dir string, l spool.Layout, level int, s *SpoolSize) error {
-	f, err := os.Open(dir)
+// spoolCount is the doctor's spooltree.Visitor: it counts leaf
+// directories and the regular files in them.
+type spoolCount struct {
+	dir string
+	dr  *spooltree.DirReader
+	s   *SpoolSize
+	err error // the first directory that could not be read
+}
+
+func (c *spoolCount) Enter(int, string) error        { return nil }
+func (c *spoolCount) Entry(int, string, uint8) error { return nil }
+func (c *spoolCount) Problem(what string, _ int, err error) {
+	c.fail(fmt.Errorf("%s in %s: %w", what, c.dir, err))
+}
+
+func (c *spoolCount) Leaf(parent int, name string, _ int) error {
+	fd, err := openDir(parent, name)
 	if err != nil {
-		return err
+		c.fail(fmt.Errorf("open directory %s in %s: %w", name, c.dir, err))
+		return nil
 	}
-	defer f.Close()
-	leaf := level == l.Levels()
-	if leaf {
-		s.LeafDirs++
+	defer unix.Close(fd)
+	c.s.LeafDirs++
+	err = c.dr.Each(fd, func(name []byte, typ uint8) error {
+		if t, err := spooltree.ResolveType(fd, name, typ); err == nil && t == unix.DT_REG {
+			c.s.Entries++
+		}
+		return nil
+	})
+	if err != nil {
+		c.fail(fmt.Errorf("read directory %s in %s: %w", name, c.dir, err))
 	}
-	for {
-		ents, err := f.ReadDir(1024)
-		for _, e := range ents {
-			switch {
-			case leaf && !e.IsDir():
-				s.Entries++
-			case !leaf && e.IsDir() && l.LevelDirName(level, e.Name()):
-				if err := walkLevel(filepath.Join(dir, e.Name()), l, level+1, s); err != nil {
-					return err
-				}
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read directory %s: %w", dir, err)
-		}
+	return nil
+}
+
+func (c *spoolCount) fail(err error) {
+	if c.err == nil {
+		c.err = err
 	}
+}
+
+// openDir opens a directory of the spool for reading, never through a
+// symlink below the spool directory itself.
+func openDir(dirfd int, name string) (int, error) {
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	if dirfd != unix.AT_FDCWD {
+		flags |= unix.O_NOFOLLOW
+	}
+	return fileutil.Openat(dirfd, name, flags, 0)
 }
 
 // estimateLoad fills in the loader time for p: iterations of at most

@@ -5,13 +5,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/spoold/spoold/internal/spooltree"
 	"github.com/spoold/spoold/spool"
 )
 
 // walkLeaf indexes the entries of the leaf directory fd, the idx-th in
 // sorted order, straight out of the getdents buffer.
 func (w *walk) walkLeaf(fd, idx int) error {
-	err := w.dr.each(fd, func(name []byte, typ uint8) error {
+	err := w.dr.Each(fd, func(name []byte, typ uint8) error {
 		return w.leafEntry(fd, name, typ)
 	})
 	if cerr := w.cancelled(); cerr != nil {
@@ -32,7 +33,7 @@ func (w *walk) walkLeaf(fd, idx int) error {
 // indexed; a file with a bad name or in the wrong directory is quarantined;
 // anything else is foreign. Each file then counts for the throttle.
 func (w *walk) leafEntry(dirfd int, name []byte, typ uint8) error {
-	typ, err := resolveType(dirfd, name, typ)
+	typ, err := spooltree.ResolveType(dirfd, name, typ)
 	if errors.Is(err, unix.ENOENT) {
 		return nil // removed meanwhile (the writer applied it)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/spoold/spoold/internal/spooltree"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -151,8 +152,8 @@ func (l *Loader) ensureLeaf(ctx context.Context, i int) error {
 // onDemandWalk returns a walk for EnsureLeaf or EnsureAll: no throttle, no
 // progress, the counters of the current walk.
 func (l *Loader) onDemandWalk(ctx context.Context) *walk {
-	w := &walk{l: l, ctx: ctx, done: ctx.Done(), layout: l.sp.Layout(), dr: newDirReader(), onDemand: true}
-	w.dr.forceUnknown = l.forceUnknown
+	w := &walk{l: l, ctx: ctx, done: ctx.Done(), layout: l.sp.Layout(), dr: spooltree.NewDirReader(), onDemand: true}
+	w.dr.ForceUnknown = l.forceUnknown
 	return w
 }
 
@@ -171,7 +172,7 @@ func (l *Loader) EnsureAll(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("walk spool %s: %w", root, err)
 	}
-	err = w.walkLevel(fd, 0, 0)
+	err = w.tree().Walk(fd, w)
 	unix.Close(fd)
 	if err != nil {
 		return fmt.Errorf("walk spool %s: %w", root, err)

@@ -2,14 +2,13 @@ package loader
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/spoold/spoold/internal/spooltree"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -19,7 +18,7 @@ type walk struct {
 	ctx       context.Context
 	done      <-chan struct{}
 	layout    spool.Layout
-	dr        *dirReader
+	dr        *spooltree.DirReader
 	th        *throttle
 	levels    [spool.MaxLevels]string // level directory names on the current path
 	leafTotal float64
@@ -33,10 +32,10 @@ func (l *Loader) newWalk(ctx context.Context) *walk {
 	now := l.clock.Now()
 	l.c.reset(now)
 	layout := l.sp.Layout()
-	w := &walk{l: l, ctx: ctx, done: ctx.Done(), layout: layout, dr: newDirReader(),
+	w := &walk{l: l, ctx: ctx, done: ctx.Done(), layout: layout, dr: spooltree.NewDirReader(),
 		th: newThrottle(l.clock, &l.c, now), leafTotal: float64(layout.LeafDirs()),
 		nextLog: now.Add(l.every)}
-	w.dr.forceUnknown = l.forceUnknown
+	w.dr.ForceUnknown = l.forceUnknown
 	return w
 }
 
@@ -55,64 +54,30 @@ func (w *walk) run() error {
 		return fmt.Errorf("walk spool %s: %w", root, err)
 	}
 	defer unix.Close(fd)
-	if err := w.walkLevel(fd, 0, 0); err != nil {
+	if err := w.tree().Walk(fd, w); err != nil {
 		return err
 	}
 	return w.ctx.Err()
 }
 
-// dirent is a directory entry of a non-leaf directory.
-type dirent struct {
-	name string
-	typ  uint8
+// tree returns the spool-tree walk of this walk: it calls back Enter,
+// Entry, Leaf and Problem.
+func (w *walk) tree() *spooltree.Walker {
+	return &spooltree.Walker{Layout: w.layout, Dirs: w.dr, OpenDir: w.openDir}
 }
 
-// walkLevel walks the directory fd at depth (0 = the root), whose leaf
-// directories have indexes from prefix*16^(widths below) on: it handles the
-// files in it, then its level directories in sorted order.
-func (w *walk) walkLevel(fd, depth, prefix int) error {
-	ents, err := w.readAll(fd)
-	if err != nil {
-		w.problem("read directory "+w.path(depth, ""), err)
-		return nil
-	}
-	var subdirs []string
-	for _, e := range ents {
-		if w.layout.LevelDirName(depth, e.name) && e.typ == unix.DT_DIR {
-			subdirs = append(subdirs, e.name)
-			continue
-		}
-		if err := w.nonLeafEntry(depth, e); err != nil {
-			return err
-		}
-	}
-	slices.Sort(subdirs)
-	for _, name := range subdirs {
-		if err := w.walkSubdir(fd, depth, prefix, name); err != nil {
-			return err
-		}
-	}
-	return nil
+// Enter records the level directory on the current path and ends the
+// walk if it was cancelled.
+func (w *walk) Enter(depth int, name string) error {
+	w.levels[depth-1] = name
+	return w.cancelled()
 }
 
-// walkSubdir walks the level directory name of the directory fd at depth.
-func (w *walk) walkSubdir(fd, depth, prefix int, name string) error {
-	if err := w.cancelled(); err != nil {
-		return err
-	}
-	w.levels[depth] = name
-	idx := prefix<<(4*w.layout.Width(depth)) | hexValue(name)
-	if depth+1 == w.layout.Levels() {
-		return w.walkLeafDir(fd, name, idx)
-	}
-	sub, err := w.openDir(fd, name)
-	if err != nil {
-		w.problem("open directory "+w.path(depth+1, ""), err)
-		return nil
-	}
-	defer unix.Close(sub)
-	return w.walkLevel(sub, depth+1, idx)
-}
+// Leaf walks a leaf directory (walkLeafDir).
+func (w *walk) Leaf(parent int, name string, idx int) error { return w.walkLeafDir(parent, name, idx) }
+
+// Problem counts and logs a directory the walk could not read or open.
+func (w *walk) Problem(what string, depth int, err error) { w.problem(what+" "+w.path(depth, ""), err) }
 
 // walkLeafDir walks the leaf directory name of fd, the idx-th, if this
 // walk is the one to (see claimLeaf), and marks it ready after; a walk
@@ -160,42 +125,24 @@ func (w *walk) claimLeaf(idx int) bool {
 	return false
 }
 
-// nonLeafEntry handles an entry of the root or an intermediate directory
-// that is not a level directory.
-func (w *walk) nonLeafEntry(depth int, e dirent) error {
+// Entry handles an entry of the root or an intermediate directory that is
+// not a level directory.
+func (w *walk) Entry(depth int, name string, typ uint8) error {
 	switch {
-	case depth == 0 && e.typ == unix.DT_DIR && (e.name == spool.TmpDir || e.name == spool.QuarantineDir):
+	case depth == 0 && typ == unix.DT_DIR && (name == spool.TmpDir || name == spool.QuarantineDir):
 		return nil
-	case depth == 0 && e.typ == unix.DT_REG && (e.name == spool.LockFile || e.name == spool.MarkerFile):
+	case depth == 0 && typ == unix.DT_REG && (name == spool.LockFile || name == spool.MarkerFile):
 		return nil
-	case e.typ == unix.DT_REG:
+	case typ == unix.DT_REG:
 		reason := fmt.Sprintf("file at level %d, above the leaf directories", depth)
 		if depth == 0 {
 			reason = "file at the spool root, outside the level directories"
 		}
-		w.quarantine(depth, e.name, reason)
+		w.quarantine(depth, name, reason)
 		return w.afterFile()
 	}
-	w.foreign(w.path(depth, e.name), e.typ)
+	w.foreign(w.path(depth, name), typ)
 	return nil
-}
-
-// readAll reads the entries of a non-leaf directory, with their types
-// resolved.
-func (w *walk) readAll(fd int) ([]dirent, error) {
-	var ents []dirent
-	err := w.dr.each(fd, func(name []byte, typ uint8) error {
-		t, err := resolveType(fd, name, typ)
-		if errors.Is(err, unix.ENOENT) {
-			return nil // gone meanwhile
-		}
-		if err != nil {
-			return err
-		}
-		ents = append(ents, dirent{string(name), t})
-		return nil
-	})
-	return ents, err
 }
 
 // openDir opens the directory name relative to dirfd for reading, never
@@ -214,18 +161,4 @@ func (w *walk) openDir(dirfd int, name string) (int, error) {
 func (w *walk) path(depth int, name string) string {
 	parts := append([]string{w.l.sp.Dir()}, w.levels[:depth]...)
 	return filepath.Join(append(parts, name)...)
-}
-
-// hexValue returns the value of a level directory name (already validated).
-func hexValue(s string) int {
-	v := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= '9' {
-			v = v<<4 | int(c-'0')
-		} else {
-			v = v<<4 | int(c-'a'+10)
-		}
-	}
-	return v
 }

@@ -1,4 +1,4 @@
-package loader
+package spooltree
 
 import (
 	"encoding/binary"
@@ -41,7 +41,7 @@ func TestDirentParse(t *testing.T) {
 			for _, n := range names {
 				b = appendDirent(b, n, unix.DT_REG)
 			}
-			r := &dirReader{forceUnknown: unknown}
+			r := &DirReader{ForceUnknown: unknown}
 			var got []string
 			err := r.parse(b, func(name []byte, typ uint8) error {
 				got = append(got, string(name))
@@ -60,7 +60,7 @@ func TestDirentParse(t *testing.T) {
 func TestDirentParseBadRecord(t *testing.T) {
 	b := appendDirent(nil, "entry", unix.DT_REG)
 	binary.LittleEndian.PutUint16(b[direntReclenOff:], 3)
-	if err := (&dirReader{}).parse(b, func([]byte, uint8) error { return nil }); err == nil {
+	if err := (&DirReader{}).parse(b, func([]byte, uint8) error { return nil }); err == nil {
 		t.Error("parse accepted a record length of 3")
 	}
 }

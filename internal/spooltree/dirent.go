@@ -1,4 +1,4 @@
-package loader
+package spooltree
 
 import (
 	"errors"
@@ -19,21 +19,23 @@ const (
 	direntNameOff   = 19
 )
 
-// dirReader reads directory entries with getdents(2) into one reused
-// buffer, so reading a name allocates nothing.
-type dirReader struct {
+// DirReader reads directory entries with getdents(2) into one reused
+// buffer, so reading a name allocates nothing. It is not safe for
+// concurrent use: each walk has its own.
+type DirReader struct {
 	buf []byte
-	// forceUnknown makes every entry DT_UNKNOWN, as some file systems
+	// ForceUnknown makes every entry DT_UNKNOWN, as some file systems
 	// report; tests use it to exercise the lstat fallback.
-	forceUnknown bool
+	ForceUnknown bool
 }
 
-func newDirReader() *dirReader { return &dirReader{buf: make([]byte, direntBufSize)} }
+// NewDirReader returns a reader with a 64 KiB buffer.
+func NewDirReader() *DirReader { return &DirReader{buf: make([]byte, direntBufSize)} }
 
-// each calls fn for each entry of the open directory fd but "." and "..",
+// Each calls fn for each entry of the open directory fd but "." and "..",
 // with the name (valid only during the call) and its d_type. It stops early
 // when fn returns an error and returns that error.
-func (r *dirReader) each(fd int, fn func(name []byte, typ uint8) error) error {
+func (r *DirReader) Each(fd int, fn func(name []byte, typ uint8) error) error {
 	for {
 		n, err := unix.Getdents(fd, r.buf)
 		if errors.Is(err, unix.EINTR) {
@@ -52,7 +54,7 @@ func (r *dirReader) each(fd int, fn func(name []byte, typ uint8) error) error {
 }
 
 // parse walks the dirent records in b.
-func (r *dirReader) parse(b []byte, fn func(name []byte, typ uint8) error) error {
+func (r *DirReader) parse(b []byte, fn func(name []byte, typ uint8) error) error {
 	for len(b) >= direntNameOff {
 		reclen := int(b[direntReclenOff]) | int(b[direntReclenOff+1])<<8
 		if reclen < direntNameOff || reclen > len(b) {
@@ -64,7 +66,7 @@ func (r *dirReader) parse(b []byte, fn func(name []byte, typ uint8) error) error
 		if isDot(name) {
 			continue
 		}
-		if r.forceUnknown {
+		if r.ForceUnknown {
 			typ = unix.DT_UNKNOWN
 		}
 		if err := fn(name, typ); err != nil {
@@ -90,9 +92,9 @@ func isDot(name []byte) bool {
 	return (len(name) == 1 && name[0] == '.') || (len(name) == 2 && name[0] == '.' && name[1] == '.')
 }
 
-// resolveType returns typ, or for DT_UNKNOWN the type lstat (fstatat with
+// ResolveType returns typ, or for DT_UNKNOWN the type lstat (fstatat with
 // AT_SYMLINK_NOFOLLOW) finds for name in the directory dirfd.
-func resolveType(dirfd int, name []byte, typ uint8) (uint8, error) {
+func ResolveType(dirfd int, name []byte, typ uint8) (uint8, error) {
 	if typ != unix.DT_UNKNOWN {
 		return typ, nil
 	}
