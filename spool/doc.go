@@ -1,8 +1,11 @@
-// Package spool owns the on-disk spool: the binary entry format (v1), the
-// leveled directory layout named after nginx's proxy_cache_path levels=, the
-// atomic publication of entries (temp file + rename, fsync by policy),
-// verified reads, the quarantine for bad entries, and the flock that keeps a
-// second process off a spool directory.
+// Package spool owns the on-disk spool: the binary entry format (v2; v1 is
+// read), segments (a file of one key's entries, appended by the process
+// that created it until Seal, a size or entry limit, or the next start:
+// append.go), the leveled directory layout named after nginx's
+// proxy_cache_path levels=, the atomic publication of drop-ins (temp file +
+// rename, never replacing a file), reads that keep every good entry around
+// bad bytes (segment.go), the quarantine for bad files and byte ranges, and
+// the flock that keeps a second process off a spool directory.
 //
 // A spool directory looks like this (levels "1:2"):
 //
@@ -10,7 +13,7 @@
 //	<dir>/lock                          flock(2)ed by the owning process
 //	<dir>/tmp/<pid>.<hex nanos>.<seq>   entries being written; never indexed
 //	<dir>/quarantine/                   bad entries, each with a .reason file
-//	<dir>/c/29/<hash16>-<unixseconds>   one poll result
+//	<dir>/c/29/<hash16>-<unixseconds>   a segment: one or more poll results of one key
 //
 // The hash is xxhash64 of the entry's key (its target name) in 16 lower-case
 // hex digits; the level directories are taken from the end of that hex, as
@@ -24,6 +27,7 @@
 // whose names spoold makes (tempname.go).
 //
 // Package spool starts no goroutines. A *Spool is safe for concurrent use.
-// Nothing in this package deletes an entry except Remove, which the caller
-// calls only after the entry's values are safely elsewhere.
+// Nothing in this package deletes a segment except Remove, which the caller
+// calls only after its values are safely elsewhere (and Append, which takes
+// back a segment it created when the first write into it failed).
 package spool
