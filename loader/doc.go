@@ -42,6 +42,9 @@
 // effect at the throttle check after the file in hand. Stats can be read at
 // any time from any goroutine.
 //
-// Package loader starts no goroutines: Run does its work on the caller's
-// goroutine, locked to its OS thread for the duration of the walk.
+// Goroutines: Run does its work on the caller's goroutine, locked to its OS
+// thread for the duration of the walk; EnsureLeaf and EnsureAll walk on
+// their callers' goroutines. The one goroutine the package starts lives
+// for one throttle pause: it ends the pause early when SetParams changes
+// the parameters, and it has ended when the pause returns.
 package loader
