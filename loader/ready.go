@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -192,7 +193,7 @@ func (l *Loader) EnsureAll(ctx context.Context) error {
 func (l *Loader) walkOneLeaf(ctx context.Context, i int) {
 	w := l.onDemandWalk(ctx)
 	dir := w.layout.LeafDir(i)
-	for d, name := range splitDir(dir) {
+	for d, name := range strings.Split(dir, "/") {
 		w.levels[d] = name
 	}
 	fd, err := w.openDir(unix.AT_FDCWD, l.sp.Dir()+"/"+dir)
@@ -205,19 +206,6 @@ func (l *Loader) walkOneLeaf(ctx context.Context, i int) {
 	}
 	defer unix.Close(fd)
 	_ = w.walkLeaf(fd, i) // only a cancellation, which the caller sees
-}
-
-// splitDir splits a relative level directory ("c/29") into its names.
-func splitDir(dir string) []string {
-	var out []string
-	start := 0
-	for i := 0; i <= len(dir); i++ {
-		if i == len(dir) || dir[i] == '/' {
-			out = append(out, dir[start:i])
-			start = i + 1
-		}
-	}
-	return out
 }
 
 // Readiness is the warm-up as /status shows it.

@@ -1,8 +1,8 @@
-// Package shm owns the in-memory index of pending spool entries: for every
-// key (an RRD file's target) the poll times that are on disk but not yet in
-// the RRD file, which of them a writer has taken (in flight), when the key's
-// oldest pending entry was indexed, and until when the key backs off after a
-// failed write.
+// Package shm owns the in-memory index of pending spool segments: for every
+// key (an RRD file's target) the names (first poll times) of its segments
+// that are on disk but not yet in the RRD file, which of them a writer has
+// taken (in flight), and until when the key backs off after a failed write.
+// The oldest pending time is what the writer's delay counts from.
 //
 // The index is a power-of-two number of shards, each with its own mutex and
 // padded to a cache line, so that the poller, the loader, the writer and the

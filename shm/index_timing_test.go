@@ -231,7 +231,7 @@ func (m *mutexIndex) TakeDue(now time.Time, due func(uint64, time.Time) time.Tim
 		if len(k.pending) == 0 || len(k.inflight) > 0 || due(h, k.since).After(now) {
 			continue
 		}
-		dst = append(dst, Batch{Hash: h, Key: k.key, Times: slices.Clone(k.pending), Since: k.since})
+		dst = append(dst, Batch{Hash: h, Key: k.key, Times: slices.Clone(k.pending)})
 		k.inflight, k.pending = k.pending, k.inflight[:0]
 	}
 	return dst

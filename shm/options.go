@@ -16,7 +16,7 @@ type Options struct {
 	// MaxBytes is the index's capacity in accounted bytes (flag --keys-zone);
 	// see Stats.Bytes for what a key and an entry cost. It must be positive.
 	MaxBytes int64
-	// Now is the clock of Batch.Since, Stats.OldestPending and Stats.Backoff;
+	// Now is the clock of the backoff (Done's retry times, Stats.Backoff);
 	// nil means time.Now.
 	Now func() time.Time
 }

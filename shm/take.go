@@ -9,12 +9,10 @@ type Batch struct {
 	Hash uint64
 	// Key is the key, or "" if not yet known.
 	Key string
-	// Times are the poll times, ascending, without duplicates. They are the
-	// caller's: the index keeps its own copy.
+	// Times are the poll times, ascending, without duplicates; the first
+	// is the one the write delay counts from. They are the caller's: the
+	// index keeps its own copy.
 	Times []int64
-	// Since is the oldest of Times: the poll time the write delay counts
-	// from.
-	Since time.Time
 }
 
 // TakeDue appends to dst, and returns, up to max batches of keys that have
@@ -108,7 +106,7 @@ func (s *shard) takeKey(st *keyState, arena *timesArena, bound int64) (b Batch, 
 	if n == 0 {
 		return Batch{}, false
 	}
-	b = Batch{Hash: st.hash, Key: st.key, Times: arena.copyOf(st.pending[:n]), Since: time.Unix(st.pending[0], 0)}
+	b = Batch{Hash: st.hash, Key: st.key, Times: arena.copyOf(st.pending[:n])}
 	if n == len(st.pending) {
 		st.inflight, st.pending = st.pending, st.inflight[:0]
 	} else { // the times from bound on stay pending (rare: a held key)

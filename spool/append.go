@@ -227,18 +227,6 @@ func (s *Spool) Seal(hash uint64) {
 	sh.mu.Unlock()
 }
 
-// OpenSegments returns how many segments this process has open.
-func (s *Spool) OpenSegments() int {
-	n := 0
-	for i := range s.app.shards {
-		sh := &s.app.shards[i]
-		sh.mu.Lock()
-		n += len(sh.open)
-		sh.mu.Unlock()
-	}
-	return n
-}
-
 // QuarantineRange copies the bad range r of segment g into quarantine/,
 // next to a .reason file with its offset, length and reason, and syncs the
 // copy and the directory: the caller then removes the segment once its good

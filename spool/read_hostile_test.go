@@ -4,11 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/internal/testuser"
 	"golang.org/x/sys/unix"
 )
 
@@ -102,33 +102,15 @@ func TestUnreadableEntryIsCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	if os.Geteuid() == 0 {
-		t.Log("LOUD: running as root; reading as uid 65534 with setfsuid(2) so that chmod 000 applies")
 		for d := filepath.Dir(path); len(d) > 1; d = filepath.Dir(d) {
 			if strings.HasPrefix(d, filepath.Dir(dir)) {
 				os.Chmod(d, 0o755) // let nobody reach the file; the test's own dirs
 			}
 		}
 	}
-	_, err = readAsNobody(t, s, ref)
+	testuser.AsNobody(t, func() { _, err = s.Read(ref) })
 	var ce *CorruptionError
 	if !errors.As(err, &ce) || ce.Path != path || !strings.Contains(ce.Reason, "unreadable") || !strings.Contains(ce.Reason, "permission denied") {
 		t.Fatalf("Read of a chmod 000 entry = %v; want a CorruptionError naming %s, unreadable: permission denied", err, path)
 	}
-}
-
-// readAsNobody reads ref on a thread whose file-system uid and gid are
-// 65534 when the test runs as root, as is otherwise.
-func readAsNobody(t *testing.T, s *Spool, ref Ref) (Entry, error) {
-	if os.Geteuid() != 0 {
-		return s.Read(ref)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	unix.Setfsgid(65534)
-	unix.Setfsuid(65534)
-	defer func() { unix.Setfsuid(0); unix.Setfsgid(0) }()
-	if got, _ := unix.SetfsuidRetUid(-1); got != 65534 {
-		t.Fatalf("setfsuid did not take: fsuid %d", got)
-	}
-	return s.Read(ref)
 }

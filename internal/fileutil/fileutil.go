@@ -155,21 +155,12 @@ func TypeName(t uint32) string {
 	return fmt.Sprintf("file type %#o", t)
 }
 
-// DirentTypeName names a directory entry's type (d_type from getdents).
+// DirentTypeName names a directory entry's type (d_type from getdents):
+// a d_type is the file type bits of a mode shifted down (DT_FIFO is
+// S_IFIFO>>12), so it is TypeName's name; DT_UNKNOWN is "d_type 0".
 func DirentTypeName(t uint8) string {
-	switch t {
-	case unix.DT_DIR:
-		return "directory"
-	case unix.DT_REG:
-		return "file"
-	case unix.DT_LNK:
-		return "symlink"
-	case unix.DT_FIFO:
-		return "FIFO"
-	case unix.DT_SOCK:
-		return "socket"
-	case unix.DT_CHR, unix.DT_BLK:
-		return "device"
+	if t == unix.DT_UNKNOWN {
+		return "d_type 0"
 	}
-	return fmt.Sprintf("d_type %d", t)
+	return TypeName(uint32(t) << 12)
 }

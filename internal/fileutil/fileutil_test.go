@@ -64,7 +64,12 @@ func TestTypeNames(t *testing.T) {
 			t.Errorf("TypeName(%#o) = %q, want %q", tc.mode, got, tc.want)
 		}
 	}
-	if got := DirentTypeName(unix.DT_REG); got != "file" {
-		t.Errorf("DirentTypeName(DT_REG) = %q", got)
+	for _, tc := range []struct {
+		typ  uint8
+		want string
+	}{{unix.DT_REG, "regular file"}, {unix.DT_DIR, "directory"}, {unix.DT_FIFO, "FIFO"}, {unix.DT_SOCK, "socket"}, {unix.DT_LNK, "symlink"}, {unix.DT_UNKNOWN, "d_type 0"}} {
+		if got := DirentTypeName(tc.typ); got != tc.want {
+			t.Errorf("DirentTypeName(%d) = %q, want %q", tc.typ, got, tc.want)
+		}
 	}
 }

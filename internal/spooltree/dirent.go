@@ -102,21 +102,7 @@ func ResolveType(dirfd int, name []byte, typ uint8) (uint8, error) {
 	if err := unix.Fstatat(dirfd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return typ, fmt.Errorf("lstat %s: %w", name, err)
 	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
-		return unix.DT_REG, nil
-	case unix.S_IFDIR:
-		return unix.DT_DIR, nil
-	case unix.S_IFLNK:
-		return unix.DT_LNK, nil
-	case unix.S_IFIFO:
-		return unix.DT_FIFO, nil
-	case unix.S_IFSOCK:
-		return unix.DT_SOCK, nil
-	case unix.S_IFCHR:
-		return unix.DT_CHR, nil
-	case unix.S_IFBLK:
-		return unix.DT_BLK, nil
-	}
-	return unix.DT_UNKNOWN, nil
+	// A d_type is the file type bits of the mode shifted down (DT_DIR is
+	// S_IFDIR>>12), as the kernel's dirents make it.
+	return uint8(st.Mode & unix.S_IFMT >> 12), nil
 }
