@@ -186,17 +186,20 @@ func (p *pass) quarantineBad() error {
 }
 
 // finish removes (or, holding nothing good, quarantines whole) every
-// segment whose entries are all applied or set aside, in batch order, and
-// stops at the first that is not: entries stay only in a suffix of the
-// segments, so what a crash leaves behind ends with the newest applied
-// entry (see splitApplied). pending[i] counts the entries of segment i
-// still to apply; nil means none.
+// segment whose entries are all applied or set aside, in the order of
+// their newest entries, and stops at the first that is not: entries stay
+// only in the segments whose newest entries are the newest, so what a crash
+// leaves behind ends with the newest applied entry (see splitApplied).
+// Names do not give that order: a segment named a second early (its own
+// second was taken) can hold a newer entry than the next one's.
+// pending[i] counts the entries of segment i still to apply; nil means
+// none.
 func (p *pass) finish(pending ...int) error {
 	if err := p.quarantineBad(); err != nil {
 		return err
 	}
 	var done []spool.Ref
-	for i := range p.segs {
+	for _, i := range p.byNewest() {
 		g := &p.segs[i]
 		if pending != nil && pending[i] > 0 {
 			break
@@ -212,6 +215,26 @@ func (p *pass) finish(pending ...int) error {
 	}
 	p.settled = p.w.remove(p.st, p.t, done, p.settled)
 	return nil
+}
+
+// byNewest returns the indexes of the segments ordered by their newest
+// entry (poll time to the millisecond), segments without entries first.
+func (p *pass) byNewest() []int {
+	newest := make([][2]int64, len(p.segs))
+	order := make([]int, len(p.segs))
+	for i := range p.segs {
+		order[i] = i
+		newest[i] = [2]int64{-1, 0}
+		for _, e := range p.segs[i].Entries {
+			if t := [2]int64{e.Time, int64(e.Milli)}; t[0] > newest[i][0] || t[0] == newest[i][0] && t[1] > newest[i][1] {
+				newest[i] = t
+			}
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(newest[a][0], newest[b][0]), cmp.Compare(newest[a][1], newest[b][1]))
+	})
+	return order
 }
 
 func (w *Writer) learnKey(b *shm.Batch, key string) {

@@ -249,3 +249,22 @@ func TestTwoPollsOfOneSecondBothLand(t *testing.T) {
 		t.Fatalf("rows %+v, quarantined %q", rows, e.quarantined())
 	}
 }
+
+// TestSegmentsAreRemovedNewestLast: a segment named a second early (its own
+// second was taken: a restart within the second of the last poll) can hold
+// the newer entry; removal goes by newest entry, not by name, so what a
+// crash between removals leaves ends with the file's last update.
+func TestSegmentsAreRemovedNewestLast(t *testing.T) {
+	e1 := spool.Entry{Key: "r", Time: t0, Milli: 100}
+	e2 := spool.Entry{Key: "r", Time: t0, Milli: 900}
+	e0 := spool.Entry{Key: "r", Time: t0 - 5}
+	p := &pass{segs: []spool.Segment{
+		{Ref: spool.Ref{Time: t0 - 1}, Entries: []spool.Entry{e2}}, // named early, newest
+		{Ref: spool.Ref{Time: t0}, Entries: []spool.Entry{e1}},
+		{Ref: spool.Ref{Time: t0 - 9}}, // empty
+		{Ref: spool.Ref{Time: t0 - 5}, Entries: []spool.Entry{e0}},
+	}}
+	if got := p.byNewest(); !slices.Equal(got, []int{2, 3, 1, 0}) {
+		t.Fatalf("removal order %v, want [2 3 1 0] (the empty one, then by newest entry)", got)
+	}
+}
