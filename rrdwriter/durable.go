@@ -87,7 +87,8 @@ func newRemover(w *Writer) *remover {
 	return &remover{w: w, kick: make(chan struct{}, 1)}
 }
 
-// add hands over segments whose values librrd accepted, oldest first.
+// add hands over segments whose values librrd accepted, in the order they
+// must be removed (their newest entries ascending).
 func (r *remover) add(refs []spool.Ref) {
 	r.mu.Lock()
 	r.refs = append(r.refs, refs...)
