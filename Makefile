@@ -35,15 +35,16 @@ check: vet test test-nocgo fuzz-short
 
 # Fuzz targets, as <package>:<target>. FUZZ_SHORT: every decoder of
 # outside data (spool entries and names, flag values, config files, SNMP
-# values, /graph queries); FUZZ_LONG adds RRD headers, simulator requests
-# and /proc files (mount lookups and iostat arithmetic: procfs parses them).
+# values, /graph queries, MIB names); FUZZ_LONG adds RRD headers, simulator requests,
+# MIB files (each input a whole load: too slow for 3 s) and /proc files (mount
+# lookups and iostat arithmetic: procfs parses them).
 FUZZ_SHORT := \
 	./spool:FuzzDecode ./spool:FuzzParseSegment ./spool:FuzzParseName ./spool:FuzzParseLevels ./spool:FuzzParseFsyncPolicy \
 	./shm:FuzzParseSize ./loader:FuzzParseCPU \
-	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue \
+	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue ./poller/mib:FuzzResolve \
 	./admin:FuzzParseGraphQuery ./rrdwriter:FuzzRRDPath ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields
 FUZZ_LONG := $(FUZZ_SHORT) \
-	./rrdwriter:FuzzParseHeader ./simulate:FuzzAnswer \
+	./rrdwriter:FuzzParseHeader ./simulate:FuzzAnswer ./poller/mib:FuzzLoadMIB \
 	./doctor:FuzzMounts ./diskstat:FuzzCompute ./diskstat:FuzzParseTaskIO
 
 # fuzz-short runs each of FUZZ_SHORT for 3 s (inside check); fuzz-long each

@@ -109,11 +109,14 @@ var applicationTypes = map[string]string{
 }
 
 // syntaxOf returns a type's name as the MIB writes it and its base: the
-// first named type up its chain, and the SNMPv2-SMI type (or ASN.1 type)
-// at the chain's root.
+// first named type up its chain (INTEGER for an inline enumeration), and
+// the SNMPv2-SMI type (or ASN.1 type) at the chain's root.
 func syntaxOf(t *types.SmiType) (syntax, base string) {
 	for ; t != nil; t = smi.GetParentType(t) {
 		name := string(t.Name)
+		if t.Decl == types.DeclImplicitType {
+			name = "" // an inline refinement, which gosmi names "Enumeration"
+		}
 		mod := smi.GetTypeModule(t)
 		wellKnown := mod == nil || mod.Name == "<well-known>"
 		if wellKnown {
