@@ -254,7 +254,7 @@ func TestMissingImportIsAnErrorAtItsLine(t *testing.T) {
 	if !errors.As(err, &fe) || !errors.Is(err, ErrMissingModule) {
 		t.Fatalf("Load = %v, want ErrMissingModule", err)
 	}
-	if fe.File != filepath.Join(dir, "other.txt") || fe.Line != 5 || !strings.Contains(err.Error(), "imports from IF-MIB") {
+	if fe.File != filepath.Join(dir, "other.txt") || fe.Line != 5 || !strings.Contains(err.Error(), "imports InterfaceIndex from IF-MIB") {
 		t.Errorf("error %q (line %d)", err, fe.Line)
 	}
 	if _, err := r.Resolve("OTHER-VENDOR-MIB::acmeTemperature"); err != nil {
