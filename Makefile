@@ -41,10 +41,10 @@ check: vet test test-nocgo fuzz-short
 FUZZ_SHORT := \
 	./spool:FuzzDecode ./spool:FuzzParseSegment ./spool:FuzzParseName ./spool:FuzzParseLevels ./spool:FuzzParseFsyncPolicy \
 	./shm:FuzzParseSize ./loader:FuzzParseCPU \
-	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue ./poller/mib:FuzzResolve \
+	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue ./poller:FuzzInstanceSegment ./poller/mib:FuzzResolve \
 	./admin:FuzzParseGraphQuery ./rrdwriter:FuzzRRDPath ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields
 FUZZ_LONG := $(FUZZ_SHORT) \
-	./rrdwriter:FuzzParseHeader ./simulate:FuzzAnswer ./poller/mib:FuzzLoadMIB \
+	./rrdwriter:FuzzParseHeader ./simulate:FuzzAnswer ./simulate:FuzzGetNext ./poller/mib:FuzzLoadMIB \
 	./doctor:FuzzMounts ./diskstat:FuzzCompute ./diskstat:FuzzParseTaskIO
 
 # fuzz-short runs each of FUZZ_SHORT for 3 s (inside check); fuzz-long each
