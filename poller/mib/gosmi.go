@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/sleepinggenius2/gosmi"
@@ -49,15 +50,31 @@ func buildModules(srcs map[string]*source) (objs []fileObject, errs []error) {
 			errs = append(errs, loadError(s))
 			continue
 		}
+		missing := false
 		for _, imp := range mod.GetImports() {
 			if srcs[imp.Module] == nil && !smiV1Modules[imp.Module] {
 				errs = append(errs, missingImport(s, name, imp.Name, imp.Module))
+				missing = true
 			}
 		}
+		var untyped []string
+		line := 0
 		for _, n := range mod.GetNodes() {
-			if o := objectOf(name, n); o != nil {
-				objs = append(objs, fileObject{o, s.file})
+			o := objectOf(name, n)
+			if o == nil {
+				continue
 			}
+			objs = append(objs, fileObject{o, s.file})
+			if (o.Kind == Scalar || o.Kind == Column) && o.Syntax == "" {
+				if untyped = append(untyped, o.Name); line == 0 {
+					line = smi.GetNodeLine(n.GetRaw())
+				}
+			}
+		}
+		if len(untyped) > 0 && !missing { // else the missing module is the cause
+			errs = append(errs, &FileError{File: s.file, Line: line, Err: fmt.Errorf(
+				"module %s: the syntax of %s does not resolve (a type it names is unknown, or one defined before it in the module: gosmi then drops the module's later types)",
+				name, strings.Join(untyped, ", "))})
 		}
 	}
 	return objs, errs

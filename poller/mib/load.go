@@ -223,7 +223,7 @@ func missingImport(s *source, module, name, from string) *FileError {
 		line = bytes.Count(s.text[:loc[0]], []byte("\n")) + 1
 	}
 	return &FileError{File: s.file, Line: line,
-		Err: fmt.Errorf("module %s imports %s from %s: %w (objects that need it are missing)", module, name, from, ErrMissingModule)}
+		Err: fmt.Errorf("module %s imports %s from %s: %w (objects that need it are missing or have no syntax)", module, name, from, ErrMissingModule)}
 }
 
 // addBase adds the base modules this package carries (SNMPv2-SMI,

@@ -262,6 +262,39 @@ func TestMissingImportIsAnErrorAtItsLine(t *testing.T) {
 	}
 }
 
+// TestUnresolvedSyntaxIsAnError: a type gosmi cannot resolve (here one
+// naming a type nobody defines) silently takes every later type of the
+// module with it; the objects keep their OIDs, and the file is reported
+// at the first object left without a syntax.
+func TestUnresolvedSyntaxIsAnError(t *testing.T) {
+	const text = `BRK-MIB DEFINITIONS ::= BEGIN
+IMPORTS OBJECT-TYPE, enterprises FROM SNMPv2-SMI
+    TEXTUAL-CONVENTION FROM SNMPv2-TC;
+brk OBJECT IDENTIFIER ::= { enterprises 4242 }
+BadTC ::= TEXTUAL-CONVENTION
+    STATUS current
+    DESCRIPTION "uses a type nobody defines"
+    SYNTAX NoSuchType
+GoodTC ::= TEXTUAL-CONVENTION
+    STATUS current
+    DESCRIPTION "fine, but defined after BadTC"
+    SYNTAX INTEGER { a(1), b(2) }
+brkGood OBJECT-TYPE SYNTAX GoodTC MAX-ACCESS read-only STATUS current DESCRIPTION "x" ::= { brk 1 }
+brkBad OBJECT-TYPE SYNTAX BadTC MAX-ACCESS read-only STATUS current DESCRIPTION "x" ::= { brk 2 }
+END
+`
+	dir := writeFiles(t, map[string]string{"brk.mib": text})
+	r, err := load(t, dir)
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.File != filepath.Join(dir, "brk.mib") || fe.Line != 13 ||
+		!strings.Contains(err.Error(), "the syntax of brkGood, brkBad does not resolve") {
+		t.Fatalf("Load = %v, want brk.mib line 13 naming brkGood and brkBad", err)
+	}
+	if oid, err := r.Resolve("brkGood.0"); err != nil || oid != "1.3.6.1.4.1.4242.1.0" {
+		t.Errorf("brkGood.0 = %q, %v", oid, err)
+	}
+}
+
 func TestUnreadableDirectoryIsAnError(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope")
 	_, err := load(t, missing)
