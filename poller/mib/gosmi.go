@@ -24,10 +24,12 @@ type fileObject struct {
 	file string
 }
 
-// buildModules loads every module of srcs with gosmi and returns their
-// objects with OIDs, in module order, and a FileError for each module it
-// could not load and each import from a module that is not there.
-func buildModules(srcs map[string]*source) (objs []fileObject, errs []error) {
+// buildModules loads the modules named (those of the MIB directories)
+// with gosmi, the other modules of srcs as they import them, and returns
+// the named modules' objects with OIDs, in module order, and a FileError
+// for each module it could not load and each import from a module that is
+// not there, or of a name that a partial (generated) module lacks.
+func buildModules(srcs map[string]*source, names []string, partial map[string]map[string]bool) (objs []fileObject, errs []error) {
 	fsys := memFS{}
 	for name, s := range srcs {
 		fsys[name] = s.text
@@ -39,7 +41,7 @@ func buildModules(srcs map[string]*source) (objs []fileObject, errs []error) {
 	}
 	defer smi.Exit()
 	smi.SetFS(smi.NewNamedFS("mib", fsys))
-	for _, name := range sortedNames(srcs) {
+	for _, name := range names {
 		s := srcs[name]
 		mod, err := loadModule(name)
 		if err != nil {
@@ -52,8 +54,9 @@ func buildModules(srcs map[string]*source) (objs []fileObject, errs []error) {
 		}
 		missing := false
 		for _, imp := range mod.GetImports() {
-			if srcs[imp.Module] == nil && !smiV1Modules[imp.Module] {
-				errs = append(errs, missingImport(s, name, imp.Name, imp.Module))
+			defined, isPartial := partial[imp.Module]
+			if (srcs[imp.Module] == nil && !smiV1Modules[imp.Module]) || (isPartial && !defined[imp.Name]) {
+				errs = append(errs, missingImport(s, name, imp.Name, imp.Module, isPartial))
 				missing = true
 			}
 		}
