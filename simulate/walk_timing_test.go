@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -48,9 +49,9 @@ func benchClient(tb testing.TB, port int, community string) *gosnmp.GoSNMP {
 // BenchmarkWalk measures table walks as a poller's discovery makes them,
 // over UDP on 127.0.0.1 with gosnmp's client: "fleet" walks the ifTable
 // and ifXTable of all 2,500 devices (an op is the whole fleet, 32 walks in
-// flight); "device/simulator" and "device/snmpsimd" walk one device's
-// tables from the simulator and from snmpsimd serving the same values (an
-// op is one device's walk), the peer measured in the same run.
+// flight); "device" walks one device's tables from the simulator and from
+// snmpsimd serving the same values (WriteSnmprec), alternating (an op is
+// one walk from each), the peer measured in the same run.
 func BenchmarkWalk(b *testing.B) {
 	o := benchFleet()
 	s := serve(b, o)
@@ -85,45 +86,65 @@ func BenchmarkWalk(b *testing.B) {
 		b.ReportMetric(float64(b.N*o.Devices)/sec, "devices/s")
 		b.ReportMetric(float64(varbinds.Load())/sec, "varbinds/s")
 	})
-	peer := startSnmpsim(b, f, 1, f.Now())
-	for _, tc := range []struct {
-		name string
-		port int
-	}{{"device/simulator", s.Addr().Port}, {"device/snmpsimd", peer}} {
-		b.Run(tc.name, func(b *testing.B) {
-			g := benchClient(b, tc.port, f.Name(1))
-			n := 0
-			for range b.N {
-				n = walkTables(b, g)
+	b.Run("device", func(b *testing.B) {
+		agents := [2]*gosnmp.GoSNMP{ // the simulator, snmpsimd
+			benchClient(b, s.Addr().Port, f.Name(1)),
+			benchClient(b, startSnmpsim(b, f, 1, f.Now()), f.Name(1)),
+		}
+		var took [2]time.Duration
+		n := 0
+		b.ResetTimer()
+		for op := range b.N {
+			for _, k := range [2]int{op % 2, 1 - op%2} { // A-B, B-A...: both share the machine's moods
+				start := time.Now()
+				n = walkTables(b, agents[k])
+				took[k] += time.Since(start)
 			}
-			b.ReportMetric(float64(n), "varbinds/walk")
-			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "varbinds/s")
-		})
-	}
+		}
+		b.ReportMetric(float64(n), "varbinds/walk")
+		b.ReportMetric(took[0].Seconds()*1000/float64(b.N), "simulator_ms/walk")
+		b.ReportMetric(took[1].Seconds()*1000/float64(b.N), "snmpsimd_ms/walk")
+	})
 }
 
-// BenchmarkRespondGetBulk measures the simulator's own work for one
-// GetBulk of 25 repetitions of four ifTable columns, decoded request to
-// encoded response, without the socket.
-func BenchmarkRespondGetBulk(b *testing.B) {
+// BenchmarkRespond measures the simulator's own work for one request,
+// decoded request to encoded response, without the socket: a GetBulk of
+// 25 repetitions of four interface columns (discovery), and a Get of 60
+// instances, six columns of ten interfaces (a poll).
+func BenchmarkRespond(b *testing.B) {
 	s := &Simulator{fleet: newFleet(benchFleet()), log: slog.New(slog.DiscardHandler)}
-	g := &gosnmp.GoSNMP{Version: gosnmp.Version2c, Community: s.fleet.Name(7)}
-	var cols []gosnmp.SnmpPDU
+	const dev = 7
+	g := &gosnmp.GoSNMP{Version: gosnmp.Version2c, Community: s.fleet.Name(dev)}
+	var bulk, get []gosnmp.SnmpPDU
 	for _, oid := range []string{oidIfInOct, "1.3.6.1.2.1.2.2.1.16", oidIfHCIn, oidIfName} {
-		cols = append(cols, gosnmp.SnmpPDU{Name: oid, Type: gosnmp.Null})
+		bulk = append(bulk, gosnmp.SnmpPDU{Name: oid, Type: gosnmp.Null})
 	}
-	req, err := g.SnmpEncodePacket(gosnmp.GetBulkRequest, cols, 0, 25)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dec := &gosnmp.GoSNMP{Version: gosnmp.Version2c}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, ok := s.answer(dec, req); !ok {
-			b.Fatal("no answer")
+	for _, ifc := range s.fleet.Interfaces(dev, s.fleet.Now())[:10] {
+		for _, col := range []string{oidIfHCIn, "1.3.6.1.2.1.31.1.1.1.10", "1.3.6.1.2.1.31.1.1.1.7", oidIfHCOutUcastPkts, "1.3.6.1.2.1.2.2.1.14", oidIfOperSt} {
+			get = append(get, gosnmp.SnmpPDU{Name: col + "." + strconv.Itoa(ifc.Index), Type: gosnmp.Null})
 		}
 	}
-	b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "varbinds/s")
+	for _, tc := range []struct {
+		name     string
+		typ      gosnmp.PDUType
+		vbs      []gosnmp.SnmpPDU
+		varbinds int
+	}{{"getbulk", gosnmp.GetBulkRequest, bulk, 100}, {"get", gosnmp.GetRequest, get, 60}} {
+		b.Run(tc.name, func(b *testing.B) {
+			req, err := g.SnmpEncodePacket(tc.typ, tc.vbs, 0, 25)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dec := &gosnmp.GoSNMP{Version: gosnmp.Version2c}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, ok := s.answer(dec, req); !ok {
+					b.Fatal("no answer")
+				}
+			}
+			b.ReportMetric(float64(b.N*tc.varbinds)/b.Elapsed().Seconds(), "varbinds/s")
+		})
+	}
 }
 
 // cpuTime returns the process's user and system CPU time so far.
