@@ -55,7 +55,10 @@ func readConfigLines(r io.Reader, file string) ([]configLine, error) {
 	return lines, nil
 }
 
-func parseDS(f []string) (DS, error) {
+// parseDS parses a ds line's fields (and a column line's, its OID
+// alternatives taken apart); resolve turns the OID as written into a
+// numeric one.
+func parseDS(f []string, resolve func(string) (string, error)) (DS, error) {
 	if len(f) < 3 || len(f) > 5 {
 		return DS{}, errors.New("want \"ds <ds-name> <oid> <TYPE> [min [max]]\"")
 	}
@@ -64,7 +67,7 @@ func parseDS(f []string) (DS, error) {
 		return DS{}, fmt.Errorf("data source name %q: want 1 to 19 of [A-Za-z0-9_]", d.Name)
 	}
 	var err error
-	if d.OID, err = normalizeOID(f[1]); err != nil {
+	if d.OID, err = resolve(f[1]); err != nil {
 		return DS{}, err
 	}
 	if d.Type, err = rrdwriter.ParseDSType(f[2]); err != nil {

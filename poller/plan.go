@@ -155,3 +155,18 @@ func (pl *pollPlan) rowCount() int {
 	}
 	return n
 }
+
+// lostRow reports whether a row that answered at discovery answers none
+// of its polled cells now (missing: per value): it is gone, or the rows
+// were renumbered. One column a row never had is not enough.
+func (pl *pollPlan) lostRow(missing []bool) bool {
+	for _, t := range pl.tables {
+		n := len(t.table.Columns)
+		for _, r := range t.rows {
+			if !slices.Contains(missing[r.at:r.at+n], false) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -20,7 +20,8 @@ type pollResult struct {
 	hasUptime  bool
 	rtt        time.Duration
 	requests   int  // SNMP requests sent
-	lostRow    bool // a polled row answered noSuchInstance (or is gone from a walk)
+	missing    []bool // per value: the agent said it has no such instance (or a walk passed it)
+	lostRow    bool   // a polled row has none of its polled cells any more
 }
 
 // errAgent is wrapped by errors of an agent that answered with an error
@@ -104,7 +105,7 @@ func (p *Poller) poll(ctx context.Context, d *device, pl *pollPlan, probe bool) 
 		return pollResult{}, fmt.Errorf("connect to %s: %w", d.t.Address(), err)
 	}
 	defer g.Close()
-	res := pollResult{values: make([]spool.Value, len(pl.valueDS))}
+	res := pollResult{values: make([]spool.Value, len(pl.valueDS)), missing: make([]bool, len(pl.valueDS))}
 	for i := range res.values {
 		res.values[i] = spool.Value{Name: pl.valueDS[i].Name}
 	}
@@ -126,6 +127,7 @@ func (p *Poller) poll(ctx context.Context, d *device, pl *pollPlan, probe bool) 
 		return pollResult{}, err
 	}
 	res.rtt = time.Since(start)
+	res.lostRow = pl.lostRow(res.missing)
 	for _, v := range res.values {
 		if v.Type == spool.Unknown {
 			res.unknown++
@@ -168,8 +170,8 @@ func (p *Poller) getIndexes(g *gosnmp.GoSNMP, d *device, pl *pollPlan, idx []int
 			idx = idx[h:]
 		case pkt.Error == gosnmp.NoSuchName && pkt.ErrorIndex >= 1 && int(pkt.ErrorIndex) <= len(idx):
 			k := int(pkt.ErrorIndex) - 1
-			if pl.pos[idx[k]] >= pl.nScalar {
-				res.lostRow = true // a v1 agent's way of saying noSuchInstance
+			if at := pl.pos[idx[k]]; at >= 0 {
+				res.missing[at] = true // a v1 agent's way of saying noSuchInstance
 			}
 			idx = append(idx[:k:k], idx[k+1:]...)
 		default:
@@ -214,8 +216,8 @@ func (res *pollResult) take(pl *pollPlan, at int, pdu *gosnmp.SnmpPDU) {
 	}
 	if !noValue(pdu.Type) {
 		res.wrongTypes++
-	} else if at >= pl.nScalar && (pdu.Type == gosnmp.NoSuchInstance || pdu.Type == gosnmp.NoSuchObject) {
-		res.lostRow = true
+	} else if pdu.Type != gosnmp.Null {
+		res.missing[at] = true
 	}
 }
 
@@ -250,7 +252,7 @@ func (p *Poller) bulkTable(g *gosnmp.GoSNMP, tp *tablePlan, pl *pollPlan, res *p
 	for r, row := range tp.rows {
 		for j, k := range row.cols {
 			if k >= 0 && !found[r*len(tp.table.Columns)+j] {
-				res.lostRow = true
+				res.missing[row.at+j] = true
 			}
 		}
 	}
