@@ -19,7 +19,7 @@ type pollResult struct {
 	uptime     uint32
 	hasUptime  bool
 	rtt        time.Duration
-	requests   int  // SNMP requests sent
+	requests   int    // SNMP requests sent
 	missing    []bool // per value: the agent said it has no such instance (or a walk passed it)
 	lostRow    bool   // a polled row has none of its polled cells any more
 }
