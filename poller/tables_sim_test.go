@@ -244,4 +244,3 @@ func TestTablesV1(t *testing.T) {
 	// v1 has no Counter64: the rows fall back to ifInOctets.
 	checkRows(t, r, 0, at, oidIfInOctets)
 }
-
