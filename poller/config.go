@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spoold/spoold/poller/mib"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -91,12 +92,15 @@ func parseDS(f []string, resolve func(string) (string, error)) (DS, error) {
 
 // LoadProfiles parses the profiles file at path: a regular file (or a
 // symlink to one) of at most 64 MiB.
-func LoadProfiles(path string) (Profiles, error) {
+func LoadProfiles(path string) (Profiles, error) { return LoadProfilesMIB(path, mib.Builtin()) }
+
+// LoadProfilesMIB is LoadProfiles with the MIB names of res.
+func LoadProfilesMIB(path string, res *mib.Resolver) (Profiles, error) {
 	b, err := readRegular(path, maxConfigFile)
 	if err != nil {
 		return nil, fmt.Errorf("read profiles file: %w", err)
 	}
-	return ParseProfiles(bytes.NewReader(b), path)
+	return ParseProfilesMIB(bytes.NewReader(b), path, res)
 }
 
 // LoadTargets parses the targets file at path, resolving profile names in

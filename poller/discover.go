@@ -3,6 +3,7 @@ package poller
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"time"
 
@@ -260,3 +261,21 @@ func nameRows(target string, t *Table, rows []Row) {
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return compareOID(rows[i].Index, rows[j].Index) < 0 })
 }
+
+// Walk discovers the tables of target t once, as a poller with opts
+// would, and writes nothing: what `spoold walk` shows. It starts no
+// goroutine.
+func Walk(ctx context.Context, opts Options, t *Target) (*Discovery, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Poller{opts: opts, log: slog.New(slog.DiscardHandler), now: opts.Now}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	return p.discover(ctx, newDevice(t, &p.opts))
+}
+
+// UsesBulk reports whether a poller with opts polls the rows of td with
+// GetBulk walks of its columns (rather than Gets of their cells).
+func (o Options) UsesBulk(td *TableDiscovery) bool { return useBulk(td, &o) }
