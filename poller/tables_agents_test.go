@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,5 +115,96 @@ func checkInterfaces(t *testing.T, sp *spool.Spool, port int, ifNames map[string
 		if oper := e.Values[9]; oper.Type != spool.Gauge || oper.Gauge < 1 || oper.Gauge > 7 {
 			t.Errorf("%s: oper %+v", name, oper)
 		}
+	}
+}
+
+// snmprecRow is one line of an snmpsim data file.
+type snmprecRow struct {
+	oid, typ, value string
+}
+
+// snmprecFile renders rows sorted by OID, as snmpsim wants them.
+func snmprecFile(rows []snmprecRow) string {
+	slices.SortFunc(rows, func(a, b snmprecRow) int { return compareArcs(a.oid, b.oid) })
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s|%s|%s\n", r.oid, r.typ, r.value)
+	}
+	return b.String()
+}
+
+func compareArcs(a, b string) int {
+	x, y := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(x) && i < len(y); i++ {
+		p, _ := strconv.Atoi(x[i])
+		q, _ := strconv.Atoi(y[i])
+		if p != q {
+			return p - q
+		}
+	}
+	return len(x) - len(y)
+}
+
+// gearRows is the data of a device with interfaces at non-contiguous
+// ifIndexes; with hc, the ifXTable has the 64-bit counters.
+func gearRows(indexes []int, hc bool) []snmprecRow {
+	rows := []snmprecRow{{"1.3.6.1.2.1.1.3.0", "67", "123456"}}
+	for _, i := range indexes {
+		ix := strconv.Itoa(i)
+		rows = append(rows,
+			snmprecRow{"1.3.6.1.2.1.2.2.1.1." + ix, "2", ix},
+			snmprecRow{"1.3.6.1.2.1.2.2.1.2." + ix, "4", "Port " + ix},
+			snmprecRow{"1.3.6.1.2.1.2.2.1.8." + ix, "2", "1"},
+			snmprecRow{"1.3.6.1.2.1.2.2.1.10." + ix, "65", strconv.Itoa(1000 + i%1000)},
+			snmprecRow{"1.3.6.1.2.1.2.2.1.16." + ix, "65", strconv.Itoa(2000 + i%1000)},
+			snmprecRow{"1.3.6.1.2.1.31.1.1.1.1." + ix, "4", "Gi1/0/" + ix},
+		)
+		if hc {
+			rows = append(rows,
+				snmprecRow{"1.3.6.1.2.1.31.1.1.1.6." + ix, "70", strconv.Itoa(5000000000 + i)},
+				snmprecRow{"1.3.6.1.2.1.31.1.1.1.10." + ix, "70", strconv.Itoa(6000000000 + i)},
+			)
+		}
+	}
+	return rows
+}
+
+// TestSnmpsimTables: snmpsimd serves a device numbered 1, 2, 10101...,
+// 436207616 and one without HC counters; every interface gets its ifName's
+// key, the 64-bit counters where there are some, the 32-bit ones where not.
+func TestSnmpsimTables(t *testing.T) {
+	gear := []int{1, 2, 10101, 10102, 10148, 436207616}
+	old := []int{3, 7, 12}
+	port := startSnmpsimFiles(t, map[string]string{
+		"gear": snmprecFile(gearRows(gear, true)),
+		"old":  snmprecFile(gearRows(old, false)),
+	})
+	for _, mode := range []poller.TableMode{poller.TableGet, poller.TableBulk} {
+		t.Run(string(mode), func(t *testing.T) {
+			sp := openSpool(t)
+			po := pollOptions()
+			po.TableMode = mode
+			ts := parseOne(t, fmt.Sprintf("gear 127.0.0.1:%d profile=if-mib community=gear\nold 127.0.0.1:%d profile=if-mib community=old", port, port))
+			p, err := poller.New(po, ts, sp, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := p.Cycle(context.Background()); st.OK != 2 || st.Rows != len(gear)+len(old) {
+				s, _ := p.Status("gear")
+				t.Fatalf("%+v: %s %s", st, s.LastError, s.DiscoveryError)
+			}
+			for dev, idx := range map[string][]int{"gear": gear, "old": old} {
+				for _, i := range idx {
+					e := lastEntry(t, sp, poller.RowKey(dev, poller.InstanceSegment("Gi1/0/"+strconv.Itoa(i))))
+					in, out := uint64(5000000000+i), uint64(6000000000+i)
+					if dev == "old" {
+						in, out = uint64(1000+i%1000), uint64(2000+i%1000)
+					}
+					if e.Values[0].Counter != in || e.Values[1].Counter != out || e.Values[9].Gauge != 1 {
+						t.Errorf("%s ifIndex %d: in %+v out %+v oper %+v, want %d %d 1", dev, i, e.Values[0], e.Values[1], e.Values[9], in, out)
+					}
+				}
+			}
+		})
 	}
 }
