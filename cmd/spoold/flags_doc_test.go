@@ -109,12 +109,14 @@ func TestConfigurationDocStatesTheRanges(t *testing.T) {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	doc := readDocFlags(t)
 	for flag, want := range map[string]string{
-		"poll-retries":       fmt.Sprintf("`0` to `%d`", poller.MaxRetries),
-		"poll-max-varbinds":  fmt.Sprintf("`1` to `%d`", poller.MaxVarbinds),
-		"poll-cycle-timeout": "`0s` to `--poll-interval`",
-		"keys-zone":          "at least `" + formatSize(minKeysZone) + "`",
-		"write-rate":         "`0` or `" + num(rrdwriter.MinWriteRate) + "` to `" + num(rrdwriter.MaxWriteRate) + "`",
-		"loader-cpu":         "`0` or `" + num(loader.MinCPU*100) + "%` to `100%`",
+		"poll-retries":         fmt.Sprintf("`0` to `%d`", poller.MaxRetries),
+		"poll-max-varbinds":    fmt.Sprintf("`1` to `%d`", poller.MaxVarbinds),
+		"poll-max-repetitions": fmt.Sprintf("`1` to `%d`", poller.MaxRepetitions),
+		"poll-max-table-rows":  fmt.Sprintf("`1` to `%d`", poller.MaxTableRows),
+		"poll-cycle-timeout":   "`0s` to `--poll-interval`",
+		"keys-zone":            "at least `" + formatSize(minKeysZone) + "`",
+		"write-rate":           "`0` or `" + num(rrdwriter.MinWriteRate) + "` to `" + num(rrdwriter.MaxWriteRate) + "`",
+		"loader-cpu":           "`0` or `" + num(loader.MinCPU*100) + "%` to `100%`",
 	} {
 		if !strings.Contains(doc[flag].row, want) {
 			t.Errorf("docs/configuration.md: the row of --%s does not state its range %s:\n%s", flag, want, doc[flag].row)
