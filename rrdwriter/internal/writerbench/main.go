@@ -44,6 +44,7 @@ var (
 	sock    = flag.String("sock", "", "rrdcached unix socket")
 	writers = flag.Int("writers", 4, "spoold --writers")
 	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the timed part (spoold)")
+	memProf = flag.String("memprofile", "", "write an allocation profile after the timed part (spoold)")
 	peerPid = flag.Int("pid", 0, "rrdcached: the server's pid, to report its CPU time")
 	noPre   = flag.Bool("no-prefetch", false, "spoold: do not prefetch the pages an update touches")
 	cold    = flag.Bool("cold", false, "drop the RRD files from the page cache (after a sync) just before the timed part")
@@ -147,6 +148,9 @@ func runSpoold() error {
 	reportCPU("spoold", cpuTime(os.Getpid())-c0, el)
 	reportReads("spoold", dev, d0, el)
 	pprof.StopCPUProfile()
+	if err := writeMemProfile(); err != nil {
+		return err
+	}
 	pages := float64(pagesWritten()-w0) / float64(*files)
 	s := w.Stats()
 	if s.ValuesWritten != uint64(*files**nvals**nds) || s.EntriesPending != 0 {
@@ -157,6 +161,19 @@ func runSpoold() error {
 	}
 	fmt.Printf("%.0f %.1f %.0f\n", float64(s.ValuesWritten)/el.Seconds(), pages, float64(r1-r0)/el.Seconds())
 	return nil
+}
+
+// writeMemProfile writes the allocation profile to -memprofile, if set.
+func writeMemProfile() error {
+	if *memProf == "" {
+		return nil
+	}
+	f, err := os.Create(*memProf)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("allocs").WriteTo(f, 0)
 }
 
 // settle writes every dirty page back and, with -cold, drops the RRD files
