@@ -30,7 +30,7 @@ type testServer struct {
 
 // startServer starts a server on a new fixture directory; edit changes
 // the options (the listeners are unix:<dir>/../sock unless it sets them).
-func startServer(t *testing.T, edit func(*rrdcached.Options)) *testServer {
+func startServer(t testing.TB, edit func(*rrdcached.Options)) *testServer {
 	t.Helper()
 	base := t.TempDir()
 	dir := filepath.Join(base, "rrd")
@@ -46,7 +46,11 @@ func startServer(t *testing.T, edit func(*rrdcached.Options)) *testServer {
 	}
 	b := newMemBackend(dir)
 	reg := prometheus.NewPedanticRegistry()
-	s, err := rrdcached.New(opts, b, slog.New(slog.NewTextHandler(testWriter{t}, nil)), reg)
+	var h slog.Handler = slog.NewTextHandler(testWriter{t}, nil)
+	if _, fuzz := t.(*testing.F); fuzz {
+		h = slog.DiscardHandler // a fuzz target may not log through f
+	}
+	s, err := rrdcached.New(opts, b, slog.New(h), reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +62,7 @@ func startServer(t *testing.T, edit func(*rrdcached.Options)) *testServer {
 	return &testServer{Server: s, dir: s.Dir(), backend: b, reg: reg}
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(p), "\n"))
