@@ -128,7 +128,7 @@ func (c *conn) tooLong() bool {
 func (c *conn) dispatch(cmd Command) bool {
 	if c.inBatch {
 		c.batchN++
-		if c.batchN > c.s.opts.MaxBatch {
+		if c.batchN > c.s.opts.MaxBatch && cmd.Name != "." {
 			msg := fmt.Sprintf("Batch too large: more than %d commands.", c.s.opts.MaxBatch)
 			c.s.refused(RefuseBatchTooLarge, c.l.spec, c.peer, msg)
 			c.send(Reply{Status: -1, Message: msg})

@@ -33,8 +33,8 @@ type memBackend struct {
 	updates  []string // every Update call's file, in order
 	received uint64
 
-	// gate, when set, makes Update wait for it to close after signalling
-	// entered.
+	// gate, when set (hold), makes the next Update wait for it to close
+	// after closing entered.
 	gate, entered chan struct{}
 }
 
@@ -70,9 +70,13 @@ func (b *memBackend) exists(file string) error {
 }
 
 func (b *memBackend) Update(_ context.Context, file string, updates []string) (int, error) {
-	if b.gate != nil {
-		close(b.entered)
-		<-b.gate
+	b.mu.Lock()
+	gate, entered := b.gate, b.entered
+	b.gate = nil
+	b.mu.Unlock()
+	if gate != nil {
+		close(entered)
+		<-gate
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -99,6 +103,22 @@ func (b *memBackend) Update(_ context.Context, file string, updates []string) (i
 		f.pending = append(f.pending, u)
 	}
 	return len(updates), nil
+}
+
+// hold makes the next Update wait until gate is closed; entered is closed
+// when it waits.
+func (b *memBackend) hold() (gate, entered chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.gate, b.entered = make(chan struct{}), make(chan struct{})
+	return b.gate, b.entered
+}
+
+// updatesSeen returns the files of every Update call so far.
+func (b *memBackend) updatesSeen() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.updates...)
 }
 
 func (b *memBackend) write(file string, f *memFile) {
