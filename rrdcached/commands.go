@@ -28,20 +28,20 @@ func (c *conn) run(spec *commandSpec, args []string) (Reply, bool) {
 	if h == nil { // WROTE: journal only, refused by its context already
 		return syntaxError(spec), true
 	}
-	return h(c.s, spec, args), true
+	return h(c, spec, args), true
 }
 
-type handler func(s *Server, spec *commandSpec, args []string) Reply
+type handler func(c *conn, spec *commandSpec, args []string) Reply
 
 // handlers are the commands that ask the Backend, by name.
 var handlers = map[string]handler{
-	"UPDATE": (*Server).update, "FLUSH": (*Server).flush, "FLUSHALL": (*Server).flushAll,
-	"PENDING": (*Server).pending, "FORGET": (*Server).forgetFile, "QUEUE": (*Server).queue,
-	"STATS": (*Server).stats, "FETCH": (*Server).fetch, "FETCHBIN": (*Server).fetchBin,
-	"INFO": (*Server).info, "FIRST": (*Server).first, "LAST": (*Server).last,
-	"CREATE": (*Server).create, "LIST": (*Server).list,
-	"SUSPEND": (*Server).suspend, "RESUME": (*Server).resume,
-	"SUSPENDALL": (*Server).suspendAll, "RESUMEALL": (*Server).resumeAll,
+	"UPDATE": (*conn).doUpdate, "FLUSH": (*conn).doFlush, "FLUSHALL": (*conn).doFlushAll,
+	"PENDING": (*conn).doPending, "FORGET": (*conn).doForget, "QUEUE": (*conn).doQueue,
+	"STATS": (*conn).doStats, "FETCH": (*conn).doFetch, "FETCHBIN": (*conn).doFetchBin,
+	"INFO": (*conn).doInfo, "FIRST": (*conn).doFirst, "LAST": (*conn).doLast,
+	"CREATE": (*conn).doCreate, "LIST": (*conn).doList,
+	"SUSPEND": (*conn).doSuspend, "RESUME": (*conn).doResume,
+	"SUSPENDALL": (*conn).doSuspendAll, "RESUMEALL": (*conn).doResumeAll,
 }
 
 func syntaxError(spec *commandSpec) Reply {
@@ -58,28 +58,26 @@ func ok(msg string, lines []string) Reply {
 
 // file resolves the first argument; the Reply is the error to send when
 // ok is false.
-func (s *Server) file(spec *commandSpec, args []string) (rel, abs string, rep Reply, good bool) {
+func (c *conn) file(spec *commandSpec, args []string) (rel, abs string, rep Reply, good bool) {
 	if len(args) == 0 {
 		return "", "", syntaxError(spec), false
 	}
-	abs = s.res.Abs(args[0])
-	rel, err := s.res.Resolve(args[0])
+	abs = c.s.res.Abs(args[0])
+	rel, err := c.s.res.Resolve(args[0])
 	if err != nil {
-		s.refusedName(err)
+		c.refusedName(err)
 		return "", abs, errorf("%s: Permission denied", abs), false
 	}
 	return rel, abs, Reply{}, true
 }
 
-func (s *Server) refusedName(err error) {
-	s.m.refusals.WithLabelValues(RefusePath, "").Inc()
-	if ok, skipped := s.limiter.allow(RefusePath); ok {
-		s.log.Warn("rrdcached protocol: refused", "reason", RefusePath, "err", err, "unlogged_before", skipped)
-	}
+func (c *conn) refusedName(err error) {
+	c.s.refused(RefusePath, c.l.spec, c.peer, err.Error())
 }
 
 // message is the text of a Backend error: a ReplyError's as is, others as
 // rrdcached words librrd's ("RRD Error: ..."); prefix replaces "RRD Error: ".
+// Line ends in other errors become spaces: an error reply is one line.
 func message(err error, abs, prefix string) string {
 	var re *ReplyError
 	switch {
@@ -88,7 +86,7 @@ func message(err error, abs, prefix string) string {
 	case errors.Is(err, ErrNoSuchFile):
 		return prefix + "opening '" + abs + "': No such file or directory"
 	}
-	return prefix + err.Error()
+	return prefix + strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(err.Error())
 }
 
 // rrdError is the reply for a Backend error, as rrdcached words librrd's.
@@ -96,12 +94,12 @@ func rrdError(err error, abs string) Reply {
 	return errorf("%s", message(err, abs, "RRD Error: "))
 }
 
-func (s *Server) update(spec *commandSpec, args []string) Reply {
-	rel, abs, rep, good := s.file(spec, args)
+func (c *conn) doUpdate(spec *commandSpec, args []string) Reply {
+	rel, abs, rep, good := c.file(spec, args)
 	if !good {
 		return rep
 	}
-	n, err := s.backend.Update(s.ctx, rel, args[1:])
+	n, err := c.s.backend.Update(c.s.ctx, rel, args[1:])
 	switch {
 	case errors.Is(err, ErrNoSuchFile):
 		return errorf("No such file: %s", abs)
@@ -113,12 +111,12 @@ func (s *Server) update(spec *commandSpec, args []string) Reply {
 	return Reply{Message: fmt.Sprintf("errors, enqueued %d value(s).", n)}
 }
 
-func (s *Server) flush(spec *commandSpec, args []string) Reply {
-	rel, abs, rep, good := s.file(spec, args)
+func (c *conn) doFlush(spec *commandSpec, args []string) Reply {
+	rel, abs, rep, good := c.file(spec, args)
 	if !good {
 		return rep
 	}
-	flushed, err := s.backend.Flush(s.ctx, rel)
+	flushed, err := c.s.backend.Flush(c.s.ctx, rel)
 	switch {
 	case errors.Is(err, ErrNoSuchFile):
 		return errorf("No such file: %s.", abs)
@@ -130,32 +128,32 @@ func (s *Server) flush(spec *commandSpec, args []string) Reply {
 	return Reply{Message: fmt.Sprintf("Successfully flushed %s.", abs)}
 }
 
-func (s *Server) flushAll(_ *commandSpec, _ []string) Reply {
-	if err := s.backend.FlushAll(s.ctx); err != nil {
+func (c *conn) doFlushAll(_ *commandSpec, _ []string) Reply {
+	if err := c.s.backend.FlushAll(c.s.ctx); err != nil {
 		return errorf("%s", message(err, "", "Flush failed: "))
 	}
 	return Reply{Message: "Started flush."}
 }
 
-func (s *Server) pending(spec *commandSpec, args []string) Reply {
-	rel, abs, rep, good := s.file(spec, args)
+func (c *conn) doPending(spec *commandSpec, args []string) Reply {
+	rel, abs, rep, good := c.file(spec, args)
 	if !good {
 		return rep
 	}
-	lines, err := s.backend.Pending(s.ctx, rel)
+	lines, err := c.s.backend.Pending(c.s.ctx, rel)
 	if err != nil && !errors.Is(err, ErrNoSuchFile) {
 		return rrdError(err, abs)
 	}
 	return ok("updates pending", lines)
 }
 
-// forgetFile is FORGET: spoold keeps what is spooled and says so.
-func (s *Server) forgetFile(spec *commandSpec, args []string) Reply {
-	rel, abs, rep, good := s.file(spec, args)
+// doForget is FORGET: spoold keeps what is spooled and says so.
+func (c *conn) doForget(spec *commandSpec, args []string) Reply {
+	rel, abs, rep, good := c.file(spec, args)
 	if !good {
 		return rep
 	}
-	kept, err := s.backend.Forget(s.ctx, rel)
+	kept, err := c.s.backend.Forget(c.s.ctx, rel)
 	switch {
 	case errors.Is(err, ErrNotCached), errors.Is(err, ErrNoSuchFile):
 		return errorf("No such file or directory")
@@ -167,20 +165,20 @@ func (s *Server) forgetFile(spec *commandSpec, args []string) Reply {
 	return Reply{Message: "Gone!"}
 }
 
-func (s *Server) queue(_ *commandSpec, _ []string) Reply {
-	q, err := s.backend.Queue(s.ctx)
+func (c *conn) doQueue(_ *commandSpec, _ []string) Reply {
+	q, err := c.s.backend.Queue(c.s.ctx)
 	if err != nil {
 		return rrdError(err, "")
 	}
 	lines := make([]string, len(q))
 	for i, e := range q {
-		lines[i] = strconv.Itoa(e.Pending) + " " + s.res.Abs(e.File)
+		lines[i] = strconv.Itoa(e.Pending) + " " + c.s.res.Abs(e.File)
 	}
 	return ok("in queue.", lines)
 }
 
-func (s *Server) stats(_ *commandSpec, _ []string) Reply {
-	st := s.backend.Stats()
+func (c *conn) doStats(_ *commandSpec, _ []string) Reply {
+	st := c.s.backend.Stats()
 	lines := make([]string, len(st))
 	for i, e := range st {
 		lines[i] = e.Name + ": " + strconv.FormatUint(e.Value, 10)
@@ -188,12 +186,12 @@ func (s *Server) stats(_ *commandSpec, _ []string) Reply {
 	return ok("Statistics follow", lines)
 }
 
-func (s *Server) info(spec *commandSpec, args []string) Reply {
-	rel, abs, rep, good := s.file(spec, args)
+func (c *conn) doInfo(spec *commandSpec, args []string) Reply {
+	rel, abs, rep, good := c.file(spec, args)
 	if !good {
 		return rep
 	}
-	vals, err := s.backend.Info(s.ctx, rel)
+	vals, err := c.s.backend.Info(c.s.ctx, rel)
 	if err != nil {
 		return rrdError(err, abs)
 	}
@@ -204,8 +202,8 @@ func (s *Server) info(spec *commandSpec, args []string) Reply {
 	return ok("Info for "+abs+" follows", lines)
 }
 
-func (s *Server) first(spec *commandSpec, args []string) Reply {
-	rel, abs, rep, good := s.file(spec, args)
+func (c *conn) doFirst(spec *commandSpec, args []string) Reply {
+	rel, abs, rep, good := c.file(spec, args)
 	if !good {
 		return rep
 	}
@@ -216,7 +214,7 @@ func (s *Server) first(spec *commandSpec, args []string) Reply {
 	if idx < 0 {
 		return errorf("Invalid index specified (%d)", idx)
 	}
-	t, err := s.backend.First(s.ctx, rel, idx)
+	t, err := c.s.backend.First(c.s.ctx, rel, idx)
 	if err != nil {
 		return rrdError(err, abs)
 	}
@@ -226,12 +224,12 @@ func (s *Server) first(spec *commandSpec, args []string) Reply {
 	return Reply{Message: strconv.FormatInt(t.Unix(), 10)}
 }
 
-func (s *Server) last(spec *commandSpec, args []string) Reply {
-	rel, abs, rep, good := s.file(spec, args)
+func (c *conn) doLast(spec *commandSpec, args []string) Reply {
+	rel, abs, rep, good := c.file(spec, args)
 	if !good {
 		return rep
 	}
-	t, err := s.backend.Last(s.ctx, rel)
+	t, err := c.s.backend.Last(c.s.ctx, rel)
 	if err != nil {
 		return rrdError(err, abs)
 	}
@@ -245,8 +243,8 @@ func (s *Server) last(spec *commandSpec, args []string) Reply {
 // years of 365 days).
 const minCreateBegin = 3600 * 24 * 365 * 10
 
-func (s *Server) create(spec *commandSpec, args []string) Reply {
-	rel, abs, rep, good := s.file(spec, args)
+func (c *conn) doCreate(spec *commandSpec, args []string) Reply {
+	rel, abs, rep, good := c.file(spec, args)
 	if !good {
 		return rep
 	}
@@ -269,10 +267,10 @@ func (s *Server) create(spec *commandSpec, args []string) Reply {
 			case "-s":
 				ca.Step = time.Duration(cAtol(val)) * time.Second
 			default:
-				src, err := s.res.Resolve(val)
+				src, err := c.s.res.Resolve(val)
 				if err != nil {
-					s.refusedName(err)
-					return errorf("%s: Permission denied", s.res.Abs(val))
+					c.refusedName(err)
+					return errorf("%s: Permission denied", c.s.res.Abs(val))
 				}
 				if tok[:2] == "-r" {
 					ca.Sources = append(ca.Sources, src)
@@ -294,13 +292,13 @@ func (s *Server) create(spec *commandSpec, args []string) Reply {
 		}
 		ca.Begin = time.Unix(begin, 0)
 	}
-	if err := s.backend.Create(s.ctx, rel, ca); err != nil {
+	if err := c.s.backend.Create(c.s.ctx, rel, ca); err != nil {
 		return rrdError(err, abs)
 	}
 	return Reply{Message: "RRD created OK"}
 }
 
-func (s *Server) list(spec *commandSpec, args []string) Reply {
+func (c *conn) doList(spec *commandSpec, args []string) Reply {
 	// LIST [RECURSIVE] /[<path>]: the first field is the path when it
 	// starts with "/", else it must be RECURSIVE (case matters there).
 	recursive := false
@@ -314,35 +312,35 @@ func (s *Server) list(spec *commandSpec, args []string) Reply {
 		return syntaxError(spec)
 	}
 	name := args[0]
-	full := s.res.Dir() + "/" + strings.TrimPrefix(name, "/")
+	full := c.s.res.Dir() + "/" + strings.TrimPrefix(name, "/")
 	if strings.ContainsAny(name, "*?") {
 		return errorf("List %s: Operation not supported", full)
 	}
-	rel, err := s.res.ResolveDir(strings.TrimLeft(name, "/"))
+	rel, err := c.s.res.ResolveDir(strings.TrimLeft(name, "/"))
 	if err != nil {
-		s.refusedName(err)
+		c.refusedName(err)
 		return errorf("Cannot read: %s", full)
 	}
-	names, err := s.backend.List(s.ctx, rel, recursive)
+	names, err := c.s.backend.List(c.s.ctx, rel, recursive)
 	if err != nil {
 		return errorf("List %s: %s", full, errnoText(err))
 	}
 	return ok("RRDs", names)
 }
 
-func (s *Server) suspend(spec *commandSpec, args []string) Reply {
-	return s.suspendResume(spec, args, s.backend.Suspend, "suspended", "already suspended")
+func (c *conn) doSuspend(spec *commandSpec, args []string) Reply {
+	return c.suspendResume(spec, args, c.s.backend.Suspend, "suspended", "already suspended")
 }
 
-func (s *Server) resume(spec *commandSpec, args []string) Reply {
-	return s.suspendResume(spec, args, s.backend.Resume, "resumed", "not suspended")
+func (c *conn) doResume(spec *commandSpec, args []string) Reply {
+	return c.suspendResume(spec, args, c.s.backend.Resume, "resumed", "not suspended")
 }
 
 // suspendResume is SUSPEND and RESUME. For a file not in the cache
 // rrdcached also closes the connection (its handler returns -1); spoold
 // answers the same error and keeps the connection.
-func (s *Server) suspendResume(spec *commandSpec, args []string, do func(string) (bool, error), changed, same string) Reply {
-	rel, abs, rep, good := s.file(spec, args)
+func (c *conn) suspendResume(spec *commandSpec, args []string, do func(string) (bool, error), changed, same string) Reply {
+	rel, abs, rep, good := c.file(spec, args)
 	if !good {
 		return rep
 	}
@@ -358,12 +356,12 @@ func (s *Server) suspendResume(spec *commandSpec, args []string, do func(string)
 	return Reply{Message: abs + " " + same}
 }
 
-func (s *Server) suspendAll(_ *commandSpec, _ []string) Reply {
-	return Reply{Message: fmt.Sprintf("%d rrds suspend", s.backend.SuspendAll())}
+func (c *conn) doSuspendAll(_ *commandSpec, _ []string) Reply {
+	return Reply{Message: fmt.Sprintf("%d rrds suspend", c.s.backend.SuspendAll())}
 }
 
-func (s *Server) resumeAll(_ *commandSpec, _ []string) Reply {
-	return Reply{Message: fmt.Sprintf("%d rrds resumed", s.backend.ResumeAll())}
+func (c *conn) doResumeAll(_ *commandSpec, _ []string) Reply {
+	return Reply{Message: fmt.Sprintf("%d rrds resumed", c.s.backend.ResumeAll())}
 }
 
 // help is HELP [<command>].

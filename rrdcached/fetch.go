@@ -18,17 +18,17 @@ type fetchParsed struct {
 
 // parseFetch reads "<file> <CF> [<start> [<end>] [<column>...]]" and
 // fetches, with rrdcached's errors in its order.
-func (s *Server) parseFetch(spec *commandSpec, args []string) (fetchParsed, Reply, bool) {
+func (c *conn) parseFetch(spec *commandSpec, args []string) (fetchParsed, Reply, bool) {
 	var p fetchParsed
 	if len(args) < 2 {
 		return p, syntaxError(spec), false
 	}
-	rel, abs, rep, good := s.file(spec, args)
+	rel, abs, rep, good := c.file(spec, args)
 	if !good {
 		return p, rep, false
 	}
 	p.abs = abs
-	now := s.opts.Now().Unix()
+	now := c.s.opts.Now().Unix()
 	start, end := now-86400, now
 	var cols []string
 	if len(args) > 2 {
@@ -46,7 +46,7 @@ func (s *Server) parseFetch(spec *commandSpec, args []string) (fetchParsed, Repl
 		end = relativeTime(v, now)
 		cols = args[4:]
 	}
-	res, err := s.backend.Fetch(s.ctx, rel, FetchArgs{CF: args[1], Start: time.Unix(start, 0), End: time.Unix(end, 0)})
+	res, err := c.s.backend.Fetch(c.s.ctx, rel, FetchArgs{CF: args[1], Start: time.Unix(start, 0), End: time.Unix(end, 0)})
 	if err != nil {
 		return p, errorf("%s", message(err, abs, "rrd_fetch_r failed: ")), false
 	}
@@ -119,8 +119,8 @@ func (p *fetchParsed) rows() int {
 	return int(max(0, (p.res.End.Unix()-p.res.Start.Unix())/step))
 }
 
-func (s *Server) fetch(spec *commandSpec, args []string) Reply {
-	p, rep, good := s.parseFetch(spec, args)
+func (c *conn) doFetch(spec *commandSpec, args []string) Reply {
+	p, rep, good := c.parseFetch(spec, args)
 	if !good {
 		return rep
 	}
@@ -146,11 +146,11 @@ func (s *Server) fetch(spec *commandSpec, args []string) Reply {
 	return ok("Success", lines)
 }
 
-// fetchBin is FETCHBIN: per column a "DSName-<name>: BinaryData <n> 8
+// doFetchBin is FETCHBIN: per column a "DSName-<name>: BinaryData <n> 8
 // LITTLE" line and then n doubles in the machine's order (little endian
 // here) and "\n"; the status counts the text lines only, as rrdcached's.
-func (s *Server) fetchBin(spec *commandSpec, args []string) Reply {
-	p, rep, good := s.parseFetch(spec, args)
+func (c *conn) doFetchBin(spec *commandSpec, args []string) Reply {
+	p, rep, good := c.parseFetch(spec, args)
 	if !good {
 		return rep
 	}
