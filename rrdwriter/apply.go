@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -525,10 +524,7 @@ func appendValue(b []byte, v spool.Value) []byte {
 	case spool.Counter:
 		return strconv.AppendUint(b, v.Counter, 10)
 	case spool.Gauge:
-		if math.IsNaN(v.Gauge) || math.IsInf(v.Gauge, 0) {
-			return append(b, 'U')
-		}
-		return strconv.AppendFloat(b, v.Gauge, 'g', -1, 64)
+		return appendFloat(b, v.Gauge)
 	}
 	return append(b, 'U')
 }
