@@ -435,7 +435,7 @@ func (w *Writer) ensureFile(t *target, first, until int64) error {
 	}
 	p, ok := w.o.Profile(t.key)
 	if !ok {
-		return kindError(KindNoProfile, fmt.Errorf("create rrd %s: no profile for %q", t.path, t.key))
+		return kindError(KindNoProfile, noProfileError(t))
 	}
 	if err := p.Validate(); err != nil {
 		return kindError(KindNoProfile, fmt.Errorf("create rrd %s: %w", t.path, err))

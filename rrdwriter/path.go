@@ -166,3 +166,12 @@ func unhexDigit(c byte) (byte, bool) {
 	}
 	return 0, false
 }
+
+// noProfileError is the error of a key without a profile whose file is
+// missing; for a protocol key it says that the file must be made first.
+func noProfileError(t *target) error {
+	if file, ok := protocolFile(t.key); ok {
+		return fmt.Errorf("write rrd %s: the file is missing; the updates of %s came over the rrdcached protocol, which gives no profile to create it: they stay in the spool until the file exists (CREATE it)", t.path, file)
+	}
+	return fmt.Errorf("create rrd %s: no profile for %q", t.path, t.key)
+}

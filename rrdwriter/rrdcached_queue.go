@@ -1,0 +1,218 @@
+package rrdwriter
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spoold/spoold/rrdcached"
+)
+
+// The protocol's commands on what is pending: FLUSH, FLUSHALL, PENDING,
+// FORGET, QUEUE, STATS, SUSPEND and RESUME.
+
+// Flush returns after every update of file spooled before the call is in
+// the file (Writer.FlushKey). A poller target's file flushes the target
+// (what `rrdtool graph --daemon` asks before it draws). A file that does
+// not exist, with nothing pending, gives an error wrapping fs.ErrNotExist.
+func (b *Backend) Flush(ctx context.Context, file string) error {
+	b.c.flushes.Add(1)
+	if err := checkFileName(file); err != nil {
+		return err
+	}
+	key, _ := b.keyOf(file)
+	if err := b.w.FlushKey(ctx, key); err != nil {
+		return err
+	}
+	if _, err := os.Stat(b.path(file)); err != nil {
+		return fmt.Errorf("flush %s: %w", file, err)
+	}
+	return nil
+}
+
+// FlushAll starts writing everything pending (Writer.FlushAll) on a
+// goroutine of its own and returns at once; Writer.WaitFlushes waits for
+// it. Its failures are logged (and shown in TargetErrors).
+func (b *Backend) FlushAll(context.Context) error {
+	b.w.flushes.Add(1)
+	go func() {
+		defer b.w.flushes.Done()
+		if err := b.w.FlushAll(b.o.FlushContext); err != nil {
+			b.w.log.Warn("FLUSHALL: not everything was written; the rest stays in the spool", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Pending returns the spooled updates of file not yet in it, oldest first,
+// as "<seconds>[.<ms>]:v1:v2...", without removing them.
+func (b *Backend) Pending(ctx context.Context, file string) ([]string, error) {
+	if err := checkFileName(file); err != nil {
+		return nil, err
+	}
+	key, _ := b.keyOf(file)
+	entries, err := b.spooled(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("read pending updates of %s: %w", file, err)
+	}
+	out := make([]string, len(entries))
+	for i := range entries {
+		out[i] = formatUpdate(&entries[i])
+	}
+	return out, nil
+}
+
+// Forget is rrdcached's FORGET, which drops a file's cached updates:
+// spoold keeps them (they were acknowledged) and reports how many stay
+// pending. With none pending the error wraps fs.ErrNotExist, as rrdcached
+// answers for a file it does not cache.
+func (b *Backend) Forget(ctx context.Context, file string) (int, error) {
+	b.c.forgets.Add(1)
+	pending, err := b.Pending(ctx, file)
+	if err != nil {
+		return 0, err
+	}
+	if len(pending) == 0 {
+		return 0, fmt.Errorf("forget %s: no updates pending: %w", file, fs.ErrNotExist)
+	}
+	return len(pending), nil
+}
+
+// Queue lists every file with pending updates (poller targets' too) and
+// how many updates each has, by file name. It reads every pending segment:
+// a command for an operator, not for a hot path. rrdcached lists only the
+// files queued for writing.
+func (b *Backend) Queue(context.Context) ([]rrdcached.Queued, error) {
+	counts := make(map[string]int)
+	for _, pb := range b.w.ix.PeekKeys(func(string) bool { return true }) {
+		entries, err := b.readSegments(pb.Hash, pb.Key, pb.Times)
+		if err != nil {
+			return nil, fmt.Errorf("read the queue: %w", err)
+		}
+		if len(entries) > 0 {
+			counts[keyPath(entries[0].Key)] += len(entries)
+		}
+	}
+	out := make([]rrdcached.Queued, 0, len(counts))
+	for file, n := range counts {
+		out = append(out, rrdcached.Queued{File: file, Pending: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
+	return out, nil
+}
+
+// Stats returns rrdcached's STATS names that have a meaning here, and
+// spoold's own: QueueLength (files with pending updates), UpdatesReceived
+// (UPDATE commands), FlushesReceived, UpdatesWritten (librrd update
+// calls), DataSetsWritten (updates written), TreeNodesNumber (files
+// updated since the start), JournalBytes (bytes appended to the spool),
+// JournalRotate (spool segments closed), then ValuesReceived (updates
+// spooled), UpdatesRefused, Forgets, Creates and Overwrites. TreeDepth
+// (rrdcached's cache tree) has no counterpart and is left out.
+func (b *Backend) Stats() []rrdcached.Stat {
+	s := b.BackendStats()
+	return []rrdcached.Stat{
+		{Name: "QueueLength", Value: s.QueueLength},
+		{Name: "UpdatesReceived", Value: s.UpdatesReceived},
+		{Name: "FlushesReceived", Value: s.FlushesReceived},
+		{Name: "UpdatesWritten", Value: s.UpdatesWritten},
+		{Name: "DataSetsWritten", Value: s.DataSetsWritten},
+		{Name: "TreeNodesNumber", Value: s.Files},
+		{Name: "JournalBytes", Value: s.JournalBytes},
+		{Name: "JournalRotate", Value: s.JournalRotate},
+		{Name: "ValuesReceived", Value: s.ValuesReceived},
+		{Name: "UpdatesRefused", Value: s.refusedTotal()},
+		{Name: "Forgets", Value: s.Forgets},
+		{Name: "Creates", Value: s.Creates},
+		{Name: "Overwrites", Value: s.Overwrites},
+	}
+}
+
+// Suspend holds the writing of file (Writer.Hold); its updates are still
+// spooled. Suspending a suspended file is no error (rrdcached answers
+// "already suspended" with success too).
+func (b *Backend) Suspend(file string) error {
+	if err := checkFileName(file); err != nil {
+		return err
+	}
+	key, _ := b.keyOf(file)
+	b.w.Hold(key)
+	return nil
+}
+
+// Resume releases a suspended file; one not suspended is no error.
+func (b *Backend) Resume(file string) error {
+	if err := checkFileName(file); err != nil {
+		return err
+	}
+	key, _ := b.keyOf(file)
+	b.w.Release(key)
+	return nil
+}
+
+// SuspendAll suspends every file with updates pending or updated since the
+// start, and returns how many were not suspended yet.
+func (b *Backend) SuspendAll() int {
+	keys := make(map[string]bool)
+	b.mu.Lock()
+	for file := range b.files {
+		keys[ProtocolKey(file)] = true
+	}
+	b.mu.Unlock()
+	for _, pb := range b.w.ix.PeekKeys(func(k string) bool { return strings.HasPrefix(k, "/") }) {
+		keys[pb.Key] = true
+	}
+	n := 0
+	for k := range keys {
+		if b.w.Hold(k) {
+			n++
+		}
+	}
+	return n
+}
+
+// ResumeAll resumes every suspended file and returns how many there were.
+func (b *Backend) ResumeAll() int { return b.w.ReleaseAll() }
+
+// BackendStats are the backend's counters and the spool's and writer's
+// figures STATS shows.
+type BackendStats struct {
+	QueueLength, UpdatesReceived, FlushesReceived, UpdatesWritten uint64
+	DataSetsWritten, Files, JournalBytes, JournalRotate           uint64
+	ValuesReceived, Forgets, Creates, Overwrites, IndexDeferred   uint64
+	// Refused counts refused updates by reason.
+	Refused map[Refusal]uint64
+}
+
+func (s BackendStats) refusedTotal() uint64 {
+	var n uint64
+	for _, v := range s.Refused {
+		n += v
+	}
+	return n
+}
+
+// BackendStats returns the backend's statistics. It reads the writer's
+// Stats, which visits the index.
+func (b *Backend) BackendStats() BackendStats {
+	ws, ss := b.w.Stats(), b.w.sp.Stats()
+	b.mu.Lock()
+	files := len(b.files)
+	b.mu.Unlock()
+	c := &b.c
+	s := BackendStats{
+		QueueLength: uint64(ws.QueueLength), UpdatesReceived: c.updates.Load(), FlushesReceived: c.flushes.Load(),
+		UpdatesWritten: ws.UpdateCalls, DataSetsWritten: ws.EntriesWritten, Files: uint64(files),
+		JournalBytes: ss.WrittenBytes, JournalRotate: ss.SegmentsClosed,
+		ValuesReceived: c.values.Load(), Forgets: c.forgets.Load(), Creates: c.creates.Load(),
+		Overwrites: c.overwrites.Load(), IndexDeferred: c.indexDeferred.Load(),
+		Refused: make(map[Refusal]uint64, len(refusalNames)),
+	}
+	for i, r := range refusalNames {
+		s.Refused[r] = c.refused[i].Load()
+	}
+	return s
+}
