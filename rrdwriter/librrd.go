@@ -26,9 +26,9 @@ static rrd_info_t *spoold_info(const char *file, char **err) {
 	return i;
 }
 
-static int spoold_create(const char *file, unsigned long step, time_t last_up, const char **sources, int argc, const char **argv, char **err) {
+static int spoold_create(const char *file, unsigned long step, time_t last_up, const char **sources, const char *template, int argc, const char **argv, char **err) {
 	rrd_clear_error();
-	int rc = rrd_create_r2(file, step, last_up, 1, sources, NULL, argc, argv);
+	int rc = rrd_create_r2(file, step, last_up, 1, sources, template, argc, argv);
 	if (rc != 0) *err = spoold_error();
 	return rc;
 }
@@ -157,9 +157,14 @@ func librrdFetch(path, cf string, start, end time.Time, step time.Duration) (rrd
 	return rrdFetched{Start: r.Start, End: r.End, Step: r.Step, DS: r.DsNames, Values: r.Values()}, nil
 }
 
-func librrdCreate2(path string, step uint64, lastUp int64, sources, defs []string) error {
+func librrdCreate2(path string, step uint64, lastUp int64, sources []string, template string, defs []string) error {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
+	var ctmpl *C.char
+	if template != "" {
+		ctmpl = C.CString(template)
+		defer C.free(unsafe.Pointer(ctmpl))
+	}
 	csrc := cStrings(sources, true)
 	defer freeCStrings(csrc)
 	cdefs := cStrings(defs, false)
@@ -172,7 +177,7 @@ func librrdCreate2(path string, step uint64, lastUp int64, sources, defs []strin
 		defp = &cdefs[0]
 	}
 	var cerr *C.char
-	if C.spoold_create(cpath, C.ulong(step), C.time_t(lastUp), srcp, C.int(len(defs)), defp, &cerr) != 0 {
+	if C.spoold_create(cpath, C.ulong(step), C.time_t(lastUp), srcp, ctmpl, C.int(len(defs)), defp, &cerr) != 0 {
 		return cError(cerr)
 	}
 	return nil

@@ -87,8 +87,8 @@ type stamp struct {
 
 func (s stamp) after(o stamp) bool { return s.sec > o.sec || s.sec == o.sec && s.ms > o.ms }
 
-// String formats s as rrdcached's messages do (%lf).
-func (s stamp) String() string { return fmt.Sprintf("%d.%06d", s.sec, int(s.ms)*1000) }
+// float is s in seconds, as rrdcached's messages have it.
+func (s stamp) float() float64 { return float64(s.sec) + float64(s.ms)/1000 }
 
 // backendCounters count since NewBackend.
 type backendCounters struct {
@@ -163,7 +163,7 @@ func (b *Backend) refresh(ctx context.Context, f *protoFile, file, key string) e
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
 		if errors.Is(err, unix.ENOENT) {
-			return refuse(RefusedMissing, "No such file: %s", file)
+			return &UpdateError{Reason: RefusedMissing, Err: fmt.Errorf("stat %s: %w", file, rrdcached.ErrNoSuchFile)}
 		}
 		return refuse(RefusedFile, "stat %s: %v", file, err)
 	}
@@ -297,7 +297,7 @@ func (b *Backend) spoolUpdate(f *protoFile, file, key, u string) error {
 	e.Key = key
 	at := stamp{e.Time, e.Milli}
 	if !at.after(f.last) {
-		return refuse(RefusedTime, "illegal attempt to update using time %s when last update time is %s (minimum one millisecond step)", at, f.last)
+		return &UpdateError{Reason: RefusedTime, Err: rrdcached.TimeNotAfter(at.float(), f.last.float())}
 	}
 	if limit := now.Add(b.w.o.FutureTolerance); e.Time > limit.Unix() {
 		return refuse(RefusedFuture, "update time %d of %s is more than %s ahead of the clock (--future-tolerance)", e.Time, file, b.w.o.FutureTolerance)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/spool"
+	"golang.org/x/sys/unix"
 )
 
 // The protocol's commands on RRD files, through librrd under the file's
@@ -37,7 +37,7 @@ func (b *Backend) lockFile(file string) (*target, error) {
 // First returns the first time of the file's RRA rra (rrd_first_r).
 func (b *Backend) First(_ context.Context, file string, rra int) (time.Time, error) {
 	if rra < 0 {
-		return time.Time{}, fmt.Errorf("first %s: invalid index specified (%d)", file, rra)
+		return time.Time{}, &rrdcached.ReplyError{Msg: fmt.Sprintf("Invalid index specified (%d)", rra)}
 	}
 	t, err := b.lockFile(file)
 	if err != nil {
@@ -46,7 +46,7 @@ func (b *Backend) First(_ context.Context, file string, rra int) (time.Time, err
 	defer t.mu.Unlock()
 	sec, err := librrdFirst(t.path, rra)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("first %s: %w", file, err)
+		return time.Time{}, err // librrd's message names the file
 	}
 	return time.Unix(sec, 0), nil
 }
@@ -101,7 +101,7 @@ func (b *Backend) Info(ctx context.Context, file string) ([]rrdcached.InfoValue,
 	defer t.mu.Unlock()
 	items, err := librrdInfoItems(t.path)
 	if err != nil {
-		return nil, fmt.Errorf("info %s: %w", file, err)
+		return nil, err // librrd's message names the file
 	}
 	out := make([]rrdcached.InfoValue, len(items))
 	for i, it := range items {
@@ -110,16 +110,19 @@ func (b *Backend) Info(ctx context.Context, file string) ([]rrdcached.InfoValue,
 	return out, nil
 }
 
-// Fetch flushes the file's pending updates, then fetches (rrd_fetch_r)
-// the columns asked for (all if none). Zero times are rrdcached's
-// defaults: the last day up to now.
+// Fetch flushes the file's pending updates, then fetches every data
+// source (rrd_fetch_r; the server selects columns). Zero times are
+// rrdcached's defaults: the last day up to now. rrdcached asks for step
+// (unsigned long)-1, which librrd's choice of archive (the least
+// |step - resolution|, in longs) makes the finest covering the range: the
+// step of 1 s asked here makes the same choice.
 func (b *Backend) Fetch(ctx context.Context, file string, a rrdcached.FetchArgs) (rrdcached.FetchResult, error) {
 	if err := checkFileName(file); err != nil {
 		return rrdcached.FetchResult{}, err
 	}
 	key, _ := b.keyOf(file)
 	if err := b.w.FlushKey(ctx, key); err != nil {
-		return rrdcached.FetchResult{}, fmt.Errorf("fetch %s: %w", file, err)
+		return rrdcached.FetchResult{}, fmt.Errorf("flush %s before the fetch: %w", file, err)
 	}
 	if a.End.IsZero() {
 		a.End = b.w.o.Now()
@@ -131,12 +134,12 @@ func (b *Backend) Fetch(ctx context.Context, file string, a rrdcached.FetchArgs)
 	if err != nil {
 		return rrdcached.FetchResult{}, err
 	}
-	r, err := librrdFetch(t.path, a.CF, a.Start, a.End, a.Step)
+	r, err := librrdFetch(t.path, a.CF, a.Start, a.End, time.Second)
 	t.mu.Unlock()
 	if err != nil {
-		return rrdcached.FetchResult{}, fmt.Errorf("fetch %s: %w", file, err)
+		return rrdcached.FetchResult{}, err // librrd's message names the file
 	}
-	return r.columns(file, a.DS)
+	return r.result(), nil
 }
 
 // Create creates file as rrdcached's CREATE does (rrd_create_r2), through
@@ -152,11 +155,19 @@ func (b *Backend) Create(ctx context.Context, file string, a rrdcached.CreateArg
 		return err
 	}
 	if !a.Begin.IsZero() && a.Begin.Unix() < 3600*24*365*10 {
-		return fmt.Errorf("create %s: the first entry must be after 1980", file)
+		return &rrdcached.ReplyError{Msg: "The first entry must be after 1980."}
 	}
 	sources, err := b.createSources(ctx, a.Sources)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", file, err)
+	}
+	var template string
+	if a.Template != "" {
+		tp, err := b.createSources(ctx, []string{a.Template})
+		if err != nil {
+			return fmt.Errorf("create %s: %w", file, err)
+		}
+		template = tp[0]
 	}
 	f := b.file(file)
 	f.mu.Lock()
@@ -167,7 +178,7 @@ func (b *Backend) Create(ctx context.Context, file string, a rrdcached.CreateArg
 	_, err = os.Lstat(t.path)
 	exists := err == nil
 	if exists && a.NoOverwrite {
-		return fmt.Errorf("create %s: creating '%s': %w", file, t.path, fs.ErrExist)
+		return &librrdMessage{fmt.Sprintf("creating '%s': File exists", t.path), fs.ErrExist}
 	}
 	if exists {
 		pending, err := b.spooled(ctx, key)
@@ -178,8 +189,8 @@ func (b *Backend) Create(ctx context.Context, file string, a rrdcached.CreateArg
 			return fmt.Errorf("create %s: %d acknowledged updates of the file are still spooled; spoold does not replace it under them (FLUSH it first)", file, len(pending))
 		}
 	}
-	if err := createFromArgs(t.path, a, sources, exists); err != nil {
-		return fmt.Errorf("create %s: %w", file, err)
+	if err := createFromArgs(t.path, a, sources, template, exists); err != nil {
+		return err
 	}
 	t.known, f.loaded = false, false
 	b.c.creates.Add(1)
@@ -190,8 +201,8 @@ func (b *Backend) Create(ctx context.Context, file string, a rrdcached.CreateArg
 	return nil
 }
 
-// createSources flushes the source files of a CREATE and returns their
-// paths.
+// createSources flushes the source (or template) files of a CREATE and
+// returns their paths.
 func (b *Backend) createSources(ctx context.Context, files []string) ([]string, error) {
 	paths := make([]string, len(files))
 	for i, s := range files {
@@ -209,7 +220,7 @@ func (b *Backend) createSources(ctx context.Context, files []string) ([]string, 
 // createFromArgs creates path from CREATE's arguments through a temp file:
 // linked into place (never replacing a file), or renamed over the old one
 // when replace.
-func createFromArgs(dst string, a rrdcached.CreateArgs, sources []string, replace bool) error {
+func createFromArgs(dst string, a rrdcached.CreateArgs, sources []string, template string, replace bool) error {
 	dir := filepath.Dir(dst)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
@@ -219,7 +230,7 @@ func createFromArgs(dst string, a rrdcached.CreateArgs, sources []string, replac
 	if !a.Begin.IsZero() {
 		lastUp = a.Begin.Unix()
 	}
-	if err := librrdCreate2(tmp, uint64(a.Step/time.Second), lastUp, sources, a.Defs); err != nil {
+	if err := librrdCreate2(tmp, uint64(a.Step/time.Second), lastUp, sources, template, a.Defs); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -244,9 +255,10 @@ func createFromArgs(dst string, a rrdcached.CreateArgs, sources []string, replac
 
 // List lists dir (relative to the RRD directory; "" is the directory
 // itself) as rrdcached does: its RRD files and subdirectories, or with
-// recursive every RRD file below it, by names relative to dir, sorted. A
-// symlink is listed only if it resolves inside the RRD directory, and
-// never descended into.
+// recursive every RRD file below it, by names relative to dir, sorted; a
+// dir that is an RRD file lists its own base name. A symlink is listed
+// only if it resolves inside the RRD directory, and never descended into.
+// Errors wrap the system's errno.
 func (b *Backend) List(_ context.Context, dir string, recursive bool) ([]string, error) {
 	if dir != "" {
 		if err := checkFileName(dir); err != nil {
@@ -258,8 +270,15 @@ func (b *Backend) List(_ context.Context, dir string, recursive bool) ([]string,
 		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}
 	root := filepath.Join(base, dir)
-	if real, err := filepath.EvalSymlinks(root); err != nil || !inside(base, real) {
-		return nil, fmt.Errorf("list %s: not a directory inside the RRD directory", dir)
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	if !inside(base, real) {
+		return nil, fmt.Errorf("list %s: resolves out of the RRD directory: %w", dir, unix.EACCES)
+	}
+	if st, err := os.Stat(real); err == nil && st.Mode().IsRegular() && strings.HasSuffix(dir, ".rrd") {
+		return []string{path.Base(dir)}, nil
 	}
 	var out []string
 	if err := listDir(base, root, "", recursive, &out); err != nil {
@@ -346,39 +365,26 @@ type rrdFetched struct {
 	Values     []float64
 }
 
-// columns picks the data sources ds (all if empty) out of the rows, with
-// rrdcached's errors for unknown and repeated names.
-func (r rrdFetched) columns(file string, ds []string) (rrdcached.FetchResult, error) {
-	idx := make([]int, 0, len(r.DS))
-	for _, name := range ds {
-		i := slices.Index(r.DS, name)
-		switch {
-		case i < 0:
-			return rrdcached.FetchResult{}, fmt.Errorf("fetch %s: field %s not found", file, name)
-		case slices.Index(idx, i) >= 0:
-			return rrdcached.FetchResult{}, fmt.Errorf("fetch %s: field %s already used", file, name)
-		}
-		idx = append(idx, i)
-	}
-	if len(ds) == 0 {
-		for i := range r.DS {
-			idx = append(idx, i)
-		}
-	}
-	res := rrdcached.FetchResult{Start: r.Start, End: r.End, Step: r.Step, DS: make([]string, len(idx))}
-	for j, i := range idx {
-		res.DS[j] = r.DS[i]
-	}
-	rows := 0
+// result turns the values into rows: (End - Start) / Step of them, row i
+// at Start + (i+1)·Step, as rrdcached prints them.
+func (r rrdFetched) result() rrdcached.FetchResult {
+	res := rrdcached.FetchResult{Start: r.Start, End: r.End, Step: r.Step, DS: r.DS}
+	rows, n := 0, len(r.DS)
 	if r.Step > 0 {
 		rows = int(r.End.Sub(r.Start) / r.Step)
 	}
-	for k := 0; k < rows && (k+1)*len(r.DS) <= len(r.Values); k++ {
-		row := make([]float64, len(idx))
-		for j, i := range idx {
-			row[j] = r.Values[k*len(r.DS)+i]
-		}
-		res.Rows = append(res.Rows, row)
+	for k := 0; k < rows && (k+1)*n <= len(r.Values); k++ {
+		res.Rows = append(res.Rows, r.Values[k*n:(k+1)*n:(k+1)*n])
 	}
-	return res, nil
+	return res
 }
+
+// librrdMessage is an error in librrd's words (the server sends it after
+// "RRD Error: ", as rrdcached does), wrapping err for errors.Is.
+type librrdMessage struct {
+	msg string
+	err error
+}
+
+func (e *librrdMessage) Error() string { return e.msg }
+func (e *librrdMessage) Unwrap() error { return e.err }

@@ -3,12 +3,12 @@ package rrdwriter
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"sort"
 	"strings"
 
 	"github.com/spoold/spoold/rrdcached"
+	"github.com/spoold/spoold/spool"
 )
 
 // The protocol's commands on what is pending: FLUSH, FLUSHALL, PENDING,
@@ -16,21 +16,39 @@ import (
 
 // Flush returns after every update of file spooled before the call is in
 // the file (Writer.FlushKey). A poller target's file flushes the target
-// (what `rrdtool graph --daemon` asks before it draws). A file that does
-// not exist, with nothing pending, gives an error wrapping fs.ErrNotExist.
-func (b *Backend) Flush(ctx context.Context, file string) error {
+// (what `rrdtool graph --daemon` asks before it draws). flushed is false
+// when the backend holds nothing for file (see holds); then a file that
+// does not exist gives rrdcached.ErrNoSuchFile.
+func (b *Backend) Flush(ctx context.Context, file string) (flushed bool, err error) {
 	b.c.flushes.Add(1)
 	if err := checkFileName(file); err != nil {
-		return err
+		return false, err
 	}
 	key, _ := b.keyOf(file)
+	if !b.holds(file, key) {
+		if _, err := os.Stat(b.path(file)); err != nil {
+			return false, fmt.Errorf("flush %s: %w", file, rrdcached.ErrNoSuchFile)
+		}
+		return false, nil
+	}
 	if err := b.w.FlushKey(ctx, key); err != nil {
-		return err
+		return false, err
 	}
-	if _, err := os.Stat(b.path(file)); err != nil {
-		return fmt.Errorf("flush %s: %w", file, err)
+	return true, nil
+}
+
+// holds reports whether the backend holds something of file (rrdcached:
+// the file is in its cache tree): it was updated since the start and not
+// forgotten since, or it has updates pending.
+func (b *Backend) holds(file, key string) bool {
+	b.mu.Lock()
+	_, known := b.files[file]
+	b.mu.Unlock()
+	if known {
+		return true
 	}
-	return nil
+	_, pending := b.w.ix.Peek(spool.KeyHash(key))
+	return pending
 }
 
 // FlushAll starts writing everything pending (Writer.FlushAll) on a
@@ -67,17 +85,24 @@ func (b *Backend) Pending(ctx context.Context, file string) ([]string, error) {
 
 // Forget is rrdcached's FORGET, which drops a file's cached updates:
 // spoold keeps them (they were acknowledged) and reports how many stay
-// pending. With none pending the error wraps fs.ErrNotExist, as rrdcached
-// answers for a file it does not cache.
+// pending; it forgets only what it knows of the file besides them. A file
+// the backend holds nothing for gives rrdcached.ErrNotCached.
 func (b *Backend) Forget(ctx context.Context, file string) (int, error) {
 	b.c.forgets.Add(1)
+	if err := checkFileName(file); err != nil {
+		return 0, err
+	}
+	key, _ := b.keyOf(file)
+	if !b.holds(file, key) {
+		return 0, fmt.Errorf("forget %s: %w", file, rrdcached.ErrNotCached)
+	}
 	pending, err := b.Pending(ctx, file)
 	if err != nil {
 		return 0, err
 	}
-	if len(pending) == 0 {
-		return 0, fmt.Errorf("forget %s: no updates pending: %w", file, fs.ErrNotExist)
-	}
+	b.mu.Lock()
+	delete(b.files, file)
+	b.mu.Unlock()
 	return len(pending), nil
 }
 
@@ -132,25 +157,36 @@ func (b *Backend) Stats() []rrdcached.Stat {
 }
 
 // Suspend holds the writing of file (Writer.Hold); its updates are still
-// spooled. Suspending a suspended file is no error (rrdcached answers
-// "already suspended" with success too).
-func (b *Backend) Suspend(file string) error {
-	if err := checkFileName(file); err != nil {
-		return err
+// spooled. changed is false when it was suspended already; a file the
+// backend holds nothing for gives rrdcached.ErrNotCached.
+func (b *Backend) Suspend(file string) (changed bool, err error) {
+	key, err := b.heldKey(file)
+	if err != nil {
+		return false, err
 	}
-	key, _ := b.keyOf(file)
-	b.w.Hold(key)
-	return nil
+	return b.w.Hold(key), nil
 }
 
-// Resume releases a suspended file; one not suspended is no error.
-func (b *Backend) Resume(file string) error {
+// Resume releases a suspended file; changed is false when it was not
+// suspended.
+func (b *Backend) Resume(file string) (changed bool, err error) {
+	key, err := b.heldKey(file)
+	if err != nil {
+		return false, err
+	}
+	return b.w.Release(key), nil
+}
+
+// heldKey returns the key of a file to suspend or resume.
+func (b *Backend) heldKey(file string) (string, error) {
 	if err := checkFileName(file); err != nil {
-		return err
+		return "", err
 	}
 	key, _ := b.keyOf(file)
-	b.w.Release(key)
-	return nil
+	if !b.holds(file, key) {
+		return "", fmt.Errorf("suspend %s: %w", file, rrdcached.ErrNotCached)
+	}
+	return key, nil
 }
 
 // SuspendAll suspends every file with updates pending or updated since the

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -32,13 +33,16 @@ import (
 // unknown whatever the client sent, as librrd ignores it).
 
 // UpdateError is a refused update: the reason (a label of the refusal
-// counter, see Refusal) and the message for the client.
+// counter, see Refusal) and the error for the client, an
+// rrdcached.ReplyError in rrdcached's words where they are known, or
+// wrapping rrdcached.ErrNoSuchFile.
 type UpdateError struct {
 	Reason Refusal
-	Msg    string
+	Err    error
 }
 
-func (e *UpdateError) Error() string { return e.Msg }
+func (e *UpdateError) Error() string { return e.Err.Error() }
+func (e *UpdateError) Unwrap() error { return e.Err }
 
 // Refusal says why an update was refused; it labels
 // spoold_rrdcached_updates_refused_total.
@@ -56,8 +60,9 @@ const (
 	RefusedSpool   Refusal = "spool"   // the spool could not take it
 )
 
+// refuse returns a refusal whose message is sent as is.
 func refuse(r Refusal, format string, args ...any) error {
-	return &UpdateError{Reason: r, Msg: fmt.Sprintf(format, args...)}
+	return &UpdateError{Reason: r, Err: &rrdcached.ReplyError{Msg: fmt.Sprintf(format, args...)}}
 }
 
 // refusalOf returns the reason of a refused update's error.
@@ -74,11 +79,11 @@ func refusalOf(err error) Refusal {
 func parseUpdate(s string, ds []DSInfo, now time.Time) (spool.Entry, error) {
 	ts, rest, ok := strings.Cut(s, ":")
 	if !ok || strings.IndexByte(ts, '@') >= 0 {
-		return spool.Entry{}, refuse(RefusedSyntax, "Cannot find timestamp in '%s'!", s)
+		return spool.Entry{}, &UpdateError{Reason: RefusedSyntax, Err: rrdcached.BadTimestamp(s)}
 	}
 	sec, milli, err := parseUpdateTime(ts, now)
 	if err != nil {
-		return spool.Entry{}, refuse(RefusedSyntax, "Cannot find timestamp in '%s'! (%v)", s, err)
+		return spool.Entry{}, &UpdateError{Reason: RefusedSyntax, Err: rrdcached.BadTimestamp(s)}
 	}
 	n := strings.Count(rest, ":") + 1
 	if n != len(ds) {

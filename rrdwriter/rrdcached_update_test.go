@@ -73,8 +73,8 @@ func TestParseUpdateRefuses(t *testing.T) {
 			if !errors.As(err, &ue) || ue.Reason != tc.want {
 				t.Fatalf("parseUpdate(%q) = %v, want a %s refusal", tc.in, err, tc.want)
 			}
-			if !strings.Contains(ue.Msg, tc.in) && tc.want != RefusedSyntax {
-				t.Errorf("message %q does not name the update", ue.Msg)
+			if !strings.Contains(ue.Error(), tc.in) {
+				t.Errorf("message %q does not name the update", ue.Error())
 			}
 		})
 	}
