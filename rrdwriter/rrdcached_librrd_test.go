@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
@@ -553,4 +555,30 @@ func nearly(v float64, printed string) bool {
 		return math.IsNaN(v)
 	}
 	return math.Abs(v-p) <= 1e-9*math.Max(math.Abs(p), 1e-300)
+}
+
+// TestBackendMetricsCountRefusals: a refused update is counted under its
+// reason in /metrics' collector.
+func TestBackendMetricsCountRefusals(t *testing.T) {
+	e, b := newProtoEnv(t)
+	e.mkRRD("x.rrd")
+	if _, err := b.Update(context.Background(), "x.rrd", []string{at(t0+300, ":1:1")}); refusalOf(err) != RefusedCount {
+		t.Fatalf("Update = %v, want a count refusal", err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(NewBackendCollector(b.BackendStats))
+	want := `# HELP spoold_rrdcached_updates_refused_total Updates of the rrdcached protocol refused, by reason (syntax, count, time, future, missing, file, claimed, spool).
+# TYPE spoold_rrdcached_updates_refused_total counter
+spoold_rrdcached_updates_refused_total{reason="claimed"} 0
+spoold_rrdcached_updates_refused_total{reason="count"} 1
+spoold_rrdcached_updates_refused_total{reason="file"} 0
+spoold_rrdcached_updates_refused_total{reason="future"} 0
+spoold_rrdcached_updates_refused_total{reason="missing"} 0
+spoold_rrdcached_updates_refused_total{reason="spool"} 0
+spoold_rrdcached_updates_refused_total{reason="syntax"} 0
+spoold_rrdcached_updates_refused_total{reason="time"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "spoold_rrdcached_updates_refused_total"); err != nil {
+		t.Error(err)
+	}
 }
