@@ -62,6 +62,11 @@ func NewBackend(w *Writer, o BackendOptions) *Backend {
 // mu orders the file's updates: the check of their times against last and
 // their appends.
 type protoFile struct {
+	// cached says the file was updated since the start and not forgotten
+	// since: what rrdcached calls its cache tree (FLUSH's "Nothing to
+	// flush", FORGET, SUSPEND and SUSPENDALL go by it).
+	cached atomic.Bool
+
 	mu     sync.Mutex
 	loaded bool
 	id     fileID   // the file as its header was read
@@ -151,6 +156,31 @@ func (b *Backend) file(file string) *protoFile {
 		b.files[strings.Clone(file)] = f
 	}
 	return f
+}
+
+// dropUnread removes f from the files again when it holds nothing: its
+// file could not be read (a name a client asked for that does not exist
+// leaves nothing behind). f.mu is held.
+func (b *Backend) dropUnread(file string, f *protoFile) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.files[file] == f && !f.loaded && !f.cached.Load() {
+		delete(b.files, file)
+	}
+}
+
+// cachedFiles returns the files updated since the start and not
+// forgotten.
+func (b *Backend) cachedFiles() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for file, f := range b.files {
+		if f.cached.Load() {
+			out = append(out, file)
+		}
+	}
+	return out
 }
 
 // refresh makes f's header and last update current: a stat, and the header
@@ -268,6 +298,7 @@ func (b *Backend) update(ctx context.Context, file string, updates []string) (in
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := b.refresh(ctx, f, file, key); err != nil {
+		b.dropUnread(file, f)
 		return 0, err
 	}
 	n := 0
@@ -278,6 +309,7 @@ func (b *Backend) update(ctx context.Context, file string, updates []string) (in
 		n++
 	}
 	if n > 0 {
+		f.cached.Store(true)
 		// The batch policy: the updates are durable before the reply.
 		if serr := b.w.sp.Sync(); serr != nil {
 			return 0, refuse(RefusedSpool, "sync the spool after updates of %s: %v", file, serr)

@@ -62,6 +62,7 @@ func (b *Backend) Last(ctx context.Context, file string) (time.Time, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := b.refresh(ctx, f, file, key); err != nil {
+		b.dropUnread(file, f)
 		return time.Time{}, fmt.Errorf("last %s: %w", file, err)
 	}
 	sec := f.last.sec

@@ -482,12 +482,22 @@ func TestBackendQueueAndStats(t *testing.T) {
 	if err != nil || !slices.Equal(q, want) {
 		t.Errorf("Queue = %+v, %v; want %+v", q, err, want)
 	}
+	var names []string
 	stats := map[string]uint64{}
 	for _, s := range b.Stats() {
+		names = append(names, s.Name)
 		stats[s.Name] = s.Value
 	}
-	if stats["QueueLength"] != 3 || stats["UpdatesReceived"] != 2 || stats["ValuesReceived"] != 3 || stats["TreeNodesNumber"] != 2 {
+	rrdcachedNames := []string{"QueueLength", "UpdatesReceived", "FlushesReceived", "UpdatesWritten", "DataSetsWritten",
+		"TreeNodesNumber", "TreeDepth", "JournalBytes", "JournalRotate"}
+	if !slices.Equal(names, rrdcachedNames) {
+		t.Errorf("STATS names %q, want rrdcached's %q", names, rrdcachedNames)
+	}
+	if stats["QueueLength"] != 3 || stats["UpdatesReceived"] != 2 || stats["TreeNodesNumber"] != 2 || stats["TreeDepth"] != 2 || stats["JournalBytes"] == 0 {
 		t.Errorf("STATS %v", stats)
+	}
+	if s := b.BackendStats(); s.ValuesReceived != 3 {
+		t.Errorf("updates spooled %d, want 3", s.ValuesReceived)
 	}
 }
 

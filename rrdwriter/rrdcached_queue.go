@@ -42,9 +42,9 @@ func (b *Backend) Flush(ctx context.Context, file string) (flushed bool, err err
 // forgotten since, or it has updates pending.
 func (b *Backend) holds(file, key string) bool {
 	b.mu.Lock()
-	_, known := b.files[file]
+	f := b.files[file]
 	b.mu.Unlock()
-	if known {
+	if f != nil && f.cached.Load() {
 		return true
 	}
 	_, pending := b.w.ix.Peek(spool.KeyHash(key))
@@ -101,7 +101,9 @@ func (b *Backend) Forget(ctx context.Context, file string) (int, error) {
 		return 0, err
 	}
 	b.mu.Lock()
-	delete(b.files, file)
+	if f := b.files[file]; f != nil {
+		f.cached.Store(false)
+	}
 	b.mu.Unlock()
 	return len(pending), nil
 }
@@ -129,14 +131,14 @@ func (b *Backend) Queue(context.Context) ([]rrdcached.Queued, error) {
 	return out, nil
 }
 
-// Stats returns rrdcached's STATS names that have a meaning here, and
-// spoold's own: QueueLength (files with pending updates), UpdatesReceived
-// (UPDATE commands), FlushesReceived, UpdatesWritten (librrd update
-// calls), DataSetsWritten (updates written), TreeNodesNumber (files
-// updated since the start), JournalBytes (bytes appended to the spool),
-// JournalRotate (spool segments closed), then ValuesReceived (updates
-// spooled), UpdatesRefused, Forgets, Creates and Overwrites. TreeDepth
-// (rrdcached's cache tree) has no counterpart and is left out.
+// Stats returns rrdcached's STATS, name for name and in its order:
+// QueueLength (files with pending updates), UpdatesReceived (UPDATE
+// commands), FlushesReceived, UpdatesWritten (librrd update calls),
+// DataSetsWritten (updates written), TreeNodesNumber (files updated since
+// the start and not forgotten), TreeDepth (spoold's tree is the spool's:
+// its levels of directories), JournalBytes (bytes appended to the spool)
+// and JournalRotate (spool segments closed). The backend's other counters
+// are metrics (NewBackendCollector).
 func (b *Backend) Stats() []rrdcached.Stat {
 	s := b.BackendStats()
 	return []rrdcached.Stat{
@@ -146,13 +148,9 @@ func (b *Backend) Stats() []rrdcached.Stat {
 		{Name: "UpdatesWritten", Value: s.UpdatesWritten},
 		{Name: "DataSetsWritten", Value: s.DataSetsWritten},
 		{Name: "TreeNodesNumber", Value: s.Files},
+		{Name: "TreeDepth", Value: uint64(b.w.sp.Layout().Levels())},
 		{Name: "JournalBytes", Value: s.JournalBytes},
 		{Name: "JournalRotate", Value: s.JournalRotate},
-		{Name: "ValuesReceived", Value: s.ValuesReceived},
-		{Name: "UpdatesRefused", Value: s.refusedTotal()},
-		{Name: "Forgets", Value: s.Forgets},
-		{Name: "Creates", Value: s.Creates},
-		{Name: "Overwrites", Value: s.Overwrites},
 	}
 }
 
@@ -193,11 +191,9 @@ func (b *Backend) heldKey(file string) (string, error) {
 // start, and returns how many were not suspended yet.
 func (b *Backend) SuspendAll() int {
 	keys := make(map[string]bool)
-	b.mu.Lock()
-	for file := range b.files {
+	for _, file := range b.cachedFiles() {
 		keys[ProtocolKey(file)] = true
 	}
-	b.mu.Unlock()
 	for _, pb := range b.w.ix.PeekKeys(func(k string) bool { return strings.HasPrefix(k, "/") }) {
 		keys[pb.Key] = true
 	}
@@ -223,21 +219,11 @@ type BackendStats struct {
 	Refused map[Refusal]uint64
 }
 
-func (s BackendStats) refusedTotal() uint64 {
-	var n uint64
-	for _, v := range s.Refused {
-		n += v
-	}
-	return n
-}
-
 // BackendStats returns the backend's statistics. It reads the writer's
 // Stats, which visits the index.
 func (b *Backend) BackendStats() BackendStats {
 	ws, ss := b.w.Stats(), b.w.sp.Stats()
-	b.mu.Lock()
-	files := len(b.files)
-	b.mu.Unlock()
+	files := len(b.cachedFiles())
 	c := &b.c
 	s := BackendStats{
 		QueueLength: uint64(ws.QueueLength), UpdatesReceived: c.updates.Load(), FlushesReceived: c.flushes.Load(),
