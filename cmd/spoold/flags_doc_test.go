@@ -23,15 +23,18 @@ type docFlag struct {
 // readDocFlags reads the tables under "## Flags": the group is the "###"
 // heading above the table, the default the first `code` of the second
 // cell, or "" for "(empty)".
-func readDocFlags(t *testing.T) map[string]docFlag {
+func readDocFlags(t *testing.T) map[string]docFlag { return readDocFlagsIn(t, "Flags") }
+
+// readDocFlagsIn reads the flag tables under the "## <section>" heading.
+func readDocFlagsIn(t *testing.T, section string) map[string]docFlag {
 	t.Helper()
 	b, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, text, ok := strings.Cut(string(b), "\n## Flags\n")
+	_, text, ok := strings.Cut(string(b), "\n## "+section+"\n")
 	if !ok {
-		t.Fatal("docs/configuration.md has no \"## Flags\" section")
+		t.Fatalf("docs/configuration.md has no \"## %s\" section", section)
 	}
 	if i := strings.Index(text, "\n## "); i >= 0 {
 		text = text[:i]
