@@ -114,14 +114,15 @@ func takeWalkAnswer(vars []gosnmp.SnmpPDU, cols, next []string, active []int, ou
 		c := active[k]
 		v := &vars[i]
 		name := strings.TrimPrefix(v.Name, ".")
-		if v.Type == gosnmp.EndOfMibView || !strings.HasPrefix(name, cols[c]+".") {
+		if v.Type == gosnmp.EndOfMibView || !strings.HasPrefix(name, cols[c]+".") || len(name) == len(cols[c])+1 {
 			ended[k], moved = true, true
 			continue
 		}
-		if compareOID(name, next[c]) <= 0 {
-			return nil, fmt.Errorf("%w: %s after %s", errWalk, name, next[c])
-		}
 		idx := name[len(cols[c])+1:]
+		// next[c] is the column or an OID in it: compare the indexes only.
+		if prev := next[c]; len(prev) > len(cols[c]) && compareOID(idx, prev[len(cols[c])+1:]) <= 0 {
+			return nil, fmt.Errorf("%w: %s after %s", errWalk, name, prev)
+		}
 		out[c].cells = append(out[c].cells, cell{index: idx, pdu: *v})
 		next[c], moved = name, true
 		switch {

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -29,9 +30,19 @@ import (
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
+	"golang.org/x/sys/unix"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
+
+// profile is where to write a CPU profile of the steady cycle ("": none).
+var profile string
+
+func cpuSeconds() float64 {
+	var ru unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
 
 func run(args []string) int {
 	po := poller.DefaultOptions()
@@ -45,7 +56,9 @@ func run(args []string) int {
 	fl.IntVar(&po.Concurrency, "poll-concurrency", po.Concurrency, "polls in flight")
 	fl.IntVar(&po.DiscoveryConcurrency, "discovery-concurrency", po.DiscoveryConcurrency, "discoveries in flight")
 	fl.Var(&modeValue{&po.TableMode}, "poll-table-mode", "auto, get or bulk")
+	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the steady cycle here")
 	_ = fl.Parse(args)
+	profile = *cpuProfile
 	if err := bench(po, targets, spoolDir, rrdDir, writeDevices); err != nil {
 		fmt.Fprintln(os.Stderr, "tablebench:", err)
 		return 1
@@ -78,9 +91,17 @@ func bench(po poller.Options, targetsFile, spoolDir, rrdDir string, writeDevices
 	}
 	discovery := time.Since(start)
 	var st poller.CycleStats
-	for range 2 {
+	var cpu float64
+	for i := range 2 {
 		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second))) // one entry per key and second
+		if i == 1 && profile != "" {
+			if f, err := os.Create(profile); err == nil && pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+		cpu0 := cpuSeconds()
 		st = p.Cycle(context.Background())
+		cpu = cpuSeconds() - cpu0
 		if st.OK != len(ts) {
 			return fmt.Errorf("cycle: %+v", st)
 		}
@@ -91,6 +112,7 @@ func bench(po poller.Options, targetsFile, spoolDir, rrdDir string, writeDevices
 	}
 	fmt.Printf("tables: devices=%d interfaces=%d discovery_s=%.2f cycle_s=%.2f write_s=%.2f pdus_per_device=%.1f\n",
 		len(ts), st.Rows, discovery.Seconds(), st.Duration.Seconds(), write.Seconds(), float64(st.Requests)/float64(st.OK))
+	fmt.Printf("tables-cpu: cycle_cpu_s=%.2f (this process; the simulator's is apart)\n", cpu)
 	return diskUse(rrdDir)
 }
 
