@@ -4,8 +4,9 @@
 set -euo pipefail
 
 # dpkg-dev, groff-base and man-db: make deb and the tests of make install
-# and of the package (packaging/); prometheus: promtool checks /metrics.
-PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim chromium dpkg-dev groff-base man-db prometheus)
+# and of the package (packaging/); prometheus: promtool checks /metrics;
+# rrdcached: the peer the rrdcached client and forwarding are tested against.
+PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim chromium dpkg-dev groff-base man-db prometheus rrdcached)
 
 missing=()
 for p in "${PKGS[@]}"; do
