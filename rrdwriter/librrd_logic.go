@@ -40,6 +40,9 @@ func (libRRD) Create(path string, p Profile, start int64) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("create rrd %s: %w", path, err)
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return fmt.Errorf("create rrd directory: %w", err)
+	}
 	tmp := filepath.Join(filepath.Dir(path), tempName(filepath.Base(path)))
 	var ds []rrdDS
 	for _, d := range p.DS {
@@ -136,20 +139,27 @@ func (libRRD) Update(path string, template []string, rows []Row) error {
 	args := make([]string, len(rows))
 	var b []byte
 	for i, r := range rows {
-		b = strconv.AppendInt(b[:0], r.Time, 10)
-		if r.Milli > 0 {
-			b = append(b, '.', byte('0'+r.Milli/100), byte('0'+r.Milli/10%10), byte('0'+r.Milli%10))
-		}
-		for _, v := range r.Values {
-			b = append(b, ':')
-			b = append(b, v...)
-		}
+		b = appendRow(b[:0], r)
 		args[i] = string(b)
 	}
 	if err := librrdUpdate(path, template, args); err != nil {
 		return fmt.Errorf("update rrd %s: %w", path, err)
 	}
 	return nil
+}
+
+// appendRow appends r as rrd_update and rrdcached's UPDATE take it:
+// "<seconds>[.<ms>]:v:v...".
+func appendRow(b []byte, r Row) []byte {
+	b = strconv.AppendInt(b, r.Time, 10)
+	if r.Milli > 0 {
+		b = append(b, '.', byte('0'+r.Milli/100), byte('0'+r.Milli/10%10), byte('0'+r.Milli%10))
+	}
+	for _, v := range r.Values {
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	return b
 }
 
 var graphColors = []string{"0000FF", "00A000", "FF0000", "A000A0", "FF8000", "00A0A0", "808000", "404040"}

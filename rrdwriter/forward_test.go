@@ -1,0 +1,195 @@
+//go:build cgo
+
+package rrdwriter
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spoold/spoold/internal/rrdcachedtest"
+	"github.com/spoold/spoold/rrdcached"
+	"github.com/spoold/spoold/spool"
+)
+
+// newForwardEnv is a writer forwarding to a Debian rrdcached that queues
+// updates for an hour (-w 3600): only the writer's FLUSH writes them.
+func newForwardEnv(t *testing.T) (*env, *rrdcachedtest.Server) {
+	needRRDTool(t)
+	srv := rrdcachedtest.Start(t, "-w", "3600", "-f", "7200")
+	e := newEnv(t, nil, func(o *Options) {
+		o.Forward, o.ForwardTimeout = srv.Address(), 5*time.Second
+	})
+	t.Cleanup(func() { e.w.Close() })
+	return e, srv
+}
+
+func (e *env) remotePath(srv *rrdcachedtest.Server, key string) string {
+	return filepath.Join(srv.Dir, RRDPath(key))
+}
+
+func TestForwardValuesLandOnRemote(t *testing.T) {
+	e, srv := newForwardEnv(t)
+	refs := putFourPolls(e, "site/r1")
+	if err := e.w.FlushAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	checkFourPolls(t, e.remotePath(srv, "site/r1"))
+	for _, r := range refs {
+		if e.exists(r) {
+			t.Fatalf("segment %v kept after the remote confirmed it", r)
+		}
+	}
+	if _, err := os.Stat(e.rrdPath("site/r1")); !os.IsNotExist(err) {
+		t.Fatalf("a local RRD file or directory was made: %v", err)
+	}
+	s := e.w.Stats()
+	if f := s.Forward; f == nil || !f.Up || f.Sent != 4 || f.Confirmed != 4 || f.Failed != 0 || f.Peer != srv.Address() {
+		t.Fatalf("forward stats %+v", f)
+	}
+	if s.EntriesWritten != 4 || s.Creates != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestForwardRemoteDownKeepsEntries: with the remote down every entry
+// stays in the spool, the target fails as KindRemote naming the peer, and
+// the stats say the peer is down; once it is back, one flush writes them
+// all, once.
+func TestForwardRemoteDownKeepsEntries(t *testing.T) {
+	e, srv := newForwardEnv(t)
+	srv.Kill()
+	var refs []spool.Ref
+	for i := range int64(3) {
+		refs = append(refs, e.putCG("r", t0+300*i, uint64(300*i), float64(i)))
+	}
+	if err := e.w.FlushAll(context.Background()); err == nil {
+		t.Fatal("flush with the remote down succeeded")
+	}
+	for _, r := range refs {
+		if !e.exists(r) {
+			t.Fatalf("segment %v removed while the remote was down", r)
+		}
+	}
+	te := e.w.TargetErrors()
+	if len(te) != 1 || te[0].Kind != KindRemote || !strings.Contains(te[0].Err, srv.Address()) || te[0].RetryAt.IsZero() {
+		t.Fatalf("target errors %+v; want one KindRemote naming %s, backing off", te, srv.Address())
+	}
+	s := e.w.Stats()
+	if f := s.Forward; f == nil || f.Up || f.Pending != 3 || f.Failed == 0 || !strings.Contains(f.LastError, srv.Address()) {
+		t.Fatalf("forward stats with the peer down %+v", f)
+	}
+	if s.Errors[KindRemote] == 0 {
+		t.Fatalf("errors by kind %v", s.ErrorsByKind())
+	}
+	srv.Restart()
+	if err := e.w.FlushAll(context.Background()); err != nil {
+		t.Fatalf("flush after the remote returned: %v", err)
+	}
+	for _, r := range refs {
+		if e.exists(r) {
+			t.Fatalf("segment %v kept after the remote confirmed it", r)
+		}
+	}
+	got := fetch(t, e.remotePath(srv, "r"), t0, t0+600)
+	if got[t0+300] != "1 1" || got[t0+600] != "1 2" {
+		t.Fatalf("remote rows %v", got)
+	}
+	if f := e.w.Stats().Forward; !f.Up || f.Confirmed != 3 || f.Pending != 0 {
+		t.Fatalf("forward stats after the return %+v", f)
+	}
+}
+
+// TestForwardReplayAppliesOnce: the forwarder crashed after the remote
+// confirmed a batch (its segments are found again), and again after
+// sending the next one, which rrdcached acknowledged and queued, before its
+// FLUSH: the next writer applies nothing twice and loses nothing.
+func TestForwardReplayAppliesOnce(t *testing.T) {
+	e, srv := newForwardEnv(t)
+	for i := range int64(3) {
+		e.putCG("r", t0+300*i, uint64(300*i), float64(i))
+	}
+	if err := e.w.FlushAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	path := e.remotePath(srv, "r")
+	before := fetch(t, path, t0, t0+600)
+	// The crash of the forwarder: its applied segments are back.
+	for i := range int64(3) {
+		e.putCG("r", t0+300*i, 999, 999)
+	}
+	// rrdcached acknowledged t0+900 and t0+1200 and holds them queued.
+	// (The gauge 7 at t0+900 marks the queued row: the spool's has 3.)
+	c, err := rrdcached.NewClient(srv.Address(), rrdcached.DefaultClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Update(context.Background(), "r.rrd", fmt.Sprintf("%d:900:7", t0+900), fmt.Sprintf("%d:1200:4", t0+1200)); err != nil {
+		t.Fatal(err)
+	}
+	fresh := []spool.Ref{e.putCG("r", t0+900, 900, 3), e.putCG("r", t0+1200, 1200, 4), e.putCG("r", t0+1500, 1500, 5)}
+	o := e.w.o
+	o.RRD = nil // New makes its own forwarder
+	w2, err := New(e.sp, e.ix, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	if err := w2.FlushAll(context.Background()); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	// Reading the file's state first (FLUSH, INFO) wrote the queued rows:
+	// the spool's entries of those times count as applied.
+	s := w2.Stats()
+	if s.SkippedAlreadyApplied != 5 || s.EntriesWritten != 1 || s.Quarantined != 0 || s.QueueLength != 0 {
+		t.Fatalf("replay stats %+v", s)
+	}
+	after := fetch(t, path, t0, t0+1500)
+	if after[t0+300] != before[t0+300] || after[t0+600] != before[t0+600] || after[t0+900] != "1 7" || after[t0+1200] != "1 4" || after[t0+1500] != "1 5" {
+		t.Fatalf("replay changed or missed rows:\nbefore %v\nafter  %v", before, after)
+	}
+	for _, r := range fresh {
+		if e.exists(r) {
+			t.Fatalf("segment %v kept", r)
+		}
+	}
+	// Once more with the file's state cached: rrdcached refuses the row it
+	// has queued already (not after its last update), which is no failure
+	// since INFO, after the batch's FLUSH, shows it.
+	if err := c.Update(context.Background(), "r.rrd", fmt.Sprintf("%d:1800:9", t0+1800)); err != nil {
+		t.Fatal(err)
+	}
+	fresh = []spool.Ref{e.putCG("r", t0+1800, 1800, 6), e.putCG("r", t0+2100, 2100, 7)}
+	if err := w2.FlushAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if f := w2.Stats().Forward; f.Failed != 0 || f.Sent != 3 || f.Confirmed != 3 {
+		t.Fatalf("forward stats %+v; want the refused row confirmed", f)
+	}
+	after = fetch(t, path, t0+1500, t0+2100)
+	if after[t0+1800] != "1 9" || after[t0+2100] != "1 7" {
+		t.Fatalf("rows %v", after)
+	}
+	for _, r := range fresh {
+		if e.exists(r) {
+			t.Fatalf("segment %v kept", r)
+		}
+	}
+}
+
+func TestForwardOptionsRefuseLocalDurability(t *testing.T) {
+	o := DefaultOptions()
+	o.Dir, o.Forward, o.RRDFsync = t.TempDir(), "unix:/run/x.sock", SyncAlways
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "unix:/run/x.sock") {
+		t.Fatalf("Validate = %v; want the fsync refused, naming the peer", err)
+	}
+	o.RRDFsync, o.RRD = SyncNone, newFake()
+	if err := o.Validate(); err == nil {
+		t.Fatal("Forward and RRD together validated")
+	}
+}
