@@ -35,6 +35,9 @@ type Options struct {
 	BackoffAfter int
 	// BackoffMax is the longest gap between two probes of a failing device.
 	BackoffMax time.Duration
+	// Shard is the part of the targets this instance polls (--shard K/N;
+	// see Shard); the zero Shard polls them all.
+	Shard Shard
 	// Now is the clock of entry times and status times; nil is time.Now.
 	// Tests inject the simulator's clock. Timeouts and RTTs use real time.
 	Now func() time.Time
@@ -83,6 +86,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("check poller options: max varbinds %d, want 1 to %d", o.MaxVarbinds, MaxVarbinds)
 	case o.BackoffAfter < 1:
 		return fmt.Errorf("check poller options: backoff after %d failures, want at least 1", o.BackoffAfter)
+	case o.Shard.Validate() != nil:
+		return fmt.Errorf("check poller options: %w", o.Shard.Validate())
 	}
 	return nil
 }
