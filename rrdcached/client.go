@@ -90,15 +90,17 @@ type Reply struct {
 	Lines   []string
 }
 
-// ReplyError is a command the server refused: its status line was
-// negative (or a BATCH command it numbered). Message is the server's.
-type ReplyError struct {
+// RefusedError is a command the server refused, as a client sees it: the
+// status line was negative. Message is the server's text after the status.
+// (ReplyError is the server side's: a Backend's error with rrdcached's
+// wording.)
+type RefusedError struct {
 	Peer    string
 	Command string // the command's name and file, not its values
 	Message string
 }
 
-func (e *ReplyError) Error() string {
+func (e *RefusedError) Error() string {
 	return fmt.Sprintf("rrdcached %s refused %s: %s", e.Peer, e.Command, e.Message)
 }
 
@@ -140,7 +142,7 @@ func Field(s string) string {
 }
 
 // Do sends one command line (without its newline) and returns the reply.
-// A negative status is returned as a *ReplyError along with the reply.
+// A negative status is returned as a *RefusedError along with the reply.
 func (c *Client) Do(ctx context.Context, line string) (Reply, error) {
 	name := commandName(line)
 	if err := checkLine(line); err != nil {
@@ -162,7 +164,7 @@ func (c *Client) Do(ctx context.Context, line string) (Reply, error) {
 		return r, err
 	}
 	if r.Status < 0 {
-		return r, &ReplyError{c.Peer(), name, r.Message}
+		return r, &RefusedError{c.Peer(), name, r.Message}
 	}
 	return r, nil
 }
@@ -207,7 +209,7 @@ func (c *Client) Batch(ctx context.Context, cmds []string) ([]BatchError, error)
 		return nil, err
 	}
 	if r.Status < 0 {
-		return nil, &ReplyError{c.Peer(), "BATCH", r.Message}
+		return nil, &RefusedError{c.Peer(), "BATCH", r.Message}
 	}
 	errs := make([]BatchError, 0, len(r.Lines))
 	for _, l := range r.Lines {

@@ -104,9 +104,9 @@ func TestClientAgainstRRDCached(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.Create(ctx, file, CreateArgs{Step: 10 * time.Second, Begin: time.Unix(t0, 0), NoOverwrite: true, Defs: testDefs})
-	var re *ReplyError
+	var re *RefusedError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), srv.Address()) || !strings.Contains(err.Error(), "CREATE") {
-		t.Fatalf("second CREATE -O = %v; want a ReplyError naming the peer and the command", err)
+		t.Fatalf("second CREATE -O = %v; want a RefusedError naming the peer and the command", err)
 	}
 
 	// A BATCH of 12 updates, the 5th dated before the 4th: rrdcached

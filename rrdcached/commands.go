@@ -83,7 +83,8 @@ func (c *Client) Info(ctx context.Context, file string) ([]InfoValue, error) {
 	return vals, nil
 }
 
-// Create sends CREATE of file with args; Sources are sent as -r.
+// Create sends CREATE of file with args; Sources are sent as -r, Template
+// as -t.
 func (c *Client) Create(ctx context.Context, file string, args CreateArgs) error {
 	_, err := c.Do(ctx, CreateLine(file, args))
 	return err
@@ -103,6 +104,9 @@ func CreateLine(file string, args CreateArgs) string {
 	}
 	for _, s := range args.Sources {
 		f = append(f, "-r", Field(s))
+	}
+	if args.Template != "" {
+		f = append(f, "-t", Field(args.Template))
 	}
 	for _, d := range args.Defs {
 		f = append(f, Field(d))

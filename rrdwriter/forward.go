@@ -128,7 +128,7 @@ func (f *forwarder) Create(path string, p Profile, start int64) error {
 	}
 	args.Defs = append(args.Defs, p.RRAs...)
 	err := f.c.Create(ctx, f.remote(path), args)
-	var re *rrdcached.ReplyError
+	var re *rrdcached.RefusedError
 	if errors.As(err, &re) && strings.Contains(re.Message, "exists") {
 		return f.note(fmt.Errorf("create rrd %s: %w (%w)", path, fs.ErrExist, err))
 	}
@@ -168,7 +168,7 @@ func notExist(err error) error {
 	if err == nil {
 		return nil
 	}
-	var re *rrdcached.ReplyError
+	var re *rrdcached.RefusedError
 	if errors.As(err, &re) && strings.Contains(strings.ToLower(re.Message), "no such file") {
 		return fmt.Errorf("%w (%w)", err, fs.ErrNotExist)
 	}
