@@ -36,14 +36,26 @@ type Server struct {
 // it when the test ends. -R lets CREATE make subdirectories.
 func Start(tb testing.TB, args ...string) *Server {
 	tb.Helper()
+	return StartDir(tb, "", args...)
+}
+
+// StartDir is Start with the RRD files in base (a new directory when
+// empty).
+func StartDir(tb testing.TB, base string, args ...string) *Server {
+	tb.Helper()
 	bin := testenv.LookPath(tb, "rrdcached", "the rrdcached client and forwarding are tested against Debian's rrdcached")
 	dir, err := os.MkdirTemp("", "rrdcached") // short: a socket path has at most 107 bytes
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
-	s := &Server{tb: tb, Sock: filepath.Join(dir, "sock"), Dir: filepath.Join(dir, "rrd"), Journal: filepath.Join(dir, "journal"), Args: args}
-	for _, d := range []string{s.Dir, s.Journal} {
+	s := &Server{tb: tb, Sock: filepath.Join(dir, "sock"), Dir: base, Journal: filepath.Join(dir, "journal"), Args: args}
+	mk := []string{s.Journal}
+	if base == "" {
+		s.Dir = filepath.Join(dir, "rrd")
+		mk = append(mk, s.Dir)
+	}
+	for _, d := range mk {
 		if err := os.Mkdir(d, 0o750); err != nil {
 			tb.Fatal(err)
 		}
