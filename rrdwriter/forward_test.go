@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/spoold/spoold/internal/rrdcachedtest"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/spool"
@@ -85,6 +87,13 @@ func TestForwardRemoteDownKeepsEntries(t *testing.T) {
 	}
 	if s.Errors[KindRemote] == 0 {
 		t.Fatalf("errors by kind %v", s.ErrorsByKind())
+	}
+	want := fmt.Sprintf(`# HELP spoold_writer_forward_up 1 when the last exchange with the forward peer succeeded or it answered; 0 when it could not be reached.
+# TYPE spoold_writer_forward_up gauge
+spoold_writer_forward_up{peer=%q} 0
+`, srv.Address())
+	if err := testutil.CollectAndCompare(NewCollector(e.w.Stats), strings.NewReader(want), "spoold_writer_forward_up"); err != nil {
+		t.Fatal(err)
 	}
 	srv.Restart()
 	if err := e.w.FlushAll(context.Background()); err != nil {
@@ -191,5 +200,19 @@ func TestForwardOptionsRefuseLocalDurability(t *testing.T) {
 	o.RRDFsync, o.RRD = SyncNone, newFake()
 	if err := o.Validate(); err == nil {
 		t.Fatal("Forward and RRD together validated")
+	}
+}
+
+// TestNoForwardMetricsWithoutForwarding: a local writer has no forward
+// series (and no forward member in its Stats).
+func TestNoForwardMetricsWithoutForwarding(t *testing.T) {
+	e := newEnv(t, newFake(), nil)
+	if s := e.w.Stats(); s.Forward != nil {
+		t.Fatalf("local writer's Stats.Forward = %+v", s.Forward)
+	}
+	n := testutil.CollectAndCount(NewCollector(e.w.Stats), "spoold_writer_forward_up", "spoold_writer_forward_sent_rows_total",
+		"spoold_writer_forward_confirmed_rows_total", "spoold_writer_forward_failures_total")
+	if n != 0 {
+		t.Fatalf("%d forward series from a local writer", n)
 	}
 }
