@@ -35,13 +35,14 @@ check: vet test test-nocgo fuzz-short
 
 # Fuzz targets, as <package>:<target>. FUZZ_SHORT: every decoder of
 # outside data (spool entries and names, flag values, config files, SNMP
-# values, /graph queries); FUZZ_LONG adds RRD headers, simulator requests
+# values, /graph queries, an rrdcached peer's replies and addresses); FUZZ_LONG adds RRD headers, simulator requests
 # and /proc files (mount lookups and iostat arithmetic: procfs parses them).
 FUZZ_SHORT := \
 	./spool:FuzzDecode ./spool:FuzzParseSegment ./spool:FuzzParseName ./spool:FuzzParseLevels ./spool:FuzzParseFsyncPolicy \
 	./shm:FuzzParseSize ./loader:FuzzParseCPU \
 	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue ./poller:FuzzInstanceSegment \
-	./admin:FuzzParseGraphQuery ./rrdwriter:FuzzRRDPath ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields
+	./admin:FuzzParseGraphQuery ./rrdwriter:FuzzRRDPath ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
+	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./poller:FuzzParseShard
 FUZZ_LONG := $(FUZZ_SHORT) \
 	./rrdwriter:FuzzParseHeader ./simulate:FuzzAnswer ./simulate:FuzzGetNext \
 	./doctor:FuzzMounts ./diskstat:FuzzCompute ./diskstat:FuzzParseTaskIO

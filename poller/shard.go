@@ -37,8 +37,8 @@ func ParseShard(s string) (Shard, error) {
 		return Shard{}, fmt.Errorf("parse shard %q: want K/N, e.g. 2/3", s)
 	}
 	sh := Shard{K: k, N: n}
-	if err := sh.Validate(); err != nil {
-		return Shard{}, err
+	if err := sh.Validate(); err != nil || sh == (Shard{}) {
+		return Shard{}, fmt.Errorf("parse shard %q: want K/N with 1 ≤ K ≤ N ≤ %d", s, MaxShards)
 	}
 	return sh, nil
 }

@@ -20,6 +20,7 @@ func TestParseShard(t *testing.T) {
 		{"2/3", poller.Shard{K: 2, N: 3}, false},
 		{"4096/4096", poller.Shard{K: 4096, N: 4096}, false},
 		{"0/3", poller.Shard{}, true},
+		{"0/0", poller.Shard{}, true},
 		{"4/3", poller.Shard{}, true},
 		{"1/0", poller.Shard{}, true},
 		{"1/4097", poller.Shard{}, true},
@@ -144,4 +145,27 @@ func TestThreePollersCoverTheFleetOnce(t *testing.T) {
 	if len(polledBy) != devices {
 		t.Fatalf("%d keys polled, want %d", len(polledBy), devices)
 	}
+}
+
+// FuzzParseShard: a shard that parses renders as itself, lies in range, and
+// ShardOf gives every name a shard of its N.
+func FuzzParseShard(f *testing.F) {
+	for _, s := range []string{"1/1", "2/3", "0/3", "4/3", "1/4096", "+1/2", "01/02", "1/", "/"} {
+		f.Add(s, "router-1")
+	}
+	f.Fuzz(func(t *testing.T, s, name string) {
+		sh, err := poller.ParseShard(s)
+		if err != nil {
+			return
+		}
+		if sh.K < 1 || sh.K > sh.N || sh.N > poller.MaxShards {
+			t.Fatalf("%q parsed as %+v", s, sh)
+		}
+		if again, err := poller.ParseShard(sh.String()); err != nil || again != sh {
+			t.Fatalf("%q → %v renders %q → %v, %v", s, sh, sh.String(), again, err)
+		}
+		if k := poller.ShardOf(name, sh.N); k < 1 || k > sh.N || sh.Owns(name) != (k == sh.K) {
+			t.Fatalf("ShardOf(%q, %d) = %d; %v owns it: %v", name, sh.N, k, sh, sh.Owns(name))
+		}
+	})
 }

@@ -70,13 +70,22 @@ func (c *Client) Info(ctx context.Context, file string) ([]InfoValue, error) {
 	if err != nil {
 		return nil, err
 	}
-	vals := make([]InfoValue, 0, len(r.Lines))
-	for _, l := range r.Lines {
+	vals, err := ParseInfo(r.Lines)
+	if err != nil {
+		return nil, &PeerError{c.Peer(), commandName(line), err}
+	}
+	return vals, nil
+}
+
+// ParseInfo parses INFO's lines, "KEY TYPE VALUE" each.
+func ParseInfo(lines []string) ([]InfoValue, error) {
+	vals := make([]InfoValue, 0, len(lines))
+	for _, l := range lines {
 		key, rest, ok1 := strings.Cut(l, " ")
 		typ, val, ok2 := strings.Cut(rest, " ")
 		n, err := strconv.Atoi(typ)
-		if !ok1 || !ok2 || err != nil {
-			return nil, &PeerError{c.Peer(), commandName(line), fmt.Errorf("parse info line %q: want KEY TYPE VALUE", l)}
+		if !ok1 || !ok2 || err != nil || key == "" {
+			return nil, fmt.Errorf("parse info line %q: want KEY TYPE VALUE", l)
 		}
 		vals = append(vals, InfoValue{Key: key, Type: n, Value: val})
 	}
