@@ -42,7 +42,7 @@ FUZZ_SHORT := \
 	./shm:FuzzParseSize ./loader:FuzzParseCPU \
 	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue ./poller:FuzzInstanceSegment \
 	./admin:FuzzParseGraphQuery ./rrdwriter:FuzzRRDPath ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
-	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./poller:FuzzParseShard
+	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./poller:FuzzParseShard ./rrdwriter:FuzzParseRemoteInfo
 FUZZ_LONG := $(FUZZ_SHORT) \
 	./rrdwriter:FuzzParseHeader ./simulate:FuzzAnswer ./simulate:FuzzGetNext \
 	./doctor:FuzzMounts ./diskstat:FuzzCompute ./diskstat:FuzzParseTaskIO

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -196,7 +197,11 @@ func parseRemoteInfo(peer, name string, vals []rrdcached.InfoValue) (FileInfo, e
 			}
 			fi.Step, haveStep = time.Duration(n)*time.Second, true
 		case strings.HasPrefix(v.Key, "ds[") && strings.HasSuffix(v.Key, "].type"):
-			fi.DS = append(fi.DS, DSInfo{Name: v.Key[3 : len(v.Key)-len("].type")], Type: DSType(v.Value)})
+			ds := DSInfo{Name: v.Key[3 : len(v.Key)-len("].type")], Type: DSType(v.Value)}
+			if !ValidDSName(ds.Name) || slices.ContainsFunc(fi.DS, func(d DSInfo) bool { return d.Name == ds.Name }) {
+				return FileInfo{}, fmt.Errorf("read info of %s from %s: data source name %q is invalid or given twice", name, peer, ds.Name)
+			}
+			fi.DS = append(fi.DS, ds)
 		case strings.HasPrefix(v.Key, "ds[") && strings.HasSuffix(v.Key, "].index"):
 			n, err := strconv.Atoi(v.Value)
 			if err != nil {
@@ -205,7 +210,12 @@ func parseRemoteInfo(peer, name string, vals []rrdcached.InfoValue) (FileInfo, e
 			index[v.Key[3:len(v.Key)-len("].index")]] = n
 		}
 	}
-	if !haveLast || !haveStep || len(fi.DS) == 0 || len(index) != len(fi.DS) {
+	complete := haveLast && haveStep && len(fi.DS) > 0 && len(index) == len(fi.DS)
+	for _, ds := range fi.DS {
+		_, ok := index[ds.Name]
+		complete = complete && ok
+	}
+	if !complete {
 		return FileInfo{}, fmt.Errorf("read info of %s from %s: incomplete header (last_update, step, ds[].type and ds[].index)", name, peer)
 	}
 	sort.SliceStable(fi.DS, func(i, j int) bool { return index[fi.DS[i].Name] < index[fi.DS[j].Name] })
