@@ -82,14 +82,6 @@ func (c *Client) drop() error {
 	return err
 }
 
-// Reply is a server's answer to one command: the status line's number and
-// message and, for a status of n ≥ 0, the n lines after it.
-type Reply struct {
-	Status  int
-	Message string
-	Lines   []string
-}
-
 // RefusedError is a command the server refused, as a client sees it: the
 // status line was negative. Message is the server's text after the status.
 // (ReplyError is the server side's: a Backend's error with rrdcached's
@@ -123,22 +115,6 @@ func (e *PeerError) Unwrap() error { return e.Err }
 type BatchError struct {
 	Command int
 	Message string
-}
-
-// Field escapes a command argument as rrdcached's parser takes it: a
-// space or backslash is preceded by a backslash.
-func Field(s string) string {
-	if !strings.ContainsAny(s, ` \`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == ' ' || s[i] == '\\' {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // Do sends one command line (without its newline) and returns the reply.
@@ -289,41 +265,14 @@ func isBrokenConn(err error) bool {
 		strings.Contains(err.Error(), "broken pipe")
 }
 
-// readReply reads a status line and the lines it announces. *got is set
-// once a byte of the reply arrived.
+// readReply reads one reply (ReadReply); *got is set once a byte of it
+// arrived.
 func readReply(rd *bufio.Reader, got *bool) (Reply, error) {
-	status, err := readLine(rd, got)
-	if err != nil {
+	if _, err := rd.Peek(1); err != nil {
 		return Reply{}, fmt.Errorf("read reply: %w", err)
 	}
-	num, msg, _ := strings.Cut(status, " ")
-	n, err := strconv.Atoi(num)
-	if err != nil {
-		return Reply{}, fmt.Errorf("read reply: status line %q does not start with a number", status)
-	}
-	r := Reply{Status: n, Message: msg}
-	for i := 0; i < n; i++ {
-		l, err := readLine(rd, got)
-		if err != nil {
-			return Reply{}, fmt.Errorf("read reply line %d of %d: %w", i+1, n, err)
-		}
-		r.Lines = append(r.Lines, l)
-	}
-	return r, nil
-}
-
-func readLine(rd *bufio.Reader, got *bool) (string, error) {
-	l, err := rd.ReadString('\n')
-	if len(l) > 0 {
-		*got = true
-	}
-	if err != nil {
-		if err == io.EOF && len(l) > 0 {
-			err = io.ErrUnexpectedEOF
-		}
-		return "", err
-	}
-	return strings.TrimSuffix(l, "\n"), nil
+	*got = true
+	return ReadReply(rd)
 }
 
 // checkLine refuses a line rrdcached would cut or misread.

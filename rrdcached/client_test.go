@@ -1,4 +1,4 @@
-package rrdcached
+package rrdcached_test
 
 import (
 	"context"
@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/rrdcachedtest"
+	"github.com/spoold/spoold/internal/rrdctest"
 	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/rrdcached"
 )
 
 func TestParseAddress(t *testing.T) {
@@ -24,41 +25,35 @@ func TestParseAddress(t *testing.T) {
 		{"localhost", "tcp:localhost:42217", ""},
 		{"tcp:[::1]:9", "tcp:[::1]:9", ""},
 		{"[::1]", "tcp:[::1]:42217", ""},
-		{"unix:", "", "no socket path"},
-		{"tcp:", "", "no host"},
+		{"::1", "", "needs brackets"},
 		{"::1:9", "", "needs brackets"},
-		{"host:", "", "empty port"},
+		{"unix:", "", "want unix:PATH"},
+		{"unix:relative", "", "must be absolute"},
+		{"tcp:", "", "want unix:PATH"},
+		{"host:", "", "bad port"},
+		{"host:99999", "", "bad port"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			a, err := ParseAddress(tc.in)
+			a, err := rrdcached.ParseAddress(tc.in)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), strconv.Quote(tc.in)) {
-					t.Fatalf("ParseAddress(%q) = %v, %v; want an error naming it with %q", tc.in, a, err, tc.err)
+					t.Fatalf("rrdcached.ParseAddress(%q) = %v, %v; want an error naming it with %q", tc.in, a, err, tc.err)
 				}
 				return
 			}
 			if err != nil || a.String() != tc.want {
-				t.Fatalf("ParseAddress(%q) = %v, %v; want %s", tc.in, a, err, tc.want)
+				t.Fatalf("rrdcached.ParseAddress(%q) = %v, %v; want %s", tc.in, a, err, tc.want)
 			}
-			if b, err := ParseAddress(a.String()); err != nil || b != a {
-				t.Fatalf("ParseAddress(%q) = %v, %v; want it back", a, b, err)
+			if b, err := rrdcached.ParseAddress(a.String()); err != nil || b != a {
+				t.Fatalf("rrdcached.ParseAddress(%q) = %v, %v; want it back", a, b, err)
 			}
 		})
 	}
 }
 
-func TestFieldEscapesSpacesAndBackslashes(t *testing.T) {
-	if got := Field(`a b\c.rrd`); got != `a\ b\\c.rrd` {
-		t.Fatalf("Field = %q", got)
-	}
-	if got := Field("plain/x.rrd"); got != "plain/x.rrd" {
-		t.Fatalf("Field = %q", got)
-	}
-}
-
-func newClient(t *testing.T, addr string) *Client {
+func newClient(t *testing.T, addr string) *rrdcached.Client {
 	t.Helper()
-	c, err := NewClient(addr, DefaultClientOptions())
+	c, err := rrdcached.NewClient(addr, rrdcached.DefaultClientOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,19 +87,19 @@ func fetchRows(t *testing.T, path string, from, to int64) map[int64]string {
 }
 
 func TestClientAgainstRRDCached(t *testing.T) {
-	srv := rrdcachedtest.Start(t, "-w", "3600", "-f", "7200")
+	srv := rrdctest.StartServer(t, "", "-w", "3600", "-f", "7200")
 	c := newClient(t, srv.Address())
 	ctx := context.Background()
 	if err := c.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
 	file := "host a/load.rrd" // a space: escaped
-	err := c.Create(ctx, file, CreateArgs{Step: 10 * time.Second, Begin: time.Unix(t0, 0), NoOverwrite: true, Defs: testDefs})
+	err := c.Create(ctx, file, rrdcached.CreateArgs{Step: 10 * time.Second, Begin: time.Unix(t0, 0), NoOverwrite: true, Defs: testDefs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = c.Create(ctx, file, CreateArgs{Step: 10 * time.Second, Begin: time.Unix(t0, 0), NoOverwrite: true, Defs: testDefs})
-	var re *RefusedError
+	err = c.Create(ctx, file, rrdcached.CreateArgs{Step: 10 * time.Second, Begin: time.Unix(t0, 0), NoOverwrite: true, Defs: testDefs})
+	var re *rrdcached.RefusedError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), srv.Address()) || !strings.Contains(err.Error(), "CREATE") {
 		t.Fatalf("second CREATE -O = %v; want a RefusedError naming the peer and the command", err)
 	}
@@ -117,7 +112,7 @@ func TestClientAgainstRRDCached(t *testing.T) {
 		if i == 5 {
 			ts = t0 + 5
 		}
-		cmds = append(cmds, UpdateLine(file, fmt.Sprintf("%d:%d:%d", ts, i, 100*i)))
+		cmds = append(cmds, rrdcached.UpdateLine(file, fmt.Sprintf("%d:%d:%d", ts, i, 100*i)))
 	}
 	berrs, err := c.Batch(ctx, cmds)
 	if err != nil {
@@ -184,7 +179,7 @@ func TestClientAgainstRRDCached(t *testing.T) {
 // two commands; the client's next command works on a new connection. With
 // the server down, the error names the peer and is a PeerError.
 func TestClientReconnects(t *testing.T) {
-	srv := rrdcachedtest.Start(t)
+	srv := rrdctest.StartServer(t, "")
 	c := newClient(t, srv.Address())
 	ctx := context.Background()
 	if err := c.Ping(ctx); err != nil {
@@ -192,7 +187,7 @@ func TestClientReconnects(t *testing.T) {
 	}
 	srv.Kill()
 	err := c.Ping(ctx)
-	var pe *PeerError
+	var pe *rrdcached.PeerError
 	if !errors.As(err, &pe) || !strings.Contains(err.Error(), srv.Address()) {
 		t.Fatalf("PING of a killed server = %v; want a PeerError naming %s", err, srv.Address())
 	}
@@ -207,7 +202,7 @@ func TestClientReconnects(t *testing.T) {
 }
 
 func TestClientHonoursContextDeadline(t *testing.T) {
-	srv := rrdcachedtest.Start(t)
+	srv := rrdctest.StartServer(t, "")
 	srv.Stop()
 	// A listener that accepts and never answers: the deadline ends it.
 	l := listenSilent(t, filepath.Join(filepath.Dir(srv.Sock), "silent"))
@@ -222,7 +217,7 @@ func TestClientHonoursContextDeadline(t *testing.T) {
 
 func TestClientRefusesOverlongLines(t *testing.T) {
 	c := newClient(t, "unix:/nonexistent/sock")
-	err := c.Update(context.Background(), "a.rrd", strings.Repeat("1", MaxLine))
+	err := c.Update(context.Background(), "a.rrd", strings.Repeat("1", rrdcached.MaxLine))
 	if err == nil || !strings.Contains(err.Error(), "at most 4096") {
 		t.Fatalf("Update of a long line = %v", err)
 	}

@@ -1,87 +1,67 @@
-package rrdcached
+package rrdcached_test
 
 import (
-	"bufio"
-	"fmt"
-	"net"
+	"bytes"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/spoold/spoold/rrdcached"
 )
 
-// FuzzReadReply: whatever bytes a peer sends, the reply reader returns an
-// error or a reply with exactly the lines its status announced, which
-// rendered again as rrdcached renders it reads back the same.
-func FuzzReadReply(f *testing.F) {
-	for _, s := range []string{
-		"0 PONG\n", "-1 No such file: /x.rrd\n", "2 errors\n3 illegal\n5 x\n", "1 Info\nstep 1 300\n",
-		"3 short\nonly one\n", "x garbage\n", "", "0", "-5 neg\n",
-	} {
+// FuzzParseCommand: a line parses without panic; only a broken command
+// word is an error; a parsed command serialises to a line that parses to
+// the same command.
+func FuzzParseCommand(f *testing.F) {
+	for _, s := range []string{"PING", "UPDATE a.rrd 1:2", `UPDATE a\ b 1`, "x\x00y", `a \`, `\`, "", "  ", `BATCH\\`} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		got := false
-		r, err := readReply(bufio.NewReader(strings.NewReader(string(b))), &got)
+	f.Fuzz(func(t *testing.T, line []byte) {
+		line = bytes.ReplaceAll(line, []byte("\n"), nil)
+		c, err := rrdcached.ParseCommand(line)
 		if err != nil {
+			if !bytes.HasSuffix(line, []byte(`\`)) {
+				t.Fatalf("ParseCommand(%q): %v without a trailing backslash", line, err)
+			}
 			return
 		}
-		if want := max(r.Status, 0); len(r.Lines) != want {
-			t.Fatalf("status %d, %d lines", r.Status, len(r.Lines))
+		again, err := rrdcached.ParseCommand([]byte(c.Line()))
+		if err != nil {
+			t.Fatalf("ParseCommand(%q) = %#v; its Line %q: %v", line, c, c.Line(), err)
 		}
-		var sb strings.Builder
-		fmt.Fprintf(&sb, "%d %s\n", r.Status, r.Message)
-		for _, l := range r.Lines {
-			sb.WriteString(l + "\n")
-		}
-		again, err := readReply(bufio.NewReader(strings.NewReader(sb.String())), &got)
-		if err != nil || again.Status != r.Status || again.Message != r.Message || strings.Join(again.Lines, "\n") != strings.Join(r.Lines, "\n") {
-			t.Fatalf("reply %+v rendered %q reads back %+v, %v", r, sb.String(), again, err)
+		if again.Name != c.Name || again.Broken != c.Broken || !reflect.DeepEqual(append([]string{}, again.Args...), append([]string{}, c.Args...)) {
+			t.Fatalf("ParseCommand(%q) = %#v; its Line %q parses to %#v", line, c, c.Line(), again)
 		}
 	})
 }
 
-// FuzzParseInfo: a parsed INFO line renders back to itself.
-func FuzzParseInfo(f *testing.F) {
-	for _, s := range []string{"last_update 1 1700000000", "ds[a].type 2 GAUGE", "step 1", "x y z", " 1 2", "rra[0].cf 2 AVERAGE MAX"} {
-		f.Add(s)
+// FuzzServerReply sends one line and then PING to a server: the server
+// never panics, an error reply is one well-formed status line, and the
+// PING after it is answered PONG (the connection is still in step). Lines
+// that end the connection as rrdcached's would (QUIT, a broken command
+// word) or open a BATCH are skipped.
+func FuzzServerReply(f *testing.F) {
+	for _, s := range []string{"PING", "UPDATE a.rrd 1700000100:1:2", "UPDATE ../x 1", "FETCH a.rrd AVERAGE 0x10 -5 x", "LIST RECURSIVE /", "HELP", "CREATE z.rrd -b", "\x00\xff\r", "FIRST a.rrd 99999999999"} {
+		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, line string) {
-		vals, err := ParseInfo([]string{line})
-		if err != nil {
+	s := startServer(f, nil)
+	f.Fuzz(func(t *testing.T, line []byte) {
+		line = bytes.TrimSuffix(bytes.ReplaceAll(line, []byte("\n"), nil), []byte("\r"))
+		c, err := rrdcached.ParseCommand(line)
+		if err != nil || len(line) > 8190 {
 			return
 		}
-		v := vals[0]
-		typ := strings.SplitN(line, " ", 3)[1] // the type as sent ("+1", "01" parse too)
-		if v.Key == "" || strings.Contains(v.Key, " ") || v.Key+" "+typ+" "+v.Value != line {
-			t.Fatalf("%q parsed as %+v", line, v)
-		}
-	})
-}
-
-// FuzzParseAddress: an address that parses renders as one that parses to
-// it again, unix with a path or tcp with a host and a port.
-func FuzzParseAddress(f *testing.F) {
-	for _, s := range []string{"unix:/x", "/run/s", "tcp:127.0.0.1:42217", "h", "[::1]", "[::1]:9", "::1", "tcp:", "a:b:c"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		a, err := ParseAddress(s)
-		if err != nil {
+		switch w := strings.ToUpper(c.Name); w {
+		case "QUIT", "BATCH", "FETCHBIN":
 			return
 		}
-		switch a.Network {
-		case "unix":
-			if a.Addr == "" {
-				t.Fatalf("%q: unix without a path", s)
-			}
-		case "tcp":
-			if h, p, err := net.SplitHostPort(a.Addr); err != nil || h == "" || p == "" {
-				t.Fatalf("%q: tcp address %q is not host:port", s, a.Addr)
-			}
-		default:
-			t.Fatalf("%q: network %q", s, a.Network)
+		cl := s.dial(t, 0)
+		rep := cl.do(string(line))
+		if !rep.OK() && (rep.Status != -1 || len(rep.Lines) != 0 || strings.Contains(rep.Message, "\n")) {
+			t.Fatalf("%q: error reply %#v is not one status line", line, rep)
 		}
-		if b, err := ParseAddress(a.String()); err != nil || b != a {
-			t.Fatalf("%q → %v renders %q → %v, %v", s, a, a.String(), b, err)
+		if pong := cl.do("PING"); pong.Message != "PONG" {
+			t.Fatalf("%q, then PING: %#v", line, pong)
 		}
 	})
 }

@@ -244,7 +244,7 @@ func (f *forwarder) Update(path string, template []string, rows []Row) error {
 		b = appendRow(b[:0], r)
 		cmds = append(cmds, rrdcached.UpdateLine(name, string(b)))
 	}
-	cmds = append(cmds, "FLUSH "+rrdcached.Field(name))
+	cmds = append(cmds, rrdcached.Command{Name: "FLUSH", Args: []string{name}}.Line())
 	berrs, err := f.c.Batch(ctx, cmds)
 	if err != nil {
 		return f.note(fmt.Errorf("update rrd %s: %w", path, err))

@@ -13,16 +13,16 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/spoold/spoold/internal/rrdcachedtest"
+	"github.com/spoold/spoold/internal/rrdctest"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/spool"
 )
 
 // newForwardEnv is a writer forwarding to a Debian rrdcached that queues
 // updates for an hour (-w 3600): only the writer's FLUSH writes them.
-func newForwardEnv(t *testing.T) (*env, *rrdcachedtest.Server) {
+func newForwardEnv(t *testing.T) (*env, *rrdctest.Server) {
 	needRRDTool(t)
-	srv := rrdcachedtest.Start(t, "-w", "3600", "-f", "7200")
+	srv := rrdctest.StartServer(t, "", "-w", "3600", "-f", "7200")
 	e := newEnv(t, nil, func(o *Options) {
 		o.Forward, o.ForwardTimeout = srv.Address(), 5*time.Second
 	})
@@ -30,7 +30,7 @@ func newForwardEnv(t *testing.T) (*env, *rrdcachedtest.Server) {
 	return e, srv
 }
 
-func (e *env) remotePath(srv *rrdcachedtest.Server, key string) string {
+func (e *env) remotePath(srv *rrdctest.Server, key string) string {
 	return filepath.Join(srv.Dir, RRDPath(key))
 }
 

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/spoold/spoold/internal/rrdcachedtest"
+	"github.com/spoold/spoold/internal/rrdctest"
 )
 
 // forwardState is /status's writer.forward: up, and the pending, sent and
@@ -30,7 +30,7 @@ func TestForwardThroughAKilledCentralLosesNothing(t *testing.T) {
 	requireRRDTool(t)
 	const devices = 4
 	r := newLedgerRig(t, t.TempDir(), rigOptions{devices: devices, precreate: true})
-	central := rrdcachedtest.StartDir(t, filepath.Join(r.dir, "rrd"), "-w", "3600", "-f", "7200")
+	central := rrdctest.StartServer(t, filepath.Join(r.dir, "rrd"), "-w", "3600", "-f", "7200")
 	p := startDaemon(t, r.args("--rrd-dir", filepath.Join(r.dir, "local-rrd"), "--forward", central.Address(),
 		"--write-delay", "1s", "--write-jitter", "0s", "--write-backoff-min", "1s", "--write-backoff-max", "2s")...)
 	p.waitFor(t, "rows confirmed by the central", func(st map[string]any) bool {

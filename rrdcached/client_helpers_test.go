@@ -1,4 +1,4 @@
-package rrdcached
+package rrdcached_test
 
 import (
 	"errors"
