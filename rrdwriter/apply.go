@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -443,7 +442,7 @@ func (w *Writer) ensureFile(t *target, first, until int64) error {
 	}
 	p, ok := w.o.Profile(t.key)
 	if !ok {
-		return kindError(KindNoProfile, fmt.Errorf("create rrd %s: no profile for %q", t.path, t.key))
+		return kindError(KindNoProfile, noProfileError(t))
 	}
 	if err := p.Validate(); err != nil {
 		return kindError(KindNoProfile, fmt.Errorf("create rrd %s: %w", t.path, err))
@@ -529,10 +528,7 @@ func appendValue(b []byte, v spool.Value) []byte {
 	case spool.Counter:
 		return strconv.AppendUint(b, v.Counter, 10)
 	case spool.Gauge:
-		if math.IsNaN(v.Gauge) || math.IsInf(v.Gauge, 0) {
-			return append(b, 'U')
-		}
-		return strconv.AppendFloat(b, v.Gauge, 'g', -1, 64)
+		return appendFloat(b, v.Gauge)
 	}
 	return append(b, 'U')
 }

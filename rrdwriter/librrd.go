@@ -32,6 +32,38 @@ static char *spoold_rrd_update(const char *args, int rows, int tmpl) {
 	free(argv);
 	return rrd_test_error() ? strdup(rrd_get_error()) : NULL;
 }
+
+// librrd's error string is per thread: each helper copies it before
+// returning to Go, whose next call may run on another thread.
+static char *spoold_error(void) { return strdup(rrd_get_error()); }
+
+static time_t spoold_first(const char *file, int rra, char **err) {
+	rrd_clear_error();
+	time_t t = rrd_first_r(file, rra);
+	if (t < 0 || rrd_test_error()) *err = spoold_error();
+	return t;
+}
+
+static rrd_info_t *spoold_info(const char *file, char **err) {
+	rrd_clear_error();
+	rrd_info_t *i = rrd_info_r(file);
+	if (i == NULL) *err = spoold_error();
+	return i;
+}
+
+static int spoold_create(const char *file, unsigned long step, time_t last_up, const char **sources, const char *template, int argc, const char **argv, char **err) {
+	rrd_clear_error();
+	int rc = rrd_create_r2(file, step, last_up, 1, sources, template, argc, argv);
+	if (rc != 0) *err = spoold_error();
+	return rc;
+}
+
+static int spoold_info_type(rrd_info_t *i) { return i->type; }
+static double spoold_info_val(rrd_info_t *i) { return i->value.u_val; }
+static unsigned long spoold_info_cnt(rrd_info_t *i) { return i->value.u_cnt; }
+static int spoold_info_int(rrd_info_t *i) { return i->value.u_int; }
+static char *spoold_info_str(rrd_info_t *i) { return i->value.u_str; }
+static unsigned long spoold_info_blob(rrd_info_t *i) { return i->value.u_blo.size; }
 */
 import "C"
 
@@ -95,4 +127,107 @@ func librrdGraph(o GraphOptions, lines []rrdLine) ([]byte, error) {
 	}
 	_, img, err := g.Graph(o.Start, o.End)
 	return img, err
+}
+
+// The shims of the rrdcached protocol's reads and CREATE: rrd_first_r,
+// rrd_info_r (walked in librrd's order), rrd_fetch_r (through ziutek) and
+// rrd_create_r2 (never overwriting: the caller publishes the file).
+
+// cError returns the copied librrd error and frees it.
+func cError(err *C.char) error {
+	defer C.free(unsafe.Pointer(err))
+	return errors.New(C.GoString(err))
+}
+
+func librrdFirst(path string, rra int) (int64, error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var cerr *C.char
+	t := C.spoold_first(cpath, C.int(rra), &cerr)
+	if cerr != nil {
+		return 0, cError(cerr)
+	}
+	return int64(t), nil
+}
+
+func librrdInfoItems(path string) ([]rrdInfoItem, error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var cerr *C.char
+	info := C.spoold_info(cpath, &cerr)
+	if info == nil {
+		return nil, cError(cerr)
+	}
+	defer C.rrd_info_free(info)
+	var items []rrdInfoItem
+	for i := info; i != nil; i = i.next {
+		it := rrdInfoItem{Key: C.GoString(i.key), Type: int(C.spoold_info_type(i))}
+		switch it.Type {
+		case C.RD_I_VAL:
+			it.Val = float64(C.spoold_info_val(i))
+		case C.RD_I_CNT:
+			it.Cnt = uint64(C.spoold_info_cnt(i))
+		case C.RD_I_INT:
+			it.Int = int64(C.spoold_info_int(i))
+		case C.RD_I_STR:
+			it.Str = C.GoString(C.spoold_info_str(i))
+		case C.RD_I_BLO:
+			it.Cnt = uint64(C.spoold_info_blob(i))
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+func librrdFetch(path, cf string, start, end time.Time, step time.Duration) (rrdFetched, error) {
+	r, err := rrd.Fetch(path, cf, start, end, step)
+	if err != nil {
+		return rrdFetched{}, err
+	}
+	defer r.FreeValues()
+	return rrdFetched{Start: r.Start, End: r.End, Step: r.Step, DS: r.DsNames, Values: r.Values()}, nil
+}
+
+func librrdCreate2(path string, step uint64, lastUp int64, sources []string, template string, defs []string) error {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var ctmpl *C.char
+	if template != "" {
+		ctmpl = C.CString(template)
+		defer C.free(unsafe.Pointer(ctmpl))
+	}
+	csrc := cStrings(sources, true)
+	defer freeCStrings(csrc)
+	cdefs := cStrings(defs, false)
+	defer freeCStrings(cdefs)
+	var srcp, defp **C.char
+	if len(sources) > 0 {
+		srcp = &csrc[0]
+	}
+	if len(defs) > 0 {
+		defp = &cdefs[0]
+	}
+	var cerr *C.char
+	if C.spoold_create(cpath, C.ulong(step), C.time_t(lastUp), srcp, ctmpl, C.int(len(defs)), defp, &cerr) != 0 {
+		return cError(cerr)
+	}
+	return nil
+}
+
+// cStrings copies ss to C, NULL-terminated if asked.
+func cStrings(ss []string, null bool) []*C.char {
+	out := make([]*C.char, 0, len(ss)+1)
+	for _, s := range ss {
+		out = append(out, C.CString(s))
+	}
+	if null {
+		out = append(out, nil)
+	}
+	return out
+}
+
+func freeCStrings(cs []*C.char) {
+	for _, c := range cs {
+		C.free(unsafe.Pointer(c))
+	}
 }

@@ -58,7 +58,7 @@ func (w *Writer) target(hash uint64, key string) *target {
 	defer w.tmu.Unlock()
 	t := w.targets[hash]
 	if t == nil {
-		t = &target{key: key, path: filepath.Join(w.o.Dir, RRDPath(key))}
+		t = &target{key: key, path: filepath.Join(w.o.Dir, keyPath(key))}
 		w.targets[hash] = t
 	}
 	return t
