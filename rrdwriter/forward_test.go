@@ -216,3 +216,94 @@ func TestNoForwardMetricsWithoutForwarding(t *testing.T) {
 		t.Fatalf("%d forward series from a local writer", n)
 	}
 }
+
+// newCentral serves a writer over librrd (the central spoold's) with the
+// rrdcached backend on a TCP socket of 127.0.0.1 accepting perms ("": the
+// default of TCP, read commands only); it returns the central's env and
+// the socket's address.
+func newCentral(t *testing.T, perms string) (*env, string) {
+	t.Helper()
+	// The central polls nothing itself: a file of its own targets would be
+	// refused to clients (one writer per file).
+	c := newLibEnv(t, func(o *Options) { o.Profile = func(string) (Profile, bool) { return Profile{}, false } })
+	lo := rrdcached.ListenerOptions{Spec: "tcp:127.0.0.1:0"}
+	if perms != "" {
+		p, err := rrdcached.ParsePermissions(perms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo.Permissions = p
+	}
+	so := rrdcached.DefaultOptions()
+	so.Dir, so.Listeners = c.dir, []rrdcached.ListenerOptions{lo}
+	srv, err := rrdcached.New(so, NewBackend(c.w, DefaultBackendOptions()), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return c, "tcp:" + srv.Addrs()[0].String()
+}
+
+// TestForwardToSpooldLandsOnce: a poller's writer forwards to a central
+// spoold (its rrdcached server and backend over real librrd) on TCP with
+// the commands forwarding needs: the file is created from the profile,
+// every value lands once and exactly, the central spooled and wrote each
+// entry once, and a replay of the poller's applied segments (a crash
+// before their removal) is skipped.
+func TestForwardToSpooldLandsOnce(t *testing.T) {
+	central, addr := newCentral(t, "UPDATE,BATCH,FLUSH,CREATE,INFO,PING")
+	p := newEnv(t, nil, func(o *Options) { o.Forward, o.ForwardTimeout = addr, 5*time.Second })
+	t.Cleanup(func() { p.w.Close() })
+	refs := putFourPolls(p, "site/r1")
+	if err := p.w.FlushAll(context.Background()); err != nil {
+		t.Fatal(err, p.w.TargetErrors())
+	}
+	checkFourPolls(t, central.rrdPath("site/r1"))
+	for _, r := range refs {
+		if p.exists(r) {
+			t.Fatalf("poller segment %v kept after the central confirmed it", r)
+		}
+	}
+	if cs := central.w.Stats(); cs.EntriesWritten != 4 || cs.QueueLength != 0 {
+		t.Fatalf("central writer stats %+v", cs)
+	}
+	putFourPolls(p, "site/r1") // the replay
+	o := p.w.o
+	o.RRD = nil
+	w2, err := New(p.sp, p.ix, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	if err := w2.FlushAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := w2.Stats(); s.SkippedAlreadyApplied != 4 || s.Forward.Sent != 0 {
+		t.Fatalf("replay stats %+v, forward %+v", s, s.Forward)
+	}
+	if cs := central.w.Stats(); cs.EntriesWritten != 4 {
+		t.Fatalf("central wrote %d entries after the replay, want the 4", cs.EntriesWritten)
+	}
+}
+
+// TestForwardToSpooldRefusedKeepsEntries: spoold's TCP socket without a
+// permission list takes only read commands; the forwarded batch is
+// refused, the target backs off with KindPermission naming the peer, and
+// the entries stay in the poller's spool.
+func TestForwardToSpooldRefusedKeepsEntries(t *testing.T) {
+	central, addr := newCentral(t, "")
+	central.mkRRD("r.rrd", "DS:c:COUNTER:600:0:U", "DS:g:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:100")
+	p := newEnv(t, nil, func(o *Options) { o.Forward, o.ForwardTimeout = addr, 5*time.Second })
+	t.Cleanup(func() { p.w.Close() })
+	ref := p.putCG("r", t0+300, 300, 1)
+	if err := p.w.FlushAll(context.Background()); err == nil {
+		t.Fatal("a refused forward flushed")
+	}
+	te := p.w.TargetErrors()
+	if len(te) != 1 || te[0].Kind != KindPermission || !strings.Contains(te[0].Err, addr) || !p.exists(ref) {
+		t.Fatalf("target errors %+v, entry kept %v", te, p.exists(ref))
+	}
+	if f := p.w.Stats().Forward; !f.Up || f.Failed == 0 || f.Confirmed != 0 {
+		t.Fatalf("forward stats %+v: the peer answers, refusing", f)
+	}
+}
