@@ -30,10 +30,15 @@ func ParseAddress(s string) (Address, error) {
 	default:
 		spec = "tcp:" + s
 	}
-	if hp, ok := strings.CutPrefix(spec, "tcp:"); ok && !strings.HasPrefix(hp, "[") && strings.Count(hp, ":") > 1 {
-		// rrdtool would split at the last colon, ParseSpec take it all
-		// as an IPv6 address: say which is meant.
-		return Address{}, fmt.Errorf("parse rrdcached address %q: an IPv6 address needs brackets ([::1]:42217)", s)
+	if hp, ok := strings.CutPrefix(spec, "tcp:"); ok {
+		switch {
+		case !strings.HasPrefix(hp, "[") && strings.Count(hp, ":") > 1:
+			// rrdtool would split at the last colon, ParseSpec take it
+			// all as an IPv6 address: say which is meant.
+			return Address{}, fmt.Errorf("parse rrdcached address %q: an IPv6 address needs brackets ([::1]:42217)", s)
+		case strings.Count(hp, "[") != strings.Count(hp, "]") || strings.Count(hp, "[") > 1 || strings.Contains(hp, "]") && !strings.HasPrefix(hp, "["):
+			return Address{}, fmt.Errorf("parse rrdcached address %q: brackets go around an IPv6 address only ([::1]:42217)", s)
+		}
 	}
 	network, addr, err := ParseSpec(spec)
 	if err != nil {

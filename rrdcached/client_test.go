@@ -27,6 +27,8 @@ func TestParseAddress(t *testing.T) {
 		{"[::1]", "tcp:[::1]:42217", ""},
 		{"::1", "", "needs brackets"},
 		{"::1:9", "", "needs brackets"},
+		{"0]", "", "brackets go around"},
+		{"[::1", "", "brackets go around"},
 		{"unix:", "", "want unix:PATH"},
 		{"unix:relative", "", "must be absolute"},
 		{"tcp:", "", "want unix:PATH"},
