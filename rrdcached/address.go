@@ -2,6 +2,7 @@ package rrdcached
 
 import (
 	"fmt"
+	"net"
 	"strings"
 )
 
@@ -43,6 +44,9 @@ func ParseAddress(s string) (Address, error) {
 	network, addr, err := ParseSpec(spec)
 	if err != nil {
 		return Address{}, fmt.Errorf("parse rrdcached address %q: %w", s, err)
+	}
+	if host, _, _ := net.SplitHostPort(addr); network == "tcp" && host == "" {
+		return Address{}, fmt.Errorf("parse rrdcached address %q: no host (a listener's \":PORT\" is no peer)", s)
 	}
 	return Address{network, addr}, nil
 }

@@ -28,6 +28,7 @@ func TestParseAddress(t *testing.T) {
 		{"::1", "", "needs brackets"},
 		{"::1:9", "", "needs brackets"},
 		{"0]", "", "brackets go around"},
+		{"tcp::42217", "", "no host"},
 		{"[::1", "", "brackets go around"},
 		{"unix:", "", "want unix:PATH"},
 		{"unix:relative", "", "must be absolute"},
