@@ -31,9 +31,9 @@ type Server struct {
 // Start runs Debian's rrdcached as the conformance tests need it:
 // `rrdcached -g -B -b DIR -F -j JDIR` with the listener arguments given
 // (e.g. "-l", "unix:/path", "-P", "PING", "-l", "unix:/other"), until the
-// test ends. It returns when every unix socket named answers. A missing
-// rrdcached ends the test as testenv.Missing does.
-func Start(t testing.TB, dir string, listen ...string) {
+// test ends. It returns the server when every unix socket named answers.
+// A missing rrdcached ends the test as testenv.Missing does.
+func Start(t testing.TB, dir string, listen ...string) *Server {
 	t.Helper()
 	jdir := t.TempDir()
 	s := &Server{tb: t, Dir: dir, Journal: jdir, log: filepath.Join(jdir, "log"),
@@ -45,6 +45,7 @@ func Start(t testing.TB, dir string, listen ...string) {
 	}
 	s.start()
 	t.Cleanup(s.Kill)
+	return s
 }
 
 // StartServer starts rrdcached on a unix socket of its own, with its RRD
@@ -73,6 +74,14 @@ func StartServer(tb testing.TB, base string, args ...string) *Server {
 	s.start()
 	tb.Cleanup(s.Kill)
 	return s
+}
+
+// Process is the running rrdcached process (nil once stopped).
+func (s *Server) Process() *os.Process {
+	if s.cmd == nil {
+		return nil
+	}
+	return s.cmd.Process
 }
 
 // Address is the socket as an rrdcached address ("unix:PATH").
