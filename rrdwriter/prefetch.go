@@ -176,8 +176,11 @@ func (l *rrdLayout) rowRanges(until int64) []byteRange {
 // for with the rows). It returns the layout it used and, with info, the
 // file's info as the header says; ok is false (and librrd left to read the
 // pages itself) if the file cannot be read or its layout is not one the Go
-// reader knows.
-func prefetch(path string, known *rrdLayout, until int64, info bool) (l *rrdLayout, fi FileInfo, ok bool) {
+// reader knows. headerLen > 0 is the header's length as the file's profile
+// gives it: asked for before the first read, so that the read of the
+// current rows at the header's end finds them there or on their way (one
+// wait for the disk instead of two).
+func prefetch(path string, known *rrdLayout, until int64, info bool, headerLen int64) (l *rrdLayout, fi FileInfo, ok bool) {
 	if known != nil && !info {
 		fd, err := openNoAtime(path)
 		if err != nil {
@@ -192,6 +195,9 @@ func prefetch(path string, known *rrdLayout, until int64, info bool) (l *rrdLayo
 		return nil, FileInfo{}, false
 	}
 	defer unix.Close(fd)
+	if headerLen > 0 {
+		_ = unix.Fadvise(fd, 0, headerLen, unix.FADV_WILLNEED)
+	}
 	if l, fi, err = readLayout(fd, path, info); err != nil {
 		return nil, FileInfo{}, false
 	}
@@ -255,7 +261,12 @@ func (w *Writer) prefetch(t *target, until, lastKnown int64, info bool) (FileInf
 	if known != nil && lastKnown >= 0 && known.last != lastKnown {
 		known = nil
 	}
-	l, fi, ok := prefetch(t.path, known, until, info || known == nil)
+	read := info || known == nil
+	var headerLen int64
+	if p, ok := w.o.Profile(t.key); ok && read {
+		headerLen = rrdHeaderLen(int64(len(p.DS)), int64(len(p.RRAs)))
+	}
+	l, fi, ok := prefetch(t.path, known, until, read, headerLen)
 	if !ok {
 		return FileInfo{}, false
 	}
@@ -263,7 +274,7 @@ func (w *Writer) prefetch(t *target, until, lastKnown int64, info bool) (FileInf
 		t.layout.Store(l)
 	}
 	t.prefetchedUntil.Store(until)
-	if info || known == nil {
+	if read {
 		t.ahead.Store(&fi)
 	}
 	w.c.prefetches.Add(1)
