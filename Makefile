@@ -45,7 +45,7 @@ FUZZ_SHORT := \
 	./admin:FuzzParseGraphQuery ./rrdwriter:FuzzRRDPath ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
 	./rrdcached:FuzzParseCommand ./rrdcached:FuzzServerReply
 FUZZ_LONG := $(FUZZ_SHORT) \
-	./rrdwriter:FuzzParseHeader ./simulate:FuzzAnswer ./simulate:FuzzGetNext ./poller/mib:FuzzLoadMIB \
+	./rrdwriter:FuzzParseHeader ./rrdwriter:FuzzParseLayout ./simulate:FuzzAnswer ./simulate:FuzzGetNext ./poller/mib:FuzzLoadMIB \
 	./doctor:FuzzMounts ./diskstat:FuzzCompute ./diskstat:FuzzParseTaskIO
 
 # fuzz-short runs each of FUZZ_SHORT for 3 s (inside check); fuzz-long each

@@ -3,6 +3,7 @@ package rrdwriter
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,12 +18,15 @@ import (
 // time (it maps the file with MADV_RANDOM): the header, then the rows of
 // each RRA the update reaches. On a cold page cache that is about 15
 // synchronous reads per file, each waiting for the disk. The writer knows
-// which pages the update will touch, from the header it reads anyway: it
-// asks the kernel for all of them at once (posix_fadvise WILLNEED, which
-// only starts the reads), so they arrive in parallel and the update waits
-// for about one read instead of 15. It reads exactly the pages the update
-// would read: no more bytes from the disk, only sooner. A prefetch is a
-// hint: any failure just leaves librrd to read the pages itself.
+// which pages the update will touch, from the file's layout (the RRAs'
+// sizes and current rows): it asks the kernel for all of them at once
+// (posix_fadvise WILLNEED, which only starts the reads), so they arrive in
+// parallel and the update waits for about one read instead of 15. It reads
+// exactly the pages the update would read: no more bytes from the disk,
+// only sooner. The layout is read from the header once (two small preads)
+// and then kept, moved on by every update librrd accepts (advanced), so a
+// prefetch of a known file reads nothing itself. A prefetch is a hint: any
+// failure just leaves librrd to read the pages itself.
 
 // The rest of the header after live_head_t (rrd_format.h, LP64):
 //
@@ -96,7 +100,9 @@ func parseDefs(b []byte) (l rrdLayout, need int, err error) {
 	for i := range rra {
 		d := b[defs+i*rrdRRADefSize:]
 		r := rraLayout{start: start, rows: int64(ne.Uint64(d[24:])), pdpCnt: int64(ne.Uint64(d[32:]))}
-		if r.rows <= 0 || r.pdpCnt <= 0 || r.rows > 1<<40/l.rowLen {
+		// Bounded so that rows × row length and step × steps a row
+		// (rowRanges divides by it) cannot overflow.
+		if r.rows <= 0 || r.pdpCnt <= 0 || r.rows > 1<<40/l.rowLen || r.pdpCnt > math.MaxInt64/l.step {
 			return rrdLayout{}, 0, fmt.Errorf("%w: RRA %d has %d rows, %d steps a row", errHeaderUnknown, i, r.rows, r.pdpCnt)
 		}
 		l.rras = append(l.rras, r)
@@ -132,7 +138,7 @@ func (l *rrdLayout) advanced(until int64) *rrdLayout {
 		r := &n.rras[i]
 		span := l.step * r.pdpCnt
 		if k := until/span - l.last/span; k > 0 {
-			r.curRow = (r.curRow + k) % r.rows
+			r.curRow = (r.curRow + k%r.rows) % r.rows
 		}
 	}
 	return n
