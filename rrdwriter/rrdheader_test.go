@@ -85,19 +85,24 @@ func TestParseHeader(t *testing.T) {
 	}
 }
 
+// accepted says whether a header reader's result is a decoded header: an
+// error must say the header is not recognized, and need > len(b) asks for
+// more bytes.
+func accepted(t *testing.T, b []byte, need int, err error) bool {
+	t.Helper()
+	if err != nil && !errors.Is(err, errHeaderUnknown) {
+		t.Fatalf("error %v does not wrap errHeaderUnknown", err)
+	}
+	return err == nil && need <= len(b)
+}
+
 func FuzzParseHeader(f *testing.F) {
 	f.Add(synthHeader("0003", 300, []DSInfo{{"c", Counter}, {"g", Gauge}}, 8, 1_700_000_000))
 	f.Add(synthHeader("0005", 60, []DSInfo{{"x", "DCOUNTER"}}, 1, -1))
 	f.Add([]byte("RRD\x000003\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fi, need, err := parseHeader(b)
-		if err != nil {
-			if !errors.Is(err, errHeaderUnknown) {
-				t.Fatalf("error %v does not wrap errHeaderUnknown", err)
-			}
-			return
-		}
-		if need > len(b) {
+		if !accepted(t, b, need, err) {
 			return
 		}
 		if need != 128+120*len(fi.DS)+120*int(binary.NativeEndian.Uint64(b[32:]))+16 || len(fi.DS) == 0 || fi.Step < time.Second {
@@ -159,13 +164,7 @@ func FuzzParseLayout(f *testing.F) {
 	f.Add(synthLayout(1, 1<<31-1, -5, [][3]uint64{{1, 1 << 40, 0}}), int64(-1))
 	f.Fuzz(func(t *testing.T, b []byte, until int64) {
 		l, need, err := parseLayout(b)
-		if err != nil {
-			if !errors.Is(err, errHeaderUnknown) {
-				t.Fatalf("error %v does not wrap errHeaderUnknown", err)
-			}
-			return
-		}
-		if need > len(b) {
+		if !accepted(t, b, need, err) {
 			return
 		}
 		if int64(need) != l.headerLen || len(l.rras) == 0 || l.step <= 0 || l.rowLen <= 0 {
