@@ -39,7 +39,9 @@
 # dropped from its page cache are read from the disk, not from the image's
 # own cache), removed on exit: the root file system here is mounted with
 # online discard, where every unlink waits for a TRIM, the setting `spoold
-# doctor` tells operators to change.
+# doctor` tells operators to change. With FS=loop, pgpgin counts each page
+# twice (read from the loop device and from the disk under it) and fio reads
+# through the loop device: compare writer_limit only without FS=loop.
 # Usage: bench/writer.sh [FILES] [CLI_FILES]   (defaults 10000 500)
 # Disk: each file is about 1.8 MB (40 DS x 5,744 rows x 8 B); the script
 # creates three sets of FILES files plus CLI_FILES, in a temp directory.
