@@ -12,4 +12,4 @@ var errNoCgo = errors.New("librrd not available: built without cgo")
 func librrdCreate(string, int64, uint, []rrdDS, []rrdRRA) error { return errNoCgo }
 func librrdInfoMap(string) (map[string]any, error)              { return nil, errNoCgo }
 func librrdUpdate(string, []string, []string) error             { return errNoCgo }
-func librrdGraph(GraphOptions, []rrdLine) ([]byte, error)       { return nil, errNoCgo }
+func librrdGraph(graphCall) ([]byte, error)                     { return nil, errNoCgo }

@@ -5,7 +5,7 @@ set -euo pipefail
 
 # dpkg-dev, groff-base and man-db: make deb and the tests of make install
 # and of the package (packaging/); prometheus: promtool checks /metrics.
-PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim chromium dpkg-dev groff-base man-db prometheus)
+PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim chromium dpkg-dev groff-base man-db prometheus strace)
 
 missing=()
 for p in "${PKGS[@]}"; do
