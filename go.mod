@@ -9,11 +9,13 @@ require (
 )
 
 require (
+	github.com/alecthomas/participle v0.4.1
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/gosnmp/gosnmp v1.47.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/procfs v0.23.0
+	github.com/sleepinggenius2/gosmi v0.4.4
 	github.com/ziutek/rrd v0.0.3
 	go.uber.org/goleak v1.3.0
 )

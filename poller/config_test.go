@@ -268,6 +268,8 @@ func FuzzParseProfiles(f *testing.F) {
 	for _, s := range []string{
 		"profile p\nuse if-mib:2\nds a 1.3.6.1 GAUGE 0 U",
 		"profile p\nds a .1.3.6 COUNTER 0 100\nprofile q\nuse p",
+		tablesText,
+		"profile p\ntable t\nindex 1.3\ncolumn a 1.3.1|1.3.2 GAUGE\ntable u\nsubdir u\nindex 1.3\nfilter instance =~ ^x\ncolumn a 1.3.1 GAUGE\nprofile q\nuse p\nuse if-mib",
 	} {
 		f.Add(s)
 	}
@@ -278,9 +280,10 @@ func FuzzParseProfiles(f *testing.F) {
 			return
 		}
 		for name, p := range ps {
-			if name != p.Name || !validName(name) || len(p.DS) == 0 || len(p.DS) > maxProfileDS {
+			if name != p.Name || !validName(name) || len(p.DS) == 0 && len(p.Tables) == 0 || len(p.DS) > maxProfileDS {
 				t.Fatalf("bad profile %q: %d data sources", name, len(p.DS))
 			}
+			checkTables(t, p)
 			for _, d := range p.DS {
 				if !rrdwriter.ValidDSName(d.Name) || d.Min >= d.Max {
 					t.Fatalf("bad data source %+v", d)

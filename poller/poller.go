@@ -84,7 +84,7 @@ func (p *Poller) SetTargets(targets []*Target) error {
 	old := p.byName
 	p.mu.RUnlock()
 	for _, t := range targets {
-		if t == nil || t.Profile == nil || len(t.Profile.DS) == 0 {
+		if t == nil || t.Profile == nil || len(t.Profile.DS) == 0 && len(t.Profile.Tables) == 0 {
 			return errors.New("set poller targets: a target without a profile")
 		}
 		if _, dup := byName[t.Name]; dup {

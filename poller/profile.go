@@ -20,11 +20,13 @@ type DS struct {
 	Max  float64
 }
 
-// Profile is what is polled from a device and how it is stored: its data
-// sources in order. A Profile is immutable once built.
+// Profile is what is polled from a device and how it is stored: its
+// scalar data sources in order (the target's own key and RRD file) and its
+// tables (a key and RRD file per row). A Profile is immutable once built.
 type Profile struct {
-	Name string
-	DS   []DS
+	Name   string
+	DS     []DS
+	Tables []*Table
 }
 
 // OIDs returns the profile's OIDs in DS order.
@@ -71,33 +73,11 @@ func IfMIBProfile(n int) (*Profile, error) {
 	return p, nil
 }
 
-// HostProfile returns the built-in profile "host": CPU time counters, load
-// averages, memory and process counts from UCD-SNMP-MIB and
-// HOST-RESOURCES-MIB, as net-snmp's snmpd serves them.
-func HostProfile() *Profile {
-	u := math.NaN()
-	return &Profile{Name: "host", DS: []DS{
-		{"uptime", OIDSysUpTime, rrdwriter.Gauge, 0, u},
-		{"cpu_user", "1.3.6.1.4.1.2021.11.50.0", rrdwriter.Counter, 0, u},
-		{"cpu_system", "1.3.6.1.4.1.2021.11.52.0", rrdwriter.Counter, 0, u},
-		{"cpu_idle", "1.3.6.1.4.1.2021.11.53.0", rrdwriter.Counter, 0, u},
-		{"load1", "1.3.6.1.4.1.2021.10.1.5.1", rrdwriter.Gauge, 0, u},
-		{"load5", "1.3.6.1.4.1.2021.10.1.5.2", rrdwriter.Gauge, 0, u},
-		{"load15", "1.3.6.1.4.1.2021.10.1.5.3", rrdwriter.Gauge, 0, u},
-		{"mem_total", "1.3.6.1.4.1.2021.4.5.0", rrdwriter.Gauge, 0, u},
-		{"mem_avail", "1.3.6.1.4.1.2021.4.6.0", rrdwriter.Gauge, 0, u},
-		{"mem_buffer", "1.3.6.1.4.1.2021.4.14.0", rrdwriter.Gauge, 0, u},
-		{"mem_cached", "1.3.6.1.4.1.2021.4.15.0", rrdwriter.Gauge, 0, u},
-		{"processes", "1.3.6.1.2.1.25.1.6.0", rrdwriter.Gauge, 0, u},
-		{"users", "1.3.6.1.2.1.25.1.5.0", rrdwriter.Gauge, 0, u},
-	}}
-}
-
 // Profiles is a set of profiles by name.
 type Profiles map[string]*Profile
 
 // Lookup returns the named profile: one of the set, or a built-in
-// ("host", "if-mib:<n>").
+// ("host", "if-mib", "if-mib:<n>").
 func (ps Profiles) Lookup(name string) (*Profile, error) {
 	if p, ok := ps[name]; ok {
 		return p, nil
@@ -116,8 +96,8 @@ func (ps Profiles) Names() []string {
 }
 
 func builtinProfile(name string) (*Profile, error) {
-	if name == "host" {
-		return HostProfile(), nil
+	if p, ok := builtinProfiles()[name]; ok {
+		return p, nil
 	}
 	if rest, ok := strings.CutPrefix(name, "if-mib:"); ok {
 		n, err := strconv.Atoi(rest)
@@ -126,7 +106,7 @@ func builtinProfile(name string) (*Profile, error) {
 		}
 		return IfMIBProfile(n)
 	}
-	return nil, fmt.Errorf("look up profile %q: no such profile (built-in: host, if-mib:<n>)", name)
+	return nil, fmt.Errorf("look up profile %q: no such profile (built-in: host, if-mib, if-mib:<n>)", name)
 }
 
 // normalizeOID checks a numeric OID and returns it without a leading dot.

@@ -211,7 +211,7 @@ func buildTarget(name, addr string, kv map[string]string, profiles Profiles, cac
 	}
 	if t.Profile = cache[pname]; t.Profile == nil {
 		if t.Profile, err = profiles.Lookup(pname); err != nil {
-			return nil, fmt.Errorf("profile %q: no such profile (built-in: host, if-mib:<n>)", printable(pname))
+			return nil, fmt.Errorf("profile %q: no such profile (built-in: host, if-mib, if-mib:<n>)", printable(pname))
 		}
 		cache[pname] = t.Profile
 	}

@@ -4,8 +4,10 @@
 set -euo pipefail
 
 # dpkg-dev, groff-base and man-db: make deb and the tests of make install
-# and of the package (packaging/); prometheus: promtool checks /metrics.
-PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim chromium dpkg-dev groff-base man-db prometheus strace)
+# and of the package (packaging/); prometheus: promtool checks /metrics;
+# python3-pysnmp4(-mibs): pysnmp's copies of the IETF MIBs check poller/mib;
+# strace: the graph template test sees which files rrdtool opens.
+PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim python3-pysnmp4 python3-pysnmp4-mibs chromium dpkg-dev groff-base man-db prometheus strace)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -24,11 +24,19 @@ type Options struct {
 	Devices int
 	// Prefix starts every device name (and community).
 	Prefix string
-	// Interfaces is each device's interface count (ifIndex 1..Interfaces).
+	// Interfaces is each device's interface count: the rows of its ifTable
+	// and ifXTable.
 	Interfaces int
-	// Dead, Slow, Missing, Wrap and Restart are the fractions (0 to 1) of
-	// devices with each Behavior, spread evenly over the device indexes.
-	Dead, Slow, Missing, Wrap, Restart float64
+	// Numbering is how devices number their interfaces: Contiguous
+	// (ifIndex 1..Interfaces) or Vendor (as real gear does).
+	Numbering Numbering
+	// Down is the fraction of each device's interfaces that are down (admin
+	// or only oper down), whose counters stay flat.
+	Down float64
+	// Dead, Slow, Missing, Wrap, Restart, NoHC and Renumber are the
+	// fractions (0 to 1) of devices with each Behavior, spread evenly over
+	// the device indexes.
+	Dead, Slow, Missing, Wrap, Restart, NoHC, Renumber float64
 	// SlowDelay is a slow device's response delay.
 	SlowDelay time.Duration
 	// WrapAfter is the uptime at which a wrapping device's counters wrap.
@@ -41,26 +49,44 @@ type Options struct {
 	Now func() time.Time
 	// Workers is the goroutines reading the socket; 0 is GOMAXPROCS.
 	Workers int
+	// MaxMessageSize is the largest response in bytes, as an agent's
+	// maximum message size (v1 and v2c requests carry none): a Get or
+	// GetNext response that would be larger is tooBig, a GetBulk response
+	// is cut short. 0 is 65507, the largest UDP payload; at least 484.
+	MaxMessageSize int
+	// MaxBulkVarbinds caps the varbinds of a GetBulk response, as agents
+	// cap max-repetitions; 0 is 1000.
+	MaxBulkVarbinds int
 }
 
-// DefaultOptions returns 1000 well-behaved devices with 10 interfaces on
+const (
+	defaultMaxMessageSize  = 65507
+	minMessageSize         = 484 // RFC 3417: every agent takes messages this large
+	defaultMaxBulkVarbinds = 1000
+	maxBulkVarbinds        = 100_000
+)
+
+// DefaultOptions returns 1000 well-behaved devices with 48 interfaces
+// numbered 1..48 (as the legacy if-mib:<n> profile polls them) on
 // 127.0.0.1:1161, with a 2 s delay for slow devices, wraps 10 minutes after
 // boot and restarts every hour when those fractions are set.
 func DefaultOptions() Options {
 	return Options{
-		Addr:         "127.0.0.1:1161",
-		Devices:      1000,
-		Prefix:       "dev",
-		Interfaces:   10,
-		SlowDelay:    2 * time.Second,
-		WrapAfter:    10 * time.Minute,
-		RestartEvery: time.Hour,
-		Epoch:        time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC),
+		Addr:            "127.0.0.1:1161",
+		Devices:         1000,
+		Prefix:          "dev",
+		Interfaces:      48,
+		SlowDelay:       2 * time.Second,
+		WrapAfter:       10 * time.Minute,
+		RestartEvery:    time.Hour,
+		Epoch:           time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC),
+		MaxMessageSize:  defaultMaxMessageSize,
+		MaxBulkVarbinds: defaultMaxBulkVarbinds,
 	}
 }
 
 func (o *Options) check() error {
-	for _, f := range []float64{o.Dead, o.Slow, o.Missing, o.Wrap, o.Restart} {
+	for _, f := range []float64{o.Down, o.Dead, o.Slow, o.Missing, o.Wrap, o.Restart, o.NoHC, o.Renumber} {
 		if f < 0 || f > 1 || f != f {
 			return fmt.Errorf("check simulate options: fraction %v not in [0, 1]", f)
 		}
@@ -76,6 +102,12 @@ func (o *Options) check() error {
 		return errors.New("check simulate options: negative duration")
 	case o.Restart > 0 && o.RestartEvery == 0:
 		return errors.New("check simulate options: restarting devices need a restart period")
+	case o.Numbering != Contiguous && o.Numbering != Vendor:
+		return fmt.Errorf("check simulate options: interface numbering %d unknown", o.Numbering)
+	case o.MaxMessageSize < minMessageSize || o.MaxMessageSize > defaultMaxMessageSize:
+		return fmt.Errorf("check simulate options: max message size %d, want %d to %d", o.MaxMessageSize, minMessageSize, defaultMaxMessageSize)
+	case o.MaxBulkVarbinds < 1 || o.MaxBulkVarbinds > maxBulkVarbinds:
+		return fmt.Errorf("check simulate options: max bulk varbinds %d, want 1 to %d", o.MaxBulkVarbinds, maxBulkVarbinds)
 	}
 	return nil
 }
@@ -89,10 +121,15 @@ type Stats struct {
 	BadCommunity uint64 // requests for no device
 	DecodeErrors uint64 // datagrams that are not SNMP v1/v2c requests
 	Varbinds     uint64 // varbinds answered
+	Gets         uint64 // Get requests answered
+	GetNexts     uint64 // GetNext requests answered
+	GetBulks     uint64 // GetBulk requests answered
+	TooBig       uint64 // responses tooBig or, for GetBulk, cut short by MaxMessageSize
 }
 
 type counters struct {
 	requests, responses, dropped, delayed, badCommunity, decodeErrors, varbinds atomic.Uint64
+	gets, getNexts, getBulks, tooBig                                            atomic.Uint64
 }
 
 // Simulator serves a Fleet on a UDP socket.
@@ -117,6 +154,12 @@ func Listen(opts Options, logger *slog.Logger) (*Simulator, error) {
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.MaxMessageSize == 0 {
+		opts.MaxMessageSize = defaultMaxMessageSize
+	}
+	if opts.MaxBulkVarbinds == 0 {
+		opts.MaxBulkVarbinds = defaultMaxBulkVarbinds
 	}
 	if err := opts.check(); err != nil {
 		return nil, err
@@ -153,6 +196,7 @@ func (s *Simulator) Stats() Stats {
 		Requests: c.requests.Load(), Responses: c.responses.Load(), Dropped: c.dropped.Load(),
 		Delayed: c.delayed.Load(), BadCommunity: c.badCommunity.Load(),
 		DecodeErrors: c.decodeErrors.Load(), Varbinds: c.varbinds.Load(),
+		Gets: c.gets.Load(), GetNexts: c.getNexts.Load(), GetBulks: c.getBulks.Load(), TooBig: c.tooBig.Load(),
 	}
 }
 
@@ -253,69 +297,4 @@ func (s *Simulator) later(delay time.Duration, out []byte, to netip.AddrPort) {
 		s.send(out, to)
 	})
 	s.timers[t] = struct{}{}
-}
-
-// answer decodes a request and encodes the response of its device; ok is
-// false when nothing is to be sent.
-func (s *Simulator) answer(dec *gosnmp.GoSNMP, req []byte) (out []byte, delay time.Duration, ok bool) {
-	pkt, err := dec.SnmpDecodePacket(req)
-	if err != nil || (pkt.Version != gosnmp.Version1 && pkt.Version != gosnmp.Version2c) {
-		s.c.decodeErrors.Add(1)
-		return nil, 0, false
-	}
-	f := s.fleet
-	i, found := f.Index(pkt.Community)
-	if !found {
-		s.c.badCommunity.Add(1) // as an agent does: no answer to a wrong community
-		return nil, 0, false
-	}
-	b := f.Behavior(i)
-	if b.Dead {
-		s.c.dropped.Add(1)
-		return nil, 0, false
-	}
-	resp := f.respond(i, b, pkt, f.Now())
-	s.c.varbinds.Add(uint64(len(resp.Variables)))
-	out, err = resp.MarshalMsg()
-	if err != nil {
-		s.log.Error("encode simulated response", "device", f.Name(i), "err", err)
-		return nil, 0, false
-	}
-	return out, b.Delay, true
-}
-
-// respond builds device i's response to pkt at time t. Only Get is
-// supported; other requests get genErr.
-func (f *Fleet) respond(i int, b Behavior, pkt *gosnmp.SnmpPacket, t time.Time) *gosnmp.SnmpPacket {
-	resp := &gosnmp.SnmpPacket{
-		Version: pkt.Version, Community: pkt.Community, PDUType: gosnmp.GetResponse,
-		RequestID: pkt.RequestID, Variables: make([]gosnmp.SnmpPDU, len(pkt.Variables)),
-	}
-	if pkt.PDUType != gosnmp.GetRequest {
-		resp.Error, resp.ErrorIndex = gosnmp.GenErr, 0
-		for k, v := range pkt.Variables {
-			resp.Variables[k] = gosnmp.SnmpPDU{Name: v.Name, Type: gosnmp.Null}
-		}
-		return resp
-	}
-	for k, v := range pkt.Variables {
-		name := v.Name
-		if len(name) > 0 && name[0] == '.' {
-			name = name[1:]
-		}
-		resp.Variables[k] = f.value(i, b, name, t)
-		if pkt.Version == gosnmp.Version1 && resp.Error == gosnmp.NoError {
-			switch resp.Variables[k].Type {
-			case gosnmp.NoSuchObject, gosnmp.NoSuchInstance, gosnmp.EndOfMibView:
-				// v1 has no exceptions: the whole request fails with noSuchName.
-				resp.Error, resp.ErrorIndex = gosnmp.NoSuchName, uint8(min(k+1, 255))
-			}
-		}
-	}
-	if resp.Error != gosnmp.NoError { // v1: the request's varbinds come back as sent
-		for k, v := range pkt.Variables {
-			resp.Variables[k] = gosnmp.SnmpPDU{Name: v.Name, Type: gosnmp.Null}
-		}
-	}
-	return resp
 }

@@ -223,8 +223,11 @@ func FuzzAnswer(f *testing.F) {
 	o := testOptions()
 	s := &Simulator{fleet: newFleet(o), log: slog.New(slog.DiscardHandler)}
 	g := &gosnmp.GoSNMP{Version: gosnmp.Version2c, Community: "dev00001"}
-	req, _ := g.SnmpEncodePacket(gosnmp.GetRequest, []gosnmp.SnmpPDU{{Name: "1.3.6.1.2.1.1.3.0", Type: gosnmp.Null}}, 0, 0)
-	f.Add(req)
+	vbs := []gosnmp.SnmpPDU{{Name: "1.3.6.1.2.1.1.3.0", Type: gosnmp.Null}, {Name: "1.3.6.1.2.1.31.1.1.1.1", Type: gosnmp.Null}}
+	for _, typ := range []gosnmp.PDUType{gosnmp.GetRequest, gosnmp.GetNextRequest, gosnmp.GetBulkRequest} {
+		req, _ := g.SnmpEncodePacket(typ, vbs, 1, 30)
+		f.Add(req)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dec := &gosnmp.GoSNMP{Version: gosnmp.Version2c}
 		out, _, ok := s.answer(dec, data)
@@ -244,6 +247,10 @@ func FuzzAnswer(f *testing.F) {
 		}
 		if resp.PDUType != gosnmp.GetResponse || resp.RequestID != in.RequestID || resp.Community != in.Community {
 			t.Fatalf("answer %v id %d community %q to request id %d community %q", resp.PDUType, resp.RequestID, resp.Community, in.RequestID, in.Community)
+		}
+		// It fits the agent's limits.
+		if len(out) > o.MaxMessageSize || len(resp.Variables) > max(len(in.Variables), o.MaxBulkVarbinds) {
+			t.Fatalf("answer of %d bytes, %d varbinds to a request of %d", len(out), len(resp.Variables), len(in.Variables))
 		}
 	})
 }

@@ -38,15 +38,21 @@ func loadFleet(targetsFile, profilesFile string, step time.Duration) (*fleet, er
 	return f, nil
 }
 
-// rrdProfile is the RRD layout of a target: one data source per profile
-// value, with a heartbeat of two steps, and the default RRAs.
+// rrdProfile is the RRD layout of a key (a target's scalars, or a row of
+// one of its tables: poller.Target.KeyDS): one data source per value, with
+// a heartbeat of two steps, and the default RRAs.
 func (f *fleet) rrdProfile(key string) (rrdwriter.Profile, bool) {
-	t, ok := f.byName[key]
+	name, _ := poller.SplitKey(key)
+	t, ok := f.byName[name]
+	if !ok {
+		return rrdwriter.Profile{}, false
+	}
+	dss, ok := t.KeyDS(key)
 	if !ok {
 		return rrdwriter.Profile{}, false
 	}
 	p := rrdwriter.Profile{Step: f.step, RRAs: rrdwriter.DefaultRRAs(f.step)}
-	for _, ds := range t.Profile.DS {
+	for _, ds := range dss {
 		p.DS = append(p.DS, rrdwriter.DataSource{
 			Name: ds.Name, Type: ds.Type, Heartbeat: 2 * f.step,
 			Min: ds.Min, Max: ds.Max, // NaN = U in both

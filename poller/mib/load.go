@@ -1,0 +1,246 @@
+package mib
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/alecthomas/participle"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sleepinggenius2/gosmi/parser"
+)
+
+// Options says where an operator's MIB files are.
+type Options struct {
+	// Dirs are the directories of MIB files (--mib-dir), searched in
+	// order: the first file that defines a module is the module. Every
+	// file in them that holds a module definition is loaded.
+	Dirs []string
+}
+
+// DefaultOptions returns the options of a daemon with no MIB directory:
+// the built-in objects alone.
+func DefaultOptions() Options { return Options{} }
+
+// ErrMissingModule is the reason of a FileError for an import from a
+// module that is neither in a MIB directory nor one of the base modules
+// this package carries.
+var ErrMissingModule = errors.New("no MIB directory holds that module")
+
+// FileError is a problem with one MIB file: it does not parse, or it
+// imports from a module that no directory holds. Line is 0 when the
+// parser gave no position.
+type FileError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *FileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("load MIB file %s line %d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("load MIB file %s: %v", e.File, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Metrics counts what loading MIB files found. One Metrics serves every
+// Load of a process (each reload).
+type Metrics struct {
+	errors  prometheus.Counter
+	modules prometheus.Gauge
+}
+
+// NewMetrics registers the MIB metrics with reg (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		errors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "spoold_mib_file_errors_total",
+			Help: "MIB files that did not parse or import from a module no MIB directory holds, at each load.",
+		}),
+		modules: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "spoold_mib_modules_loaded",
+			Help: "MIB modules loaded from MIB directories by the last load.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.errors, m.modules)
+	}
+	return m
+}
+
+//go:embed base/*.txt
+var baseFiles embed.FS
+
+// smiV1Modules are the modules of SMIv1's macros and base types, whose
+// imports the parser resolves without their files.
+var smiV1Modules = map[string]bool{"RFC-1212": true, "RFC-1215": true, "RFC1155-SMI": true, "RFC1065-SMI": true, "RFC1213-MIB": true}
+
+// source is one module's text and where it came from.
+type source struct {
+	file    string // path, or "base/NAME.txt" for a carried base module
+	text    []byte
+	imports []parser.Import
+}
+
+// Load returns a Resolver of the built-in objects and every module of the
+// MIB files in opts.Dirs (modules of the same name as a built-in one take
+// its place). It never fails whole: a file that does not parse, or that
+// imports from a module no directory holds, is one *FileError in the
+// returned error (errors.Join), counted in m and logged, and every other
+// module is loaded. The daemon reports them and carries on; -t fails on
+// them. m and logger may be nil.
+func Load(opts Options, logger *slog.Logger, m *Metrics) (*Resolver, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	srcs, errs := readDirs(opts.Dirs, logger)
+	loaded := len(srcs)
+	errs = append(errs, addBase(srcs)...)
+	errs = append(errs, checkImports(srcs)...)
+	r := Builtin()
+	if loaded > 0 {
+		objs, err := buildModules(srcs)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		r = r.clone()
+		for _, o := range objs {
+			r.add(o.Object, o.file)
+		}
+	}
+	if m != nil {
+		m.errors.Add(float64(len(errs)))
+		m.modules.Set(float64(loaded))
+	}
+	for _, e := range errs {
+		logger.Error("MIB file not loaded whole", "err", e)
+	}
+	return r, errors.Join(errs...)
+}
+
+// readDirs parses every file of dirs that defines a module, the first
+// file of a module's name winning.
+func readDirs(dirs []string, logger *slog.Logger) (map[string]*source, []error) {
+	srcs := map[string]*source{}
+	var errs []error
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			errs = append(errs, &FileError{File: dir, Err: fmt.Errorf("read MIB directory: %w", err)})
+			continue
+		}
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") || e.IsDir() {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			s, name, err := readModule(path)
+			switch {
+			case err != nil:
+				errs = append(errs, err)
+			case s == nil:
+				logger.Debug("not a MIB module, skipped", "file", path)
+			case srcs[name] != nil:
+				logger.Warn("MIB module defined again, the first file kept", "module", name, "file", path, "kept", srcs[name].file)
+			default:
+				srcs[name] = s
+			}
+		}
+	}
+	return srcs, errs
+}
+
+// readModule reads and parses one file; a file without DEFINITIONS is no
+// module (nil, no error).
+func readModule(path string) (*source, string, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", &FileError{File: path, Err: err}
+	}
+	if !bytes.Contains(text, []byte("DEFINITIONS")) {
+		return nil, "", nil
+	}
+	mod, err := parse(text)
+	if err != nil {
+		return nil, "", parseError(path, err)
+	}
+	return &source{file: path, text: text, imports: mod.Body.Imports}, string(mod.Name), nil
+}
+
+// parse runs gosmi's parser, turning a panic of it into an error.
+func parse(text []byte) (mod *parser.Module, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the MIB parser failed: %v", p)
+		}
+	}()
+	return parser.Parse(bytes.NewReader(text))
+}
+
+// parseError is a parser's error as a FileError with its line.
+func parseError(path string, err error) *FileError {
+	var perr participle.Error
+	if errors.As(err, &perr) {
+		pos := perr.Position()
+		prefix := fmt.Sprintf("%d:%d: ", pos.Line, pos.Column)
+		msg := strings.TrimPrefix(perr.Error(), pos.Filename+":")
+		return &FileError{File: path, Line: pos.Line, Err: errors.New("parse: " + strings.TrimPrefix(msg, prefix))}
+	}
+	return &FileError{File: path, Err: fmt.Errorf("parse: %w", err)}
+}
+
+// addBase adds the base modules this package carries (SNMPv2-SMI,
+// SNMPv2-TC, SNMPv2-CONF, HCNUM-TC) where no directory has them.
+func addBase(srcs map[string]*source) []error {
+	names, err := fs.Glob(baseFiles, "base/*.txt")
+	if err != nil {
+		return []error{err}
+	}
+	for _, n := range names {
+		name := strings.TrimSuffix(filepath.Base(n), ".txt")
+		if srcs[name] != nil {
+			continue
+		}
+		text, err := baseFiles.ReadFile(n)
+		if err != nil {
+			return []error{err}
+		}
+		srcs[name] = &source{file: n, text: text}
+	}
+	return nil
+}
+
+// checkImports returns an error for each import from a module that is
+// not there (SMIv1's macro modules aside), at the line of the import.
+func checkImports(srcs map[string]*source) []error {
+	var errs []error
+	for _, name := range sortedNames(srcs) {
+		s := srcs[name]
+		for _, imp := range s.imports {
+			mod := string(imp.Module)
+			if srcs[mod] == nil && !smiV1Modules[mod] {
+				errs = append(errs, &FileError{File: s.file, Line: imp.Pos.Line,
+					Err: fmt.Errorf("module %s imports from %s: %w (objects that need it are missing)", name, mod, ErrMissingModule)})
+			}
+		}
+	}
+	return errs
+}
+
+func sortedNames(srcs map[string]*source) []string {
+	names := make([]string, 0, len(srcs))
+	for n := range srcs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

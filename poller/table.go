@@ -1,0 +1,249 @@
+package poller
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/gosnmp/gosnmp"
+)
+
+// Table is an SNMP table of a profile. Discovery walks its Index column
+// (and the instance and filter columns); each row that passes the Filters
+// is its own key (RowKey) and RRD file, whose data sources are the
+// Columns. A Table is immutable once built.
+type Table struct {
+	Name string // unique in the profile: 1 to 64 of [A-Za-z0-9_-]
+	// Subdir, if set, puts the rows under a subdirectory of the target's
+	// directory: key target/Subdir/segment. At most one table of a profile
+	// has none (key target/segment), so no two tables share a key.
+	Subdir string
+	// Index is the column whose walk lists the rows; a row's index is the
+	// OID suffix after it ("3", "10101", "1.4").
+	Index string
+	// Instance are the columns that name a row, tried in order (the first
+	// non-empty value wins). Empty: the index names the row.
+	Instance []string
+	// InstanceText is the instance line as written ("ifName", "index").
+	InstanceText string
+	Filters      []Filter
+	Columns      []Column
+	Line         int // where the table line is, for messages
+}
+
+// Column is one data source of each row: its DS (DS.OID is the first
+// alternative) and the column OIDs it may be read from, in order of
+// preference ("ifHCInOctets|ifInOctets"). Discovery picks, per row, the
+// first alternative the row answers; the data source keeps its name.
+type Column struct {
+	DS
+	Alternatives []string // column OIDs without the index; Alternatives[0] == DS.OID
+}
+
+// Filter keeps the rows whose column value passes: == and != compare with
+// a number (integer values) or a text (strings); =~ and !~ match a regular
+// expression (RE2) against the value's text. A row without a value of the
+// column does not pass.
+type Filter struct {
+	Column string // column OID; "" for the row's instance name
+	Op     string // "==", "!=", "=~", "!~"
+	Value  string
+	Text   string // the filter as written, for messages
+	num    *int64
+	re     *regexp.Regexp
+}
+
+// Limits of tables.
+const (
+	maxTables         = 16
+	maxTableColumns   = 256
+	maxTableFilters   = 32
+	maxInstanceAlts   = 4
+	maxColumnAlts     = 4
+	maxTableNameLen   = 64
+	maxFilterValueLen = 1024
+)
+
+// instanceColumns are the names an instance line may use for IF-MIB's
+// naming columns (any numeric column OID works too).
+var instanceColumns = map[string]string{
+	"ifName":  "1.3.6.1.2.1.31.1.1.1.1",
+	"ifDescr": "1.3.6.1.2.1.2.2.1.2",
+	"ifAlias": "1.3.6.1.2.1.31.1.1.1.18",
+}
+
+// columnOID resolves a column reference of a table line: a numeric OID or
+// one of the naming columns' names.
+func columnOID(s string) (string, error) {
+	if oid, ok := instanceColumns[s]; ok {
+		return oid, nil
+	}
+	return normalizeOID(s)
+}
+
+// parseInstance parses an instance line's value: "index", or columns
+// separated by "|".
+func parseInstance(s string) ([]string, error) {
+	if s == "index" {
+		return nil, nil
+	}
+	alts := strings.Split(s, "|")
+	if len(alts) > maxInstanceAlts {
+		return nil, fmt.Errorf("instance %q: more than %d alternatives", printable(s), maxInstanceAlts)
+	}
+	out := make([]string, len(alts))
+	for i, a := range alts {
+		oid, err := columnOID(a)
+		if err != nil {
+			return nil, fmt.Errorf("instance: want index, ifName, ifDescr, ifAlias or column OIDs separated by |: %w", err)
+		}
+		out[i] = oid
+	}
+	return out, nil
+}
+
+// parseFilter parses "filter <column|instance> <op> <value>"'s fields.
+func parseFilter(f []string) (Filter, error) {
+	if len(f) != 3 {
+		return Filter{}, fmt.Errorf("want \"filter <column|instance> <==|!=|=~|!~> <value>\"")
+	}
+	flt := Filter{Op: f[1], Value: f[2], Text: strings.Join(f, " ")}
+	if len(flt.Value) > maxFilterValueLen {
+		return Filter{}, fmt.Errorf("filter value longer than %d bytes", maxFilterValueLen)
+	}
+	if f[0] != "instance" {
+		oid, err := columnOID(f[0])
+		if err != nil {
+			return Filter{}, fmt.Errorf("filter column: %w", err)
+		}
+		flt.Column = oid
+	}
+	switch flt.Op {
+	case "==", "!=":
+		if n, err := strconv.ParseInt(flt.Value, 10, 64); err == nil {
+			flt.num = &n
+		}
+	case "=~", "!~":
+		re, err := regexp.Compile(flt.Value)
+		if err != nil {
+			return Filter{}, fmt.Errorf("filter %q: %w", printable(flt.Value), err)
+		}
+		flt.re = re
+	default:
+		return Filter{}, fmt.Errorf("filter operator %q: want ==, !=, =~ or !~", printable(flt.Op))
+	}
+	return flt, nil
+}
+
+// Pass reports whether a row whose filter column has the value v (nil: the
+// row has none) passes the filter.
+func (f *Filter) Pass(v *gosnmp.SnmpPDU) bool {
+	if v == nil || noValue(v.Type) {
+		return false
+	}
+	var eq bool
+	switch f.Op {
+	case "=~", "!~":
+		return f.re.MatchString(pduText(v)) == (f.Op == "=~")
+	}
+	if f.num != nil {
+		n, ok := pduInt(v)
+		eq = ok && n == *f.num
+	} else {
+		eq = pduText(v) == f.Value
+	}
+	return eq == (f.Op == "==")
+}
+
+// pduText is a varbind's value as text: an OCTET STRING's bytes, a
+// number's decimal form.
+func pduText(v *gosnmp.SnmpPDU) string {
+	switch x := v.Value.(type) {
+	case []byte:
+		return string(x)
+	case string:
+		return x
+	}
+	if n, ok := pduInt(v); ok {
+		return strconv.FormatInt(n, 10)
+	}
+	return fmt.Sprint(v.Value)
+}
+
+// pduInt is a varbind's integer value, if it has one.
+func pduInt(v *gosnmp.SnmpPDU) (int64, bool) {
+	switch x := v.Value.(type) {
+	case int:
+		return int64(x), true
+	case uint:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint64:
+		return int64(x), true
+	case int64:
+		return x, true
+	}
+	return 0, false
+}
+
+// validTableName reports whether s may name a table or a subdirectory:
+// 1 to 64 of [A-Za-z0-9_-].
+func validTableName(s string) bool {
+	if s == "" || len(s) > maxTableNameLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// keyRest is what a row key of t holds after "target/": the segment, or
+// Subdir/segment.
+func (t *Table) keyRest(segment string) string {
+	if t.Subdir == "" {
+		return segment
+	}
+	return t.Subdir + "/" + segment
+}
+
+// TableOf returns the table whose rows have keys target + "/" + rest.
+func (p *Profile) TableOf(rest string) (*Table, bool) {
+	sub, _, nested := strings.Cut(rest, "/")
+	if !nested {
+		sub = ""
+	}
+	for _, t := range p.Tables {
+		if t.Subdir == sub {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// KeyDS returns the data sources of a key of target t: its scalars for the
+// target's own key, its table's columns for a row key; false for a key
+// that is not t's.
+func (t *Target) KeyDS(key string) ([]DS, bool) {
+	name, rest := SplitKey(key)
+	if name != t.Name {
+		return nil, false
+	}
+	if rest == "" {
+		return t.Profile.DS, len(t.Profile.DS) > 0
+	}
+	tb, ok := t.Profile.TableOf(rest)
+	if !ok {
+		return nil, false
+	}
+	ds := make([]DS, len(tb.Columns))
+	for i, c := range tb.Columns {
+		ds[i] = c.DS
+	}
+	return ds, true
+}
