@@ -8,8 +8,9 @@ import (
 // The built-in graph templates, in the text form a profiles file uses (and
 // parsed by the same parser): per interface of the if-mib profile's table
 // (data sources in, out, inpkt, outpkt, inerr, outerr, indisc, outdisc),
-// and for the host profile (cpu_*, load*, mem_*) and its storage table
-// (size, used, in bytes).
+// and for the host profile (cpu_*, load*, mem_*), its storage table (units,
+// size, used: hrStorageAllocationUnits, hrStorageSize, hrStorageUsed) and
+// its processor table (load: hrProcessorLoad).
 const builtinGraphText = `
 graph traffic
   title   {target} {instance} ({alias}) traffic
@@ -129,25 +130,41 @@ graph memory
   area    free_b   00C000 stack Free
 
 graph storage
-  title   {target} {instance} ({alias}) storage
+  title   {target} {instance} storage
   vlabel  bytes
   base    1024
   lower   0
+  def     units  units
   def     size   size
   def     used   used
-  vdef    used_last used,LAST
-  vdef    size_last size,LAST
-  area    used   0000FF "Used "
+  cdef    size_b size,units,*
+  cdef    used_b used,units,*
+  vdef    used_last used_b,LAST
+  vdef    size_last size_b,LAST
+  area    used_b 0000FF "Used "
   gprint  used_last %6.2lf %sB
-  gprint  size_last of %6.2lf %sB
-  line    size   000000 Size
+  gprint  size_last of %6.2lf %sB\l
+  line    size_b 000000 Size
+
+graph processor
+  title   {target} processor {instance}
+  vlabel  percent
+  lower   0
+  upper   100
+  def     load   load
+  vdef    load_avg load,AVERAGE
+  vdef    load_max load,MAXIMUM
+  area    load   0000FF "Load "
+  gprint  load_avg avg %5.1lf%%
+  gprint  load_max max %5.1lf%%\l
 `
 
 var builtinGraphs = mustParseGraphs("built-in graph templates", builtinGraphText)
 
 // BuiltinGraphTemplates returns the built-in graph templates, in the order
 // a page shows them: traffic, packets, errors (an interface), cpu, load,
-// memory (a host), storage (a host's storage row). The templates are
+// memory (a host), storage and processor (a host's storage and processor
+// rows). The templates are
 // shared: do not change them.
 func BuiltinGraphTemplates() []*GraphTemplate { return append([]*GraphTemplate(nil), builtinGraphs...) }
 

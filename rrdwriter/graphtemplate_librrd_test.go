@@ -43,7 +43,7 @@ func hostProfile() Profile {
 	for _, n := range []string{"cpu_user", "cpu_system", "cpu_idle"} {
 		p.DS = append(p.DS, DataSource{Name: n, Type: Counter, Heartbeat: 2 * ifStep * time.Second, Min: 0, Max: nanF()})
 	}
-	for _, n := range []string{"load1", "load5", "load15", "mem_total", "mem_avail", "mem_buffer", "mem_cached", "size", "used"} {
+	for _, n := range []string{"load1", "load5", "load15", "mem_total", "mem_avail", "mem_buffer", "mem_cached", "units", "size", "used", "load"} {
 		p.DS = append(p.DS, DataSource{Name: n, Type: Gauge, Heartbeat: 2 * ifStep * time.Second, Min: 0, Max: nanF()})
 	}
 	return p

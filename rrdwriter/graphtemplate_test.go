@@ -179,14 +179,14 @@ func TestBuiltinTemplatesFit(t *testing.T) {
 	host := []string{"uptime", "cpu_user", "cpu_system", "cpu_idle", "load1", "load5", "load15",
 		"mem_total", "mem_avail", "mem_buffer", "mem_cached", "processes", "users"}
 	for name, ds := range map[string][]string{"traffic": ifRow, "packets": ifRow, "errors": ifRow,
-		"cpu": host, "load": host, "memory": host, "storage": {"size", "used"}} {
+		"cpu": host, "load": host, "memory": host, "storage": {"units", "size", "used"}, "processor": {"load"}} {
 		tmpl, ok := BuiltinGraphTemplate(name)
 		if !ok || !tmpl.Fits(ds) {
 			t.Errorf("built-in %s: found %v, fits %v", name, ok, ok && tmpl.Fits(ds))
 		}
 	}
-	if n := len(BuiltinGraphTemplates()); n != 7 {
-		t.Errorf("%d built-in templates, want 7", n)
+	if n := len(BuiltinGraphTemplates()); n != 8 {
+		t.Errorf("%d built-in templates, want 8", n)
 	}
 }
 
