@@ -46,11 +46,21 @@ func ValidTargetName(name string) bool {
 }
 
 // ValidGraphKey reports whether key may name a graph in a URL: a target
-// name ValidTargetName accepts, or a row key "<target>/<instance>" whose
-// two parts it accepts. Like ValidTargetName it checks syntax only.
+// name ValidTargetName accepts, or a row key "<target>/<segment>" or
+// "<target>/<subdir>/<segment>" (a table with a subdirectory, as the host
+// profile's storage) whose every part it accepts. Like ValidTargetName it
+// checks syntax only.
 func ValidGraphKey(key string) bool {
-	target, inst, row := strings.Cut(key, "/")
-	return ValidTargetName(target) && (!row || ValidTargetName(inst))
+	parts := strings.Split(key, "/")
+	if len(parts) > 3 {
+		return false
+	}
+	for _, p := range parts {
+		if !ValidTargetName(p) {
+			return false
+		}
+	}
+	return true
 }
 
 // GraphQueryError is a bad graph request parameter; the handler answers 400
@@ -90,7 +100,7 @@ func ParseGraphQuery(q url.Values, now time.Time) (rrdwriter.GraphOptions, error
 		return o, &GraphQueryError{"ds", strings.Join(q["ds"], ","), "a template names its data sources; give ds or template"}
 	}
 	if v, ok := q["key"]; ok && !ValidGraphKey(v[0]) {
-		return o, &GraphQueryError{"key", v[0], "want a target name or <target>/<instance>"}
+		return o, &GraphQueryError{"key", v[0], "want a target name or a row key <target>/[<subdir>/]<instance>"}
 	}
 	var err error
 	if o.DS, err = parseDS(q["ds"]); err != nil {

@@ -14,7 +14,8 @@ func TestGraphByKeyAndTemplate(t *testing.T) {
 	host := okTarget("db1")
 	host.Graphs = []string{"cpu", "load"}
 	fb := newFakeBackend(host, okTarget("sw1"))
-	fb.rows = map[string][]RowStatus{"sw1": {{Key: "sw1/ge-1", Instance: "ge-1", Graphs: []string{"traffic"}}}}
+	fb.rows = map[string][]RowStatus{"sw1": {{Key: "sw1/ge-1", Instance: "ge-1", Graphs: []string{"traffic"}}},
+		"db1": {{Key: "db1/storage/_2F", Instance: "/", Graphs: []string{"storage"}}}}
 	h := NewHandler(fb, testOptions())
 	for _, c := range []struct {
 		url      string
@@ -29,7 +30,9 @@ func TestGraphByKeyAndTemplate(t *testing.T) {
 		{GraphKeyURL("sw1/ge-1", "cpu", nil), 404, "", "", "no such graph template"},
 		{GraphKeyURL("sw1/ge-9", "traffic", nil), 404, "", "", "unknown target"},
 		{GraphKeyURL("sw1/../etc", "traffic", nil), 400, "", "", "bad graph parameter key"},
-		{GraphKeyURL("sw1/a/b", "traffic", nil), 400, "", "", "bad graph parameter key"},
+		{GraphKeyURL("sw1/a/b/c", "traffic", nil), 400, "", "", "bad graph parameter key"},
+		{GraphKeyURL("sw1//b", "traffic", nil), 400, "", "", "bad graph parameter key"},
+		{GraphKeyURL("db1/storage/_2F", "storage", nil), 200, "db1/storage/_2F", "storage", ""},
 		{"/graph?key=db1&template=Bad!", 400, "", "", "bad graph parameter template"},
 		{"/graph?key=db1&template=cpu&ds=cpu_user", 400, "", "", "give ds or template"},
 		{"/graph/db1.png?template=cpu", 200, "db1", "cpu", ""},

@@ -248,7 +248,7 @@ func (h *handler) graph(w http.ResponseWriter, r *http.Request) {
 func (h *handler) graphByKey(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Query().Get("key")
 	if !ValidGraphKey(key) {
-		httpError(w, http.StatusBadRequest, (&GraphQueryError{"key", key, "want a target name or <target>/<instance>"}).Error())
+		httpError(w, http.StatusBadRequest, (&GraphQueryError{"key", key, "want a target name or a row key <target>/[<subdir>/]<instance>"}).Error())
 		return
 	}
 	h.serveGraph(w, r, key)

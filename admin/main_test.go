@@ -101,8 +101,8 @@ func (f *fakeBackend) GraphTemplate(key, name string) (*rrdwriter.GraphTemplate,
 	if !ok || !slices.Contains(names, name) {
 		return nil, rrdwriter.GraphVars{}, ErrUnknownTemplate
 	}
-	target, inst, _ := strings.Cut(key, "/")
-	return t, rrdwriter.GraphVars{Target: target, Instance: inst, Key: key}, nil
+	target, _, _ := strings.Cut(key, "/")
+	return t, rrdwriter.GraphVars{Target: target, Instance: key[strings.LastIndexByte(key, '/')+1:], Key: key}, nil
 }
 
 func (f *fakeBackend) Rows(target string) ([]RowStatus, error) {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/diskstat"
 	"github.com/spoold/spoold/internal/browsertest"
 )
@@ -45,6 +46,14 @@ func TestAdminPageOfARunningDaemon(t *testing.T) {
 		if name := f.sim.Fleet().Name(i); !strings.Contains(dom, name) {
 			t.Errorf("the page does not list %s", name)
 		}
+	}
+	// A device's page and its graph by key, from the real files.
+	name := f.sim.Fleet().Name(0)
+	if dev := string(get(t, p.admin+admin.DeviceURL(name))); !strings.Contains(dev, "<h1>") || !strings.Contains(dev, name) {
+		t.Errorf("the device page of %s does not show it", name)
+	}
+	if img := get(t, p.admin+admin.GraphKeyURL(name, "", nil)); !bytes.HasPrefix(img, []byte("\x89PNG")) {
+		t.Errorf("/graph?key=%s is not a PNG", name)
 	}
 	shot := filepath.Join(t.TempDir(), "page.png")
 	browsertest.Run(t, bin, "--screenshot="+shot, "--window-size=1280,1000", "--virtual-time-budget=4000", p.admin+"/")
