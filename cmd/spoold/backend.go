@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/loader"
-	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -67,7 +65,9 @@ func (d *daemon) Status() admin.Status {
 	for _, dev := range devices {
 		ts := admin.NewTargetStatus(dev, byKey[dev.Name])
 		if t := fl.byName[dev.Name]; t != nil {
-			ts.Graphs = graphsFor(t.Profile)
+			for _, g := range keyGraphs(t, dev.Name) {
+				ts.Graphs = append(ts.Graphs, g.Name)
+			}
 		}
 		targets = append(targets, ts)
 	}
@@ -86,52 +86,14 @@ func (d *daemon) Status() admin.Status {
 	return st
 }
 
-// Graph renders a configured target's graph after flushing it (the
-// writer walks the target's leaf first if the start-up walk has not).
-func (d *daemon) Graph(ctx context.Context, target string, o rrdwriter.GraphOptions) ([]byte, error) {
-	if _, ok := d.fleet.get().byName[target]; !ok {
-		return nil, fmt.Errorf("graph %q: %w", target, admin.ErrUnknownTarget)
+// Graph renders a configured target's graph, or one of its table rows',
+// after flushing it (the writer walks the key's leaf first if the
+// start-up walk has not).
+func (d *daemon) Graph(ctx context.Context, key string, o rrdwriter.GraphOptions) ([]byte, error) {
+	if _, _, err := d.graphKey(key); err != nil {
+		return nil, err
 	}
-	return d.wr.Graph(ctx, target, o)
-}
-
-// graphsFor names the built-in graph templates that draw a profile's data
-// sources (the host profile's cpu, load, memory).
-func graphsFor(p *poller.Profile) []string {
-	ds := make([]string, len(p.DS))
-	for i, d := range p.DS {
-		ds[i] = d.Name
-	}
-	var names []string
-	for _, t := range rrdwriter.BuiltinGraphTemplates() {
-		if t.Fits(ds) {
-			names = append(names, t.Name)
-		}
-	}
-	return names
-}
-
-// GraphTemplate returns a configured target's built-in template of that
-// name, if it draws the target's profile. Row keys are unknown until the
-// poller lists table rows.
-func (d *daemon) GraphTemplate(key, name string) (*rrdwriter.GraphTemplate, rrdwriter.GraphVars, error) {
-	t, ok := d.fleet.get().byName[key]
-	if !ok {
-		return nil, rrdwriter.GraphVars{}, fmt.Errorf("graph template of %q: %w", key, admin.ErrUnknownTarget)
-	}
-	if tmpl, ok := rrdwriter.BuiltinGraphTemplate(name); ok && slices.Contains(graphsFor(t.Profile), name) {
-		return tmpl, rrdwriter.GraphVars{Target: key, Key: key}, nil
-	}
-	return nil, rrdwriter.GraphVars{}, fmt.Errorf("graph template %q of %q: %w", name, key, admin.ErrUnknownTemplate)
-}
-
-// Rows lists a configured target's table rows: none until the poller
-// polls tables.
-func (d *daemon) Rows(target string) ([]admin.RowStatus, error) {
-	if _, ok := d.fleet.get().byName[target]; !ok {
-		return nil, fmt.Errorf("rows of %q: %w", target, admin.ErrUnknownTarget)
-	}
-	return nil, nil
+	return d.wr.Graph(ctx, key, o)
 }
 
 // FlushAll writes everything pending now (POST /flush).
