@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,10 +28,7 @@ func TestAdminPageOfARunningDaemon(t *testing.T) {
 	bin := browsertest.Binary(t)
 	f := startFleet(t, 3)
 	dir := t.TempDir()
-	p := startDaemon(t, daemonArgs(dir, f, "--write-delay", "2s", "--write-jitter", "1s")...)
-	p.waitFor(t, "3 cycles and values written", func(st map[string]any) bool {
-		return num(st, "last_cycle", "seq") >= 3 && num(st, "writer", "values_written") > 0
-	})
+	p := startWrittenDaemon(t, dir, f, 3, "--write-delay", "2s", "--write-jitter", "1s")
 
 	dom := string(browsertest.Run(t, bin, "--virtual-time-budget=4000", "--dump-dom", p.admin+"/"))
 	loaded, failed, done, ok := browsertest.Images(dom)
@@ -86,6 +85,57 @@ func TestAdminPageOfARunningDaemon(t *testing.T) {
 	if err := p.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}
+}
+
+// TestHostGraphsOfARunningDaemon polls simulated hosts with the host
+// profile: the daemon offers the cpu, load and memory templates for them,
+// draws each from the real RRD file with librrd, refuses a template the
+// profile has no data for and a row key without a file, and the admin page
+// shows the hosts' cpu graphs, rendered in Chromium.
+func TestHostGraphsOfARunningDaemon(t *testing.T) {
+	requireRRDTool(t)
+	sim := startSimulator(t, 2)
+	f := &e2eFleet{sim: sim, targets: writeTargets(t, sim, "host")}
+	p := startWrittenDaemon(t, t.TempDir(), f, 2, "--write-delay", "1s", "--write-jitter", "0s")
+	name := sim.Fleet().Name(0)
+	for _, tmpl := range []string{"cpu", "load", "memory"} {
+		img := get(t, p.admin+admin.GraphKeyURL(name, tmpl, nil))
+		if cfg, err := png.DecodeConfig(bytes.NewReader(img)); err != nil || cfg.Width <= admin.DefaultGraphWidth {
+			t.Errorf("%s graph of %s: %v %+v", tmpl, name, err, cfg)
+		}
+	}
+	for _, u := range []string{admin.GraphKeyURL(name, "traffic", nil), admin.GraphKeyURL(name+"/eth0", "traffic", nil)} {
+		resp, err := http.Get(p.admin + u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %s, want 404", u, resp.Status)
+		}
+	}
+	bin := browsertest.Binary(t)
+	cpuImg := regexp.MustCompile(`<img src="[^"]*template=cpu`)
+	dom := string(browsertest.Run(t, bin, "--virtual-time-budget=4000", "--dump-dom", p.admin+"/"))
+	loaded, failed, done, ok := browsertest.Images(dom)
+	if !ok || loaded != 2 || failed != 0 || !done || len(cpuImg.FindAllString(dom, -1)) != 2 {
+		t.Errorf("the page's host graphs: %d rendered, %d failed, settled %v, %d cpu graphs; want 2 cpu graphs rendered",
+			loaded, failed, done, len(cpuImg.FindAllString(dom, -1)))
+	}
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+}
+
+// startWrittenDaemon starts the daemon on f's targets and waits for its
+// cycles-th cycle and its first values written.
+func startWrittenDaemon(t *testing.T, dir string, f *e2eFleet, cycles float64, extra ...string) *daemonProc {
+	t.Helper()
+	p := startDaemon(t, daemonArgs(dir, f, extra...)...)
+	p.waitFor(t, fmt.Sprintf("%g cycles and values written", cycles), func(st map[string]any) bool {
+		return num(st, "last_cycle", "seq") >= cycles && num(st, "writer", "values_written") > 0
+	})
+	return p
 }
 
 func get(t *testing.T, url string) []byte {
