@@ -131,9 +131,12 @@ type TargetStatus struct {
 
 	// Graphs are the graph templates of the target's own RRD file (its
 	// scalars), in the order to show them; empty: the file's data sources
-	// are drawn as lines. Rows is how many table rows it has (Rows).
-	Graphs []string `json:"graphs"`
-	Rows   int      `json:"rows"`
+	// are drawn as lines. TablesOnly says the target has no file of its
+	// own (a profile of tables and no scalars, as if-mib): no own graph.
+	// Rows is how many table rows it has (Rows).
+	Graphs     []string `json:"graphs"`
+	TablesOnly bool     `json:"tables_only"`
+	Rows       int      `json:"rows"`
 }
 
 // RowStatus is one table row of a target, as the device page shows it.

@@ -3,6 +3,8 @@ package admin
 import (
 	"io"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -63,5 +65,75 @@ func TestGraphByKeyAndTemplate(t *testing.T) {
 				t.Fatalf("drawn with %+v vars %+v, want template %s of %s", o.Template, o.Vars, c.template, c.key)
 			}
 		})
+	}
+}
+
+// TestPageOfTablesOnlyTarget: a target of tables only (no file of its own)
+// gets no graph of its own on the page, a link to its device page with its
+// row count, and its device page lists the rows without an own graph.
+func TestPageOfTablesOnlyTarget(t *testing.T) {
+	sw := okTarget("sw1")
+	sw.TablesOnly, sw.Rows = true, 1
+	fb := newFakeBackend(sw, okTarget("r1"))
+	fb.rows = map[string][]RowStatus{"sw1": {{Key: "sw1/ge-1", Instance: "ge-1", Alias: "uplink", State: "up", Graphs: []string{"traffic"}}}}
+	h := NewHandler(fb, testOptions())
+	b, _ := io.ReadAll(do(t, h, "GET", "/", "").Body)
+	page := string(b)
+	if strings.Contains(page, `<img src="/graph/sw1.png`) || !strings.Contains(page, `<img src="/graph/r1.png`) ||
+		!strings.Contains(page, `<a href="/device/sw1">rows</a>`) || !strings.Contains(page, "1 rows") {
+		t.Errorf("page: want no own graph of sw1, r1's graph, a rows link to sw1's device page:\n%s", page)
+	}
+	b, _ = io.ReadAll(do(t, h, "GET", DeviceURL("sw1"), "").Body)
+	dev := string(b)
+	if strings.Contains(dev, "/graph/sw1.png") || !strings.Contains(dev, `data-src="/graph?height=120&amp;key=sw1%2Fge-1`) ||
+		!strings.Contains(dev, "uplink") || !strings.Contains(dev, `<span class="chip state up">up</span>`) {
+		t.Errorf("device page of sw1:\n%s", dev)
+	}
+	if resp := do(t, h, "GET", DeviceURL("nosuch"), ""); resp.StatusCode != 404 {
+		t.Errorf("device page of an unknown target: %d", resp.StatusCode)
+	}
+	if resp := do(t, h, "GET", DeviceURL("sw1")+"?page=0", ""); resp.StatusCode != 400 {
+		t.Errorf("page=0: %d", resp.StatusCode)
+	}
+}
+
+// TestDevicePages: rows beyond Options.DeviceRows go to further pages with
+// previous and next links that keep the template; a page past the last
+// shows the last.
+func TestDevicePages(t *testing.T) {
+	fb := newFakeBackend(okTarget("sw1"))
+	fb.rows = map[string][]RowStatus{}
+	for i := range 5 {
+		fb.rows["sw1"] = append(fb.rows["sw1"], RowStatus{Key: "sw1/p" + strconv.Itoa(i), Instance: "p" + strconv.Itoa(i),
+			State: "up", Graphs: []string{"traffic", "packets"}})
+	}
+	o := testOptions()
+	o.DeviceRows = 2
+	h := NewHandler(fb, o)
+	for _, c := range []struct {
+		query string
+		rows  []string
+		prev  string
+		next  string
+	}{
+		{"", []string{"p0", "p1"}, "", "page=2&amp;template=traffic"},
+		{"?page=2&template=packets", []string{"p2", "p3"}, "page=1&amp;template=packets", "page=3&amp;template=packets"},
+		{"?page=9", []string{"p4"}, "page=2&amp;template=traffic", ""},
+	} {
+		b, _ := io.ReadAll(do(t, h, "GET", DeviceURL("sw1")+c.query, "").Body)
+		page := string(b)
+		var shown []string
+		for _, m := range regexp.MustCompile(`</span> (p\d)`).FindAllStringSubmatch(page, -1) {
+			shown = append(shown, m[1])
+		}
+		if strings.Join(shown, ",") != strings.Join(c.rows, ",") {
+			t.Errorf("%s: rows %v, want %v", c.query, shown, c.rows)
+		}
+		for _, l := range []struct{ word, q string }{{"previous", c.prev}, {"next", c.next}} {
+			link := `<a href="/device/sw1?` + l.q + `">` + l.word + `</a>`
+			if l.q != "" && !strings.Contains(page, link) || l.q == "" && strings.Contains(page, ">"+l.word+"</a>") {
+				t.Errorf("%s: want %s link %q", c.query, l.word, l.q)
+			}
+		}
 	}
 }

@@ -233,9 +233,13 @@ func loaderViewOf(s Status) loaderView {
 func targetViewOf(t TargetStatus, now time.Time, q url.Values) targetView {
 	v := targetView{TargetStatus: t, LastSuccess: "never"}
 	if ValidTargetName(t.Name) {
-		v.GraphURL, v.DeviceURL = GraphURL(t.Name, q), DeviceURL(t.Name)
-		if len(t.Graphs) > 0 {
+		v.DeviceURL = DeviceURL(t.Name)
+		switch {
+		case t.TablesOnly:
+		case len(t.Graphs) > 0:
 			v.GraphURL = GraphKeyURL(t.Name, t.Graphs[0], q)
+		default:
+			v.GraphURL = GraphURL(t.Name, q)
 		}
 	}
 	if !t.LastSuccess.IsZero() {

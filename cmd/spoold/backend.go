@@ -68,6 +68,7 @@ func (d *daemon) Status() admin.Status {
 			for _, g := range keyGraphs(t, dev.Name) {
 				ts.Graphs = append(ts.Graphs, g.Name)
 			}
+			ts.TablesOnly = len(t.Profile.DS) == 0
 		}
 		targets = append(targets, ts)
 	}
