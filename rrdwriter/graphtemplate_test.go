@@ -170,6 +170,15 @@ func TestTemplateGraphChecksTheFile(t *testing.T) {
 	if _, err := e.w.Graph(context.Background(), "r", GraphOptions{Template: three, MaxDS: 3}); err != nil {
 		t.Errorf("3 DEFs with MaxDS 3: %v", err)
 	}
+	// Each DEF fetches the whole file: 3 DEFs of 2 data sources over a
+	// day of 300 s rows are 3 × 2 × 290 × 8 bytes, above 10,000.
+	if _, err := e.w.Graph(context.Background(), "r", GraphOptions{Template: three, MaxBytes: 10_000}); !errors.Is(err, ErrGraphTooLarge) ||
+		!strings.Contains(err.Error(), "graph template three's 3 DEFs") {
+		t.Errorf("3 DEFs beyond MaxBytes: %v", err)
+	}
+	if _, err := e.w.Graph(context.Background(), "r", GraphOptions{Template: three, MaxBytes: 20_000}); err != nil {
+		t.Errorf("3 DEFs within MaxBytes: %v", err)
+	}
 }
 
 // TestBuiltinTemplatesFit: each built-in names the data sources of the
