@@ -129,14 +129,21 @@ type TargetStatus struct {
 	WriteError     string `json:"write_error"`
 	WriteErrorKind string `json:"write_error_kind"`
 
+	// Tables (poller.DeviceStatus): the rows polled and filtered out by
+	// the last discovery, and the keys of rows gone since earlier ones
+	// (their RRD files stay).
+	Rows           int       `json:"rows"`
+	FilteredRows   int       `json:"filtered_rows"`
+	GoneRows       []string  `json:"gone_rows"`
+	LastDiscovery  time.Time `json:"last_discovery"`
+	DiscoveryError string    `json:"discovery_error"`
+
 	// Graphs are the graph templates of the target's own RRD file (its
 	// scalars), in the order to show them; empty: the file's data sources
 	// are drawn as lines. TablesOnly says the target has no file of its
 	// own (a profile of tables and no scalars, as if-mib): no own graph.
-	// Rows is how many table rows it has (Rows).
 	Graphs     []string `json:"graphs"`
 	TablesOnly bool     `json:"tables_only"`
-	Rows       int      `json:"rows"`
 }
 
 // RowStatus is one table row of a target, as the device page shows it.
@@ -165,6 +172,8 @@ func NewTargetStatus(d poller.DeviceStatus, we *rrdwriter.TargetError) TargetSta
 		LastError: d.LastError, LastErrorTime: d.LastErrorTime, RTT: d.RTT,
 		ConsecutiveFailures: d.ConsecutiveFailures, SkipCycles: d.SkipCycles,
 		Polls: d.Polls, Failures: d.Failures,
+		Rows: d.Rows, FilteredRows: d.FilteredRows, GoneRows: d.GoneRows,
+		LastDiscovery: d.LastDiscovery, DiscoveryError: d.DiscoveryError,
 	}
 	if we != nil {
 		t.WriteError, t.WriteErrorKind = we.Err, we.Kind.String()

@@ -26,9 +26,16 @@
 # and, on stderr, the reads the device completed per second and their size.
 # Goal: spoold_iops >= 0.5 x fio_iops. COLD=0 prints no writer_limit line:
 # cached files are not read from disk.
+# And librrd's own cost, same run, on a third set of FILES files in the same
+# state (synced, and dropped from the page cache with COLD=1):
+#   writer_floor: librrd_us=<µs of CPU per file of bench/rrdfloor.c, which
+#   makes rrdcached's call, rrd_update_r with all VALUES rows of a file,
+#   and nothing else, on WRITERS threads> spoold_us=<spoold's µs of CPU
+#   per file> rrdcached_us=<rrdcached's> librrd=<rrdfloor's values/s>
+# (CPU: user + system of the process over its timed part.)
 # Usage: bench/writer.sh [FILES] [CLI_FILES]   (defaults 10000 500)
 # Disk: each file is about 1.8 MB (40 DS x 5,744 rows x 8 B); the script
-# creates two sets of FILES files plus CLI_FILES, in a temp directory.
+# creates three sets of FILES files plus CLI_FILES, in a temp directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FILES=${1:-10000}
@@ -52,6 +59,7 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$WORK/writerbench" ./rrdwriter/internal/writerbench
+gcc -O2 -Wall -pthread -o "$WORK/rrdfloor" bench/rrdfloor.c $(pkg-config --cflags --libs librrd)
 B="$WORK/writerbench -files $FILES -ds $DS -values $VALUES $COLDFLAG"
 $B -mode create -dir "$WORK/spoold-rrd"
 $B -mode create -dir "$WORK/cached-rrd"
@@ -77,7 +85,8 @@ if [ "$COLD" = 1 ]; then
 	sync
 fi
 
-spoold=$($B -mode spoold -dir "$WORK/spoold-rrd" -spool "$WORK/spool" -writers "${WRITERS:-4}" ${NOPREFETCH:+-no-prefetch})
+WRITERS=${WRITERS:-4}
+spoold=$($B -mode spoold -dir "$WORK/spoold-rrd" -spool "$WORK/spool" -writers "$WRITERS" ${NOPREFETCH:+-no-prefetch})
 
 mkdir -p "$WORK/journal"
 "$RRDCACHED" -g -t 4 -w 3600 -l "unix:$WORK/sock" -j "$WORK/journal" \
@@ -87,10 +96,16 @@ for _ in $(seq 100); do [ -S "$WORK/sock" ] && break; sleep 0.1; done
 rrdcached=$($B -mode rrdcached -pid "$CACHED_PID" -dir "$WORK/cached-rrd" -sock "$WORK/sock")
 kill "$CACHED_PID"; wait "$CACHED_PID" 2>/dev/null || true; CACHED_PID=""
 
+# Made now, not with the others: three sets at once may not all stay in
+# the page cache (COLD=0), and the first two are done with.
+$B -mode create -dir "$WORK/floor-rrd"
+floor=$("$WORK/rrdfloor" ${COLDFLAG:+-c} "$WORK/floor-rrd" "$FILES" "$DS" "$VALUES" "$WRITERS")
+
 cli=$($B -mode cli -files "$CLI_FILES" -dir "$WORK/cli-rrd")
 
-read -r s s_pages s_rps <<<"$spoold"
-read -r c c_pages <<<"$rrdcached"
+read -r s s_pages s_rps s_cpu <<<"$spoold"
+read -r c c_pages c_cpu <<<"$rrdcached"
+read -r f f_cpu <<<"$floor"
 python3 - "$s" "$c" "$cli" "$s_pages" "$c_pages" "$FILES" "$VALUES" "$COLD" <<'PY'
 import sys
 s, c, cli = (float(x) for x in sys.argv[1:4])
@@ -100,6 +115,7 @@ print(f"pages written back per file update: spoold={sp} rrdcached={cp} "
       f"({files} files, {values} values each, RRD files {'dropped from the page cache before each mode' if cold == '1' else 'in the page cache'}; "
       f"spoold's include removing its entries, rrdcached's its journal)")
 PY
+echo "writer_floor: librrd_us=$f_cpu spoold_us=$s_cpu rrdcached_us=$c_cpu librrd=$f"
 if [ "$COLD" = 1 ]; then
 	echo "writer_limit: fio_iops=$fio_iops spoold_iops=$s_rps"
 	echo "(fio on a $FIO_SIZE file for ${FIO_SECONDS:-10} s; RRD directory on $(df --output=source,fstype "$WORK" | tail -1 | tr -s ' '), $(findmnt -no OPTIONS -T "$WORK"))"

@@ -27,8 +27,11 @@ type Backend interface {
 	Update(ctx context.Context, file string, updates []string) (accepted int, err error)
 	// Flush returns after every update of file spooled before the call is
 	// in the RRD file (or has failed, err says why). flushed is false when
-	// nothing was pending (rrdcached's "Nothing to flush"); ErrNoSuchFile
-	// when nothing was pending and the file does not exist.
+	// the backend holds nothing for file: no update since it started or
+	// since FORGET (rrdcached: the file is not in its cache tree, "Nothing
+	// to flush"); a file with updates all written already is flushed
+	// (rrdcached: "Successfully flushed"). ErrNoSuchFile when the backend
+	// holds nothing and the file does not exist.
 	Flush(ctx context.Context, file string) (flushed bool, err error)
 	// FlushAll starts writing every pending update; it does not wait.
 	FlushAll(ctx context.Context) error

@@ -1,6 +1,7 @@
 package rrdwriter
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -133,10 +135,43 @@ func (libRRD) Update(path string, template []string, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	args := make([]string, len(rows))
-	var b []byte
-	for i, r := range rows {
-		b = strconv.AppendInt(b[:0], r.Time, 10)
+	bp := updateBufs.Get().(*[]byte)
+	defer updateBufs.Put(bp)
+	*bp = updateArgs((*bp)[:0], path, template, rows)
+	args := 1 + len(rows)
+	if len(template) > 0 {
+		args++
+	}
+	// A NUL inside an argument would shift every row after it.
+	if bytes.Count(*bp, []byte{0}) != args {
+		return fmt.Errorf("update rrd %s: %w", path, errors.New("a path, template or value holds a NUL byte"))
+	}
+	if err := librrdUpdate(*bp, len(rows), len(template) > 0); err != nil {
+		return fmt.Errorf("update rrd %s: %w", path, err)
+	}
+	return nil
+}
+
+// updateBufs holds the buffers of updateArgs: one update's arguments are
+// garbage as soon as librrd returns.
+var updateBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8192); return &b }}
+
+// updateArgs appends the arguments of one update to b as the update shim
+// takes them: the path, the template's names joined by ":" if there is a
+// template, and each row, every one NUL-terminated.
+func updateArgs(b []byte, path string, template []string, rows []Row) []byte {
+	b = append(append(b, path...), 0)
+	if len(template) > 0 {
+		for i, name := range template {
+			if i > 0 {
+				b = append(b, ':')
+			}
+			b = append(b, name...)
+		}
+		b = append(b, 0)
+	}
+	for _, r := range rows {
+		b = strconv.AppendInt(b, r.Time, 10)
 		if r.Milli > 0 {
 			b = append(b, '.', byte('0'+r.Milli/100), byte('0'+r.Milli/10%10), byte('0'+r.Milli%10))
 		}
@@ -144,12 +179,9 @@ func (libRRD) Update(path string, template []string, rows []Row) error {
 			b = append(b, ':')
 			b = append(b, v...)
 		}
-		args[i] = string(b)
+		b = append(b, 0)
 	}
-	if err := librrdUpdate(path, template, args); err != nil {
-		return fmt.Errorf("update rrd %s: %w", path, err)
-	}
-	return nil
+	return b
 }
 
 // Graph draws o.Template, or without one each of ds as a line; ds are the

@@ -39,6 +39,7 @@ type Writer struct {
 	c       counters
 	rm      *remover // RRDFsync batch
 	stuck   stuck    // applied segments that could not be removed
+	held    holds    // keys not to write (SUSPEND): hold.go
 	// flushes counts the FlushAll calls going on (a SIGUSR1, a POST /flush,
 	// the shutdown's), so that WaitFlushes can wait for them all before the
 	// spool is closed under them.
@@ -179,6 +180,9 @@ func (w *Writer) FlushKey(ctx context.Context, key string) error {
 			return fmt.Errorf("flush %s: %w", key, err)
 		}
 	}
+	if w.held.holds(hash) {
+		return fmt.Errorf("flush %s: %w", key, ErrHeld)
+	}
 	if w.retryStuck() > 0 && w.stuck.holds(hash) {
 		return fmt.Errorf("flush %s: applied spool segments of it cannot be removed (see the log); it waits", key)
 	}
@@ -316,7 +320,7 @@ func (w *Writer) takeAll(failed map[uint64]bool) []shm.Batch {
 	all := w.ix.TakeAll(nil)
 	todo := all[:0]
 	for _, b := range all {
-		if failed[b.Hash] || w.o.Ready != nil && !w.o.Ready.Ready(b.Hash) || w.stuck.holds(b.Hash) {
+		if failed[b.Hash] || w.o.Ready != nil && !w.o.Ready.Ready(b.Hash) || w.stuck.holds(b.Hash) || w.held.holds(b.Hash) {
 			w.ix.Done(b.Hash, nil, w.retryAt(b.Hash))
 			continue
 		}

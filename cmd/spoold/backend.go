@@ -10,6 +10,7 @@ import (
 
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/loader"
+	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -48,6 +49,7 @@ func (d *daemon) metricsRegistry() *prometheus.Registry {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		admin.NewCollector(d, nil),
+		poller.NewDiscoveryCollector(d.pl.DiscoveryStats),
 	)
 	return reg
 }

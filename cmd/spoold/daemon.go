@@ -69,7 +69,7 @@ type adminServer interface {
 func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemon, error) {
 	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now()}
 	d.flushCtx, d.flushCancel = context.WithCancel(context.Background())
-	d.loadFleet = func() (*fleet, error) { return loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval) }
+	d.loadFleet = func() (*fleet, error) { return loadFleet(&cfg) }
 	f, err := preflight(cfg)
 	if err != nil {
 		return nil, err
@@ -118,7 +118,16 @@ func (d *daemon) build(cfg config, f *fleet) error {
 		}
 	}
 	d.pl, err = poller.New(po, f.targets, meteredSpool{d.sp, &d.disk.Cycles}, d.ix, d.log.With("component", "poller"))
+	d.logMIBErrors(f)
 	return err
+}
+
+// logMIBErrors logs what of --mib-dir did not load; the names of the rest
+// resolve, and a profile using a missing one failed to load already.
+func (d *daemon) logMIBErrors(f *fleet) {
+	if f.mibErr != nil {
+		d.log.Error("some MIB files did not load; the others are in use", "err", f.mibErr)
+	}
 }
 
 // start takes the disk sampler's baseline, then runs the sampler, the
@@ -303,6 +312,7 @@ func (d *daemon) reload() {
 		return
 	}
 	d.fleet.set(f)
+	d.logMIBErrors(f)
 	d.log.Info("reloaded targets and profiles", "targets", len(f.targets))
 }
 
@@ -353,9 +363,12 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 // profiles files parse, and files can be created in --rrd-dir. It returns
 // the fleet of the files.
 func preflight(cfg config) (*fleet, error) {
-	f, err := loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval)
+	f, err := loadFleet(&cfg)
 	if err != nil {
 		return nil, err
+	}
+	if f.mibErr != nil && cfg.checkOnly {
+		return nil, fmt.Errorf("check --mib-dir: %w", f.mibErr)
 	}
 	if err := rrdwriter.CheckDir(cfg.writer.Dir); err != nil {
 		return nil, fmt.Errorf("check --rrd-dir: %w", err)

@@ -1,0 +1,255 @@
+package rrdcached
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxBatchErrorLen bounds one per-command error line kept for a BATCH's
+// answer (rrdcached bounds a reply by RRD_CMD_MAX, 4096), so that a batch's
+// answer takes at most MaxBatch × this much memory.
+const maxBatchErrorLen = 512
+
+// conn is one client connection, served by its own goroutine.
+type conn struct {
+	s    *Server
+	l    *listener
+	nc   net.Conn
+	peer string
+	r    *bufio.Reader
+	w    *bufio.Writer
+
+	inBatch   bool
+	batchN    int      // commands of the current BATCH so far, "." too (rrdcached's batch_cmd)
+	batchErrs []string // its error lines
+}
+
+func newConn(s *Server, l *listener, nc net.Conn) *conn {
+	return &conn{s: s, l: l, nc: nc, peer: peerName(nc),
+		r: bufio.NewReaderSize(nc, s.opts.MaxLine+2), w: bufio.NewWriter(nc)}
+}
+
+// interrupt wakes a read that waits for the client; Close calls it with
+// Server.mu held, so armRead cannot undo it.
+func (c *conn) interrupt() { c.nc.SetReadDeadline(time.Unix(1, 0)) }
+
+// armRead sets the idle deadline for the next line, unless the server is
+// closing.
+func (c *conn) armRead() bool {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	if c.s.closing {
+		return false
+	}
+	c.nc.SetReadDeadline(time.Now().Add(c.s.opts.IdleTimeout))
+	return true
+}
+
+// serve reads and carries out commands until the client leaves, a limit
+// ends the connection, or the server closes.
+func (c *conn) serve() {
+	defer c.s.forget(c)
+	defer c.nc.Close()
+	for {
+		if c.r.Buffered() == 0 && !c.flush() {
+			return
+		}
+		if !c.armRead() {
+			c.flush()
+			return
+		}
+		line, ok := c.readLine()
+		if !ok {
+			c.flush()
+			return
+		}
+		cmd, err := ParseCommand(line)
+		if err != nil {
+			// rrdcached closes such a connection without a word.
+			c.s.refused(RefuseBrokenCommand, c.l.spec, c.peer, fmt.Sprintf("line %q", clip(line)))
+			c.flush()
+			return
+		}
+		if !c.dispatch(cmd) {
+			c.flush()
+			return
+		}
+	}
+}
+
+// readLine returns the next line without its line end, or false when the
+// connection is to end (the reason is counted and answered here).
+func (c *conn) readLine() ([]byte, bool) {
+	line, err := c.r.ReadSlice('\n')
+	switch {
+	case err == nil:
+	case errors.Is(err, bufio.ErrBufferFull):
+		return nil, c.tooLong()
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		if !c.s.isClosing() {
+			c.s.refused(RefuseIdleTimeout, c.l.spec, c.peer, fmt.Sprintf("no complete line in %s", c.s.opts.IdleTimeout))
+		}
+		return nil, false
+	default:
+		// EOF (a half-sent line is dropped, as rrdcached drops it) or a
+		// reset: nothing to answer.
+		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, unix.ECONNRESET) {
+			c.s.log.Info("read rrdcached request", "peer", c.peer, "listener", c.l.spec, "err", err)
+		}
+		return nil, false
+	}
+	line = line[:len(line)-1]
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if len(line) > c.s.opts.MaxLine {
+		return nil, c.tooLong()
+	}
+	return line, true
+}
+
+func (c *conn) tooLong() bool {
+	msg := fmt.Sprintf("Line too long: more than %d bytes.", c.s.opts.MaxLine)
+	c.s.refused(RefuseLineTooLong, c.l.spec, c.peer, msg)
+	c.send(Reply{Status: -1, Message: msg})
+	return false
+}
+
+// dispatch carries out one command as rrdcached's handle_request does:
+// the batch count, the command table, the listener's permissions, the
+// context. It returns false when the connection is to end.
+func (c *conn) dispatch(cmd Command) bool {
+	if c.inBatch {
+		c.batchN++
+		if c.batchN > c.s.opts.MaxBatch && cmd.Name != "." {
+			msg := fmt.Sprintf("Batch too large: more than %d commands.", c.s.opts.MaxBatch)
+			c.s.refused(RefuseBatchTooLarge, c.l.spec, c.peer, msg)
+			c.send(Reply{Status: -1, Message: msg})
+			return false
+		}
+	}
+	spec := lookupCommand(cmd.Name)
+	// BATCH's go-ahead is sent at once, "."'s answer too; inside a BATCH
+	// only errors are kept.
+	collect := c.inBatch && !(spec != nil && spec.name == "." && c.l.perms.allows("."))
+	name := "unknown"
+	var rep Reply
+	keep := true
+	switch {
+	case spec == nil:
+		rep = errorf("Unknown command: %s", cmd.Name)
+	case !c.l.perms.allows(spec.name):
+		name = spec.name
+		c.s.refused(RefusePermission, c.l.spec, c.peer, "command "+spec.name)
+		rep = errorf("Permission denied.")
+	case c.inBatch && spec.where&inBatch == 0, !c.inBatch && spec.where&inClient == 0:
+		name = spec.name
+		rep = errorf("Can't use '%s' here.", cmd.Name)
+	default:
+		name = spec.name
+		rep, keep = c.run(spec, cmd.Args)
+	}
+	result := "ok"
+	if !rep.OK() {
+		result = "error"
+	}
+	c.s.m.commands.WithLabelValues(name, result).Inc()
+	if !keep {
+		return false
+	}
+	return c.answer(rep, collect)
+}
+
+// answer sends a command's reply, or inside a BATCH (collect) keeps its
+// error for the batch's answer.
+func (c *conn) answer(rep Reply, collect bool) bool {
+	if collect {
+		if !rep.OK() {
+			msg := rep.Message
+			if len(msg) > maxBatchErrorLen {
+				msg = msg[:maxBatchErrorLen]
+			}
+			c.batchErrs = append(c.batchErrs, strconv.Itoa(c.batchN)+" "+msg)
+		}
+		return true
+	}
+	return c.send(rep)
+}
+
+// startBatch and endBatch are BATCH and ".".
+func (c *conn) startBatch() Reply {
+	c.inBatch, c.batchN, c.batchErrs = true, 0, nil
+	return Reply{Message: "Go ahead.  End with dot '.' on its own line."}
+}
+
+func (c *conn) endBatch() Reply {
+	c.s.m.batchSize.Observe(float64(c.batchN - 1))
+	rep := Reply{Status: len(c.batchErrs), Message: "errors", Lines: c.batchErrs}
+	c.inBatch, c.batchN, c.batchErrs = false, 0, nil
+	return rep
+}
+
+// send writes a reply into the connection's buffer, within WriteTimeout.
+func (c *conn) send(rep Reply) bool {
+	c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
+	if _, err := c.w.Write(rep.Append(nil)); err != nil {
+		return c.writeFailed(err)
+	}
+	return true
+}
+
+// flush sends what is buffered, within WriteTimeout.
+func (c *conn) flush() bool {
+	if c.w.Buffered() == 0 {
+		return true
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
+	if err := c.w.Flush(); err != nil {
+		return c.writeFailed(err)
+	}
+	return true
+}
+
+func (c *conn) writeFailed(err error) bool {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.s.refused(RefuseWriteTimeout, c.l.spec, c.peer, fmt.Sprintf("a reply not read within %s", c.s.opts.WriteTimeout))
+	}
+	c.w.Reset(io.Discard)
+	return false
+}
+
+// errorf is an error reply.
+func errorf(format string, args ...any) Reply {
+	return Reply{Status: -1, Message: fmt.Sprintf(format, args...)}
+}
+
+// clip shortens client bytes for a log line.
+func clip(b []byte) []byte {
+	if len(b) > 64 {
+		return b[:64]
+	}
+	return b
+}
+
+// peerCred is "pid=P uid=U" of a unix socket's peer, or "".
+func peerCred(uc *net.UnixConn) string {
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return ""
+	}
+	var cred *unix.Ucred
+	raw.Control(func(fd uintptr) {
+		cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	})
+	if err != nil || cred == nil {
+		return ""
+	}
+	return fmt.Sprintf("pid=%d uid=%d", cred.Pid, cred.Uid)
+}

@@ -1,0 +1,63 @@
+package rrdcached
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Refusal reasons, the values of spoold_rrdcached_refusals_total's reason
+// label.
+const (
+	RefuseMaxConns         = "max_connections"          // Options.MaxConns reached
+	RefuseListenerMaxConns = "max_listener_connections" // ListenerOptions.MaxConns reached
+	RefuseLineTooLong      = "line_too_long"            // a line over Options.MaxLine
+	RefuseBatchTooLarge    = "batch_too_large"          // a BATCH over Options.MaxBatch
+	RefuseIdleTimeout      = "idle_timeout"             // no full line within Options.IdleTimeout
+	RefuseWriteTimeout     = "write_timeout"            // a reply not taken within Options.WriteTimeout
+	RefusePermission       = "permission"               // a command the listener does not allow
+	RefusePath             = "path"                     // a file name Resolver refused
+	RefuseBrokenCommand    = "broken_command"           // a command word ending in a lone backslash
+)
+
+// metrics are the server's client_golang metrics.
+type metrics struct {
+	connections *prometheus.CounterVec // by listener
+	open        *prometheus.GaugeVec   // by listener
+	commands    *prometheus.CounterVec // by command, result
+	refusals    *prometheus.CounterVec // by reason, listener
+	batchSize   prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		connections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "spoold_rrdcached_connections_total",
+			Help: "Connections accepted by the rrdcached protocol server, by listener (refused ones too).",
+		}, []string{"listener"}),
+		open: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "spoold_rrdcached_open_connections",
+			Help: "Connections of the rrdcached protocol server open now, by listener.",
+		}, []string{"listener"}),
+		commands: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "spoold_rrdcached_commands_total",
+			Help: "rrdcached protocol commands by command word (\"unknown\" for words not in rrdcached's table) and result (ok, error).",
+		}, []string{"command", "result"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "spoold_rrdcached_refusals_total",
+			Help: "What the rrdcached protocol server refused, by reason (max_connections, max_listener_connections, line_too_long, batch_too_large, idle_timeout, write_timeout, permission, path, broken_command) and listener.",
+		}, []string{"reason", "listener"}),
+		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "spoold_rrdcached_batch_commands",
+			Help:    "Commands per finished BATCH.",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 10),
+		}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.connections, m.open, m.commands, m.refusals, m.batchSize} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}

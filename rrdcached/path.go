@@ -1,0 +1,212 @@
+package rrdcached
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// A Resolver turns the file names clients send into clean names relative to
+// the RRD directory, as rrdcached does with -b DIR -B, and stricter:
+//
+//   - a relative name is under DIR; an absolute one must be inside DIR
+//     (DIR as its real path, since rrdtool's client sends real paths);
+//   - a name with a ".." segment or a NUL byte is refused, as is DIR itself;
+//   - a name whose resolution leaves DIR through a symlink (anywhere in
+//     it, the last segment too, dangling or not) is refused. The check is
+//     one openat2(2) with RESOLVE_BENEATH, so a symlink swapped in while it
+//     runs cannot escape it; a Backend that opens the file later by name
+//     should open it through OpenBeneath to keep that guarantee.
+//
+// rrdcached requires no ".rrd" suffix except in LIST, and neither does a
+// Resolver. Repeated and "." segments are cleaned away ("a//./b.rrd" is
+// "a/b.rrd").
+type Resolver struct {
+	dir  string // real path, no trailing slash
+	root *os.File
+}
+
+// PathError is a refused name. Abs is the name as rrdcached prints it in
+// its reply (DIR + "/" + name for a relative one).
+type PathError struct {
+	Name, Abs, Reason string
+}
+
+func (e *PathError) Error() string {
+	return fmt.Sprintf("refuse file name %q: %s", e.Name, e.Reason)
+}
+
+// NewResolver opens dir (which must exist) for resolving names beneath it.
+func NewResolver(dir string) (*Resolver, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("resolve RRD directory %s: %w", dir, err)
+	}
+	real, err = filepath.Abs(real)
+	if err != nil {
+		return nil, fmt.Errorf("resolve RRD directory %s: %w", dir, err)
+	}
+	root, err := os.OpenFile(real, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open RRD directory %s: %w", real, err)
+	}
+	return &Resolver{dir: real, root: root}, nil
+}
+
+// Dir returns the RRD directory's real path.
+func (r *Resolver) Dir() string { return r.dir }
+
+// Close releases the directory.
+func (r *Resolver) Close() error { return r.root.Close() }
+
+// Abs returns name as rrdcached prints it in replies: absolute names as
+// sent, relative ones after DIR + "/".
+func (r *Resolver) Abs(name string) string {
+	if strings.HasPrefix(name, "/") {
+		return name
+	}
+	return r.dir + "/" + name
+}
+
+// Resolve checks the file name a client sent and returns it clean and
+// relative to the RRD directory, or a *PathError.
+func (r *Resolver) Resolve(name string) (string, error) {
+	rel, err := r.lexical(name)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." {
+		return "", r.refuse(name, "names the RRD directory itself, not a file")
+	}
+	if err := r.beneath(name, rel); err != nil {
+		return "", err
+	}
+	return rel, nil
+}
+
+// ResolveDir is Resolve for a directory (LIST): the RRD directory itself
+// is allowed and returned as "".
+func (r *Resolver) ResolveDir(name string) (string, error) {
+	rel, err := r.lexical(name)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." {
+		return "", nil
+	}
+	if err := r.beneath(name, rel); err != nil {
+		return "", err
+	}
+	return rel, nil
+}
+
+// lexical applies the rules that need no file system: it returns the
+// cleaned relative name ("." for the directory itself).
+func (r *Resolver) lexical(name string) (string, error) {
+	if strings.IndexByte(name, 0) >= 0 {
+		return "", r.refuse(name, "contains a NUL byte")
+	}
+	rel := name
+	if strings.HasPrefix(name, "/") {
+		if name != r.dir && !strings.HasPrefix(name, r.dir+"/") {
+			return "", r.refuse(name, "is an absolute name outside the RRD directory "+r.dir)
+		}
+		rel = strings.TrimPrefix(strings.TrimPrefix(name, r.dir), "/")
+	}
+	for _, seg := range strings.Split(rel, "/") {
+		if seg == ".." {
+			return "", r.refuse(name, `has a ".." segment`)
+		}
+	}
+	return path.Clean("./" + rel), nil
+}
+
+// beneath resolves rel in the kernel, refusing a path that leaves the
+// directory. A name that does not exist (yet) passes: CREATE makes it, and
+// the other commands answer "No such file".
+func (r *Resolver) beneath(name, rel string) error {
+	f, err := r.OpenBeneath(rel, unix.O_PATH, 0)
+	if err == nil {
+		f.Close()
+		return nil
+	}
+	switch {
+	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP):
+		return r.refuse(name, "leads out of the RRD directory "+r.dir+" through a symlink")
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.EACCES):
+		return nil
+	}
+	return r.refuse(name, err.Error())
+}
+
+func (r *Resolver) refuse(name, reason string) error {
+	return &PathError{Name: name, Abs: r.Abs(name), Reason: reason}
+}
+
+// OpenBeneath opens rel (a name Resolve returned) with flags such that no
+// symlink takes the open outside the RRD directory, not even one swapped
+// in meanwhile: openat2(2) with RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS, or,
+// on kernels without openat2, a walk that refuses every symlink. A caller
+// that must hand librrd a path can give it "/proc/self/fd/<fd>".
+func (r *Resolver) OpenBeneath(rel string, flags int, mode uint32) (*os.File, error) {
+	how := unix.OpenHow{
+		Flags:   uint64(flags | unix.O_CLOEXEC),
+		Mode:    uint64(mode),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	for {
+		fd, err := unix.Openat2(int(r.root.Fd()), rel, &how)
+		switch err {
+		case nil:
+			return os.NewFile(uintptr(fd), r.dir+"/"+rel), nil
+		case unix.EINTR, unix.EAGAIN:
+			continue
+		case unix.ENOSYS:
+			return r.openNoSymlinks(rel, flags, mode)
+		}
+		return nil, &os.PathError{Op: "openat2", Path: r.dir + "/" + rel, Err: err}
+	}
+}
+
+// openNoSymlinks opens rel segment by segment with O_NOFOLLOW, so that any
+// symlink fails the open with ELOOP.
+func (r *Resolver) openNoSymlinks(rel string, flags int, mode uint32) (*os.File, error) {
+	fail := func(err error) (*os.File, error) {
+		return nil, &os.PathError{Op: "openat", Path: r.dir + "/" + rel, Err: err}
+	}
+	segs := strings.Split(rel, "/")
+	dirfd := int(r.root.Fd())
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		fl := unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		if last {
+			fl = flags | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		}
+		fd, err := unix.Openat(dirfd, seg, fl, mode)
+		if err == nil {
+			var st unix.Stat_t
+			if err = unix.Fstat(fd, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				err = unix.ELOOP
+			}
+			if err != nil {
+				unix.Close(fd)
+			}
+		}
+		if i > 0 {
+			unix.Close(dirfd)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if last {
+			return os.NewFile(uintptr(fd), r.dir+"/"+rel), nil
+		}
+		dirfd = fd
+	}
+	return fail(unix.ENOENT)
+}
