@@ -104,16 +104,7 @@ func TestHostGraphsOfARunningDaemon(t *testing.T) {
 			t.Errorf("%s graph of %s: %v %+v", tmpl, name, err, cfg)
 		}
 	}
-	for _, u := range []string{admin.GraphKeyURL(name, "traffic", nil), admin.GraphKeyURL(name+"/eth0", "traffic", nil)} {
-		resp, err := http.Get(p.admin + u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound {
-			t.Errorf("GET %s: %s, want 404", u, resp.Status)
-		}
-	}
+	wantNotFound(t, p.admin, admin.GraphKeyURL(name, "traffic", nil), admin.GraphKeyURL(name+"/eth0", "traffic", nil))
 	bin := browsertest.Binary(t)
 	cpuImg := regexp.MustCompile(`<img src="[^"]*template=cpu`)
 	dom := string(browsertest.Run(t, bin, "--virtual-time-budget=4000", "--dump-dom", p.admin+"/"))
@@ -124,6 +115,55 @@ func TestHostGraphsOfARunningDaemon(t *testing.T) {
 	}
 	if err := p.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+}
+
+// TestInterfaceGraphsOfARunningDaemon polls simulated switches with the
+// if-mib profile (one RRD file per interface): each row's traffic, packets
+// and errors graphs are drawn by librrd from its own file, a row key
+// without a file is 404, and the page shows no graph of the switch itself
+// (it has no file), so none is broken in Chromium.
+func TestInterfaceGraphsOfARunningDaemon(t *testing.T) {
+	requireRRDTool(t)
+	sim := startSimulator(t, 2)
+	f := &e2eFleet{sim: sim, targets: writeTargets(t, sim, "if-mib")}
+	dir := t.TempDir()
+	p := startWrittenDaemon(t, dir, f, 3, "--write-delay", "1s", "--write-jitter", "0s")
+	name := sim.Fleet().Name(0)
+	files, err := filepath.Glob(filepath.Join(dir, "rrd", name, "*.rrd"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no interface files of %s: %v", name, err)
+	}
+	key := name + "/" + strings.TrimSuffix(filepath.Base(files[0]), ".rrd")
+	for _, tmpl := range []string{"traffic", "packets", "errors"} {
+		img := get(t, p.admin+admin.GraphKeyURL(key, tmpl, nil))
+		if cfg, err := png.DecodeConfig(bytes.NewReader(img)); err != nil || cfg.Width <= admin.DefaultGraphWidth {
+			t.Errorf("%s graph of %s: %v %+v", tmpl, key, err, cfg)
+		}
+	}
+	wantNotFound(t, p.admin, admin.GraphKeyURL(key, "cpu", nil), admin.GraphKeyURL(name+"/nosuch", "traffic", nil), admin.GraphKeyURL(name, "traffic", nil))
+	dom := string(browsertest.Run(t, browsertest.Binary(t), "--virtual-time-budget=4000", "--dump-dom", p.admin+"/"))
+	if loaded, failed, done, ok := browsertest.Images(dom); !ok || loaded != 0 || failed != 0 || !done || !strings.Contains(dom, admin.DeviceURL(name)) {
+		t.Errorf("the page of switches: %d graphs rendered, %d failed (settled %v, script ran %v); want none of their own and a link to each device page",
+			loaded, failed, done, ok)
+	}
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+}
+
+// wantNotFound checks that each of urls (paths on base) answers 404.
+func wantNotFound(t *testing.T, base string, urls ...string) {
+	t.Helper()
+	for _, u := range urls {
+		resp, err := http.Get(base + u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %s, want 404", u, resp.Status)
+		}
 	}
 }
 
