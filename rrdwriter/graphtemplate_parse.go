@@ -72,7 +72,7 @@ func ParseGraphTemplate(file string, header GraphLine, lines []GraphLine) (*Grap
 	elemLine := []int{}
 	seen := map[string]int{}
 	for _, l := range lines {
-		kw, _, _ := strings.Cut(strings.TrimSpace(l.Text), " ")
+		kw := peekField(l.Text)
 		if prev, dup := seen[kw]; dup && !isElementKeyword(kw) {
 			return nil, &GraphTemplateError{file, l.Line, fmt.Sprintf("graph %s: %s already set on line %d", t.Name, kw, prev)}
 		}

@@ -105,6 +105,7 @@ func TestParseGraphTemplateErrorsNameFileAndLine(t *testing.T) {
 		{"comment \"unterminated", "quoted"},
 		{"title " + strings.Repeat("x", 201), "longer than"},
 		{"title a\ntitle b", "already set on line"},
+		{"title\ta\ntitle\tb", "already set on line"},
 		{"base 10", "base"},
 		{"lower 5\nupper 1", "not below"},
 		{"frobnicate 1", "unknown keyword"},
