@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spoold/spoold/internal/browsertest"
 )
@@ -100,27 +101,49 @@ func TestDevicePageLazyInChromium(t *testing.T) {
 }
 
 // BenchmarkDevicePageChromium loads the device page of 3,000 rows in
-// headless Chromium (one browser start per iteration), all rows on one
-// page and in pages of the default 500: the page's own timings and the
-// graphs it requests before any scrolling.
+// headless Chromium (one browser start per load), all rows on one page
+// ("one-page") and in pages of the default 500 ("paged"), interleaved
+// A-B, B-A so that the machine's load falls on both alike: the page's own
+// timings, the wall time of the browser's run, and the graphs requested
+// before any scrolling.
 func BenchmarkDevicePageChromium(b *testing.B) {
 	bin := browsertest.Binary(b)
-	for _, per := range []int{deviceRows, DefaultOptions().DeviceRows} {
-		b.Run("rows-per-page="+strconv.Itoa(per), func(b *testing.B) {
-			fb, srv := bigDevice(per)
-			defer srv.Close()
-			var interactive, paint, requests float64
-			for b.Loop() {
-				before := len(fb.graphCalls())
-				dom := string(browsertest.Run(b, bin, "--window-size=1200,900", "--virtual-time-budget=10000", "--dump-dom", srv.URL+DeviceURL("sw1")))
-				interactive += float64(bodyAttr(dom, "data-dom-interactive-ms"))
-				paint += float64(bodyAttr(dom, "data-first-paint-ms"))
-				requests += float64(len(fb.graphCalls()) - before)
-			}
-			n := float64(b.N)
-			b.ReportMetric(interactive/n, "dom-interactive-ms")
-			b.ReportMetric(paint/n, "first-paint-ms")
-			b.ReportMetric(requests/n, "graph-requests")
-		})
+	type layout struct {
+		name                              string
+		fb                                *fakeBackend
+		url                               string
+		interactive, paint, requests, run float64
+	}
+	var layouts []*layout
+	for _, c := range []struct {
+		name string
+		per  int
+	}{{"one-page", deviceRows}, {"paged", DefaultOptions().DeviceRows}} {
+		fb, srv := bigDevice(c.per)
+		defer srv.Close()
+		layouts = append(layouts, &layout{name: c.name, fb: fb, url: srv.URL + DeviceURL("sw1")})
+	}
+	load := func(l *layout) {
+		before := len(l.fb.graphCalls())
+		start := time.Now()
+		dom := string(browsertest.Run(b, bin, "--window-size=1200,900", "--virtual-time-budget=10000", "--dump-dom", l.url))
+		l.run += float64(time.Since(start).Milliseconds())
+		l.interactive += float64(bodyAttr(dom, "data-dom-interactive-ms"))
+		l.paint += float64(bodyAttr(dom, "data-first-paint-ms"))
+		l.requests += float64(len(l.fb.graphCalls()) - before)
+	}
+	i := 0
+	for b.Loop() {
+		a, c := layouts[i%2], layouts[1-i%2]
+		load(a)
+		load(c)
+		i++
+	}
+	n := float64(i)
+	for _, l := range layouts {
+		b.ReportMetric(l.interactive/n, l.name+"-dom-interactive-ms")
+		b.ReportMetric(l.paint/n, l.name+"-first-paint-ms")
+		b.ReportMetric(l.run/n, l.name+"-chromium-run-ms")
+		b.ReportMetric(l.requests/n, l.name+"-graph-requests")
 	}
 }
