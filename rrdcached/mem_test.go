@@ -82,11 +82,11 @@ func (b *memBackend) Update(_ context.Context, file string, updates []string) (i
 	defer b.mu.Unlock()
 	b.updates = append(b.updates, file)
 	b.received++
-	if err := b.exists(file); err != nil {
-		return 0, err
-	}
 	f := b.cache[file]
-	if f == nil {
+	if f == nil { // stat only a file not cached yet, as rrdcached does
+		if err := b.exists(file); err != nil {
+			return 0, err
+		}
 		f = &memFile{last: b.fileLast[file]}
 		b.cache[file] = f
 	}

@@ -190,9 +190,9 @@ func show(e Exchange) string {
 // Start runs Debian's rrdcached as the conformance tests need it:
 // `rrdcached -g -B -b DIR -F -j JDIR` with the listener arguments given
 // (e.g. "-l", "unix:/path", "-P", "PING", "-l", "unix:/other"), until the
-// test ends. It returns when every unix socket named answers. A missing
-// rrdcached ends the test as testenv.Missing does.
-func Start(t testing.TB, dir string, listen ...string) {
+// test ends. It returns, with the process, when every unix socket named
+// answers. A missing rrdcached ends the test as testenv.Missing does.
+func Start(t testing.TB, dir string, listen ...string) *os.Process {
 	t.Helper()
 	bin := testenv.LookPath(t, "rrdcached", "the conformance test compares spoold's replies with rrdcached's")
 	jdir := t.TempDir()
@@ -208,8 +208,9 @@ func Start(t testing.TB, dir string, listen ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start rrdcached %v: %v", args, err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		<-exited
@@ -227,8 +228,8 @@ func Start(t testing.TB, dir string, listen ...string) {
 				break
 			}
 			select {
-			case err := <-exited:
-				t.Fatalf("rrdcached %v exited before listening: %v\n%s", args, err, log())
+			case <-exited:
+				t.Fatalf("rrdcached %v exited before listening: %v\n%s", args, waitErr, log())
 			case <-time.After(10 * time.Millisecond):
 			}
 			if time.Now().After(deadline) {
@@ -236,4 +237,5 @@ func Start(t testing.TB, dir string, listen ...string) {
 			}
 		}
 	}
+	return cmd.Process
 }
