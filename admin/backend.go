@@ -65,6 +65,9 @@ type Status struct {
 	WriterErrors     []rrdwriter.TargetError `json:"-"`
 	// LastCycle is the last finished poll cycle; nil before the first.
 	LastCycle *poller.CycleStats `json:"last_cycle"`
+	// Shard is the part of the targets file this instance polls
+	// (--shard); its Shard is empty when it polls them all.
+	Shard poller.ShardStatus `json:"shard"`
 	// PollInterval is the time between cycle starts (for the page).
 	PollInterval time.Duration `json:"poll_interval_seconds"`
 	// Targets are the configured targets, in the order to show them.
@@ -109,6 +112,15 @@ type TargetStatus struct {
 	// the last write succeeded.
 	WriteError     string `json:"write_error"`
 	WriteErrorKind string `json:"write_error_kind"`
+
+	// Tables (poller.DeviceStatus): the rows polled and filtered out by
+	// the last discovery, and the keys of rows gone since earlier ones
+	// (their RRD files stay).
+	Rows           int       `json:"rows"`
+	FilteredRows   int       `json:"filtered_rows"`
+	GoneRows       []string  `json:"gone_rows"`
+	LastDiscovery  time.Time `json:"last_discovery"`
+	DiscoveryError string    `json:"discovery_error"`
 }
 
 // NewTargetStatus builds a target's status from the poller's view of it and
@@ -122,6 +134,8 @@ func NewTargetStatus(d poller.DeviceStatus, we *rrdwriter.TargetError) TargetSta
 		LastError: d.LastError, LastErrorTime: d.LastErrorTime, RTT: d.RTT,
 		ConsecutiveFailures: d.ConsecutiveFailures, SkipCycles: d.SkipCycles,
 		Polls: d.Polls, Failures: d.Failures,
+		Rows: d.Rows, FilteredRows: d.FilteredRows, GoneRows: d.GoneRows,
+		LastDiscovery: d.LastDiscovery, DiscoveryError: d.DiscoveryError,
 	}
 	if we != nil {
 		t.WriteError, t.WriteErrorKind = we.Err, we.Kind.String()

@@ -233,6 +233,12 @@ func TestSnmpdV3KeepsEngineState(t *testing.T) {
 
 // startSnmpsim runs snmpsimd with one data file; its name is the community.
 func startSnmpsim(t *testing.T, community, snmprec string) int {
+	return startSnmpsimFiles(t, map[string]string{community: snmprec})
+}
+
+// startSnmpsimFiles runs snmpsimd with data files by community (the
+// first community in sort order is the one waited for).
+func startSnmpsimFiles(t *testing.T, files map[string]string) int {
 	bin := needBinary(t, "snmpsimd")
 	// Not t.TempDir: its parent is 0700, and snmpsimd runs as nobody.
 	dir, err := os.MkdirTemp("", "spoold-snmpsim-")
@@ -249,8 +255,14 @@ func startSnmpsim(t *testing.T, community, snmprec string) int {
 		_ = os.Chmod(d, 0o777) // snmpsimd drops privileges before it indexes
 	}
 	_ = os.Chmod(dir, 0o755)
-	if err := os.WriteFile(filepath.Join(data, community+".snmprec"), []byte(snmprec), 0o644); err != nil {
-		t.Fatal(err)
+	var community string
+	for c, text := range files {
+		if community == "" || c < community {
+			community = c
+		}
+		if err := os.WriteFile(filepath.Join(data, c+".snmprec"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	port := freeUDPPort(t)
 	logPath := filepath.Join(dir, "snmpsimd.log")

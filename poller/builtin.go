@@ -3,6 +3,8 @@ package poller
 import (
 	"strings"
 	"sync"
+
+	"github.com/spoold/spoold/poller/mib"
 )
 
 // builtinText declares the built-in profiles in the profiles file syntax
@@ -13,56 +15,56 @@ import (
 // <target>/cpu/, so an existing file needs no migration.
 const builtinText = `
 profile host
-  ds uptime      1.3.6.1.2.1.1.3.0          GAUGE   0 U
-  ds cpu_user    1.3.6.1.4.1.2021.11.50.0   COUNTER 0 U
-  ds cpu_system  1.3.6.1.4.1.2021.11.52.0   COUNTER 0 U
-  ds cpu_idle    1.3.6.1.4.1.2021.11.53.0   COUNTER 0 U
-  ds load1       1.3.6.1.4.1.2021.10.1.5.1  GAUGE   0 U
-  ds load5       1.3.6.1.4.1.2021.10.1.5.2  GAUGE   0 U
-  ds load15      1.3.6.1.4.1.2021.10.1.5.3  GAUGE   0 U
-  ds mem_total   1.3.6.1.4.1.2021.4.5.0     GAUGE   0 U
-  ds mem_avail   1.3.6.1.4.1.2021.4.6.0     GAUGE   0 U
-  ds mem_buffer  1.3.6.1.4.1.2021.4.14.0    GAUGE   0 U
-  ds mem_cached  1.3.6.1.4.1.2021.4.15.0    GAUGE   0 U
-  ds processes   1.3.6.1.2.1.25.1.6.0       GAUGE   0 U
-  ds users       1.3.6.1.2.1.25.1.5.0       GAUGE   0 U
+  ds uptime      sysUpTime.0          GAUGE   0 U
+  ds cpu_user    ssCpuRawUser.0       COUNTER 0 U
+  ds cpu_system  ssCpuRawSystem.0     COUNTER 0 U
+  ds cpu_idle    ssCpuRawIdle.0       COUNTER 0 U
+  ds load1       laLoadInt.1          GAUGE   0 U
+  ds load5       laLoadInt.2          GAUGE   0 U
+  ds load15      laLoadInt.3          GAUGE   0 U
+  ds mem_total   memTotalReal.0       GAUGE   0 U
+  ds mem_avail   memAvailReal.0       GAUGE   0 U
+  ds mem_buffer  memBuffer.0          GAUGE   0 U
+  ds mem_cached  memCached.0          GAUGE   0 U
+  ds processes   hrSystemProcesses.0  GAUGE   0 U
+  ds users       hrSystemNumUsers.0   GAUGE   0 U
   # HOST-RESOURCES-MIB hrStorageTable: one file per storage area, by hrStorageDescr.
   table storage
     subdir   storage
-    index    1.3.6.1.2.1.25.2.3.1.1
-    instance 1.3.6.1.2.1.25.2.3.1.3
-    column units 1.3.6.1.2.1.25.2.3.1.4 GAUGE 0 U
-    column size  1.3.6.1.2.1.25.2.3.1.5 GAUGE 0 U
-    column used  1.3.6.1.2.1.25.2.3.1.6 GAUGE 0 U
-  # hrProcessorTable: the load of each processor, by its index.
+    index    hrStorageIndex
+    instance hrStorageDescr
+    column units hrStorageAllocationUnits GAUGE 0 U
+    column size  hrStorageSize            GAUGE 0 U
+    column used  hrStorageUsed            GAUGE 0 U
+  # hrProcessorTable: the load of each processor that has one, by its index.
   table cpu
     subdir   cpu
-    index    1.3.6.1.2.1.25.3.3.1.2
+    index    hrProcessorLoad
     instance index
-    column load 1.3.6.1.2.1.25.3.3.1.2 GAUGE 0 100
+    column load hrProcessorLoad GAUGE 0 100
 
 profile if-mib
   # IF-MIB: every interface, one file each, named by ifName (ifDescr if it has none).
   table if
-    index    1.3.6.1.2.1.2.2.1.1
+    index    ifIndex
     instance ifName|ifDescr
-    column in      1.3.6.1.2.1.31.1.1.1.6|1.3.6.1.2.1.2.2.1.10   COUNTER 0 U
-    column out     1.3.6.1.2.1.31.1.1.1.10|1.3.6.1.2.1.2.2.1.16  COUNTER 0 U
-    column inpkt   1.3.6.1.2.1.31.1.1.1.7|1.3.6.1.2.1.2.2.1.11   COUNTER 0 U
-    column outpkt  1.3.6.1.2.1.31.1.1.1.11|1.3.6.1.2.1.2.2.1.17  COUNTER 0 U
-    column inerr   1.3.6.1.2.1.2.2.1.14   COUNTER 0 U
-    column outerr  1.3.6.1.2.1.2.2.1.20   COUNTER 0 U
-    column indisc  1.3.6.1.2.1.2.2.1.13   COUNTER 0 U
-    column outdisc 1.3.6.1.2.1.2.2.1.19   COUNTER 0 U
-    column speed   1.3.6.1.2.1.31.1.1.1.15 GAUGE  0 U
-    column oper    1.3.6.1.2.1.2.2.1.8    GAUGE   1 7
+    column in      ifHCInOctets|ifInOctets         COUNTER 0 U
+    column out     ifHCOutOctets|ifOutOctets       COUNTER 0 U
+    column inpkt   ifHCInUcastPkts|ifInUcastPkts   COUNTER 0 U
+    column outpkt  ifHCOutUcastPkts|ifOutUcastPkts COUNTER 0 U
+    column inerr   ifInErrors     COUNTER 0 U
+    column outerr  ifOutErrors    COUNTER 0 U
+    column indisc  ifInDiscards   COUNTER 0 U
+    column outdisc ifOutDiscards  COUNTER 0 U
+    column speed   ifHighSpeed    GAUGE   0 U
+    column oper    ifOperStatus   GAUGE   1 7
 `
 
 // builtinProfiles returns the parsed built-in profiles, shared (a Profile
 // is immutable).
 func builtinProfiles() Profiles {
 	builtins.once.Do(func() {
-		pp := &profileParser{file: "built-in profiles", ps: Profiles{}, where: map[string]int{}, builtin: true}
+		pp := &profileParser{file: "built-in profiles", ps: Profiles{}, where: map[string]int{}, builtin: true, res: mib.Builtin()}
 		ps, err := pp.parse(strings.NewReader(builtinText))
 		if err != nil {
 			panic("poller: " + err.Error()) // TestBuiltinProfiles parses them

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spoold/spoold/poller/mib"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -55,7 +56,10 @@ func readConfigLines(r io.Reader, file string) ([]configLine, error) {
 	return lines, nil
 }
 
-func parseDS(f []string) (DS, error) {
+// parseDS parses a ds line's fields (and a column line's, its OID
+// alternatives taken apart); resolve turns the OID as written into a
+// numeric one.
+func parseDS(f []string, resolve func(string) (string, error)) (DS, error) {
 	if len(f) < 3 || len(f) > 5 {
 		return DS{}, errors.New("want \"ds <ds-name> <oid> <TYPE> [min [max]]\"")
 	}
@@ -64,7 +68,7 @@ func parseDS(f []string) (DS, error) {
 		return DS{}, fmt.Errorf("data source name %q: want 1 to 19 of [A-Za-z0-9_]", d.Name)
 	}
 	var err error
-	if d.OID, err = normalizeOID(f[1]); err != nil {
+	if d.OID, err = resolve(f[1]); err != nil {
 		return DS{}, err
 	}
 	if d.Type, err = rrdwriter.ParseDSType(f[2]); err != nil {
@@ -88,12 +92,15 @@ func parseDS(f []string) (DS, error) {
 
 // LoadProfiles parses the profiles file at path: a regular file (or a
 // symlink to one) of at most 64 MiB.
-func LoadProfiles(path string) (Profiles, error) {
+func LoadProfiles(path string) (Profiles, error) { return LoadProfilesMIB(path, mib.Builtin()) }
+
+// LoadProfilesMIB is LoadProfiles with the MIB names of res.
+func LoadProfilesMIB(path string, res *mib.Resolver) (Profiles, error) {
 	b, err := readRegular(path, maxConfigFile)
 	if err != nil {
 		return nil, fmt.Errorf("read profiles file: %w", err)
 	}
-	return ParseProfiles(bytes.NewReader(b), path)
+	return ParseProfilesMIB(bytes.NewReader(b), path, res)
 }
 
 // LoadTargets parses the targets file at path, resolving profile names in

@@ -54,5 +54,8 @@ var metrics = statmetric.Table[CycleStats]{
 	cycleGauge("spoold_poller_last_cycle_unknown_values", "Unknown values among them.", func(c CycleStats) float64 { return float64(c.Unknown) }),
 	cycleGauge("spoold_poller_last_cycle_discontinuities", "Entries of the last cycle flagged as a counter discontinuity.", func(c CycleStats) float64 { return float64(c.Discontinuities) }),
 	cycleGauge("spoold_poller_last_cycle_write_errors", "Answered polls of the last cycle whose entry could not be written.", func(c CycleStats) float64 { return float64(c.WriteErrors) }),
+	cycleGauge("spoold_poller_last_cycle_requests", "SNMP requests (Gets and GetBulks) of the answered polls of the last cycle.", func(c CycleStats) float64 { return float64(c.Requests) }),
+	cycleGauge("spoold_poller_last_cycle_rows", "Table rows' entries written by the last cycle.", func(c CycleStats) float64 { return float64(c.Rows) }),
+	cycleGauge("spoold_poller_last_cycle_stale_rows", "Table rows of the last cycle not written: the agent restarted and could not be discovered again.", func(c CycleStats) float64 { return float64(c.StaleRows) }),
 	cycleGauge("spoold_poller_last_cycle_index_deferred", "Entries of the last cycle the index refused (waiting on disk).", func(c CycleStats) float64 { return float64(c.IndexDeferred) }),
 }

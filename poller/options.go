@@ -35,6 +35,28 @@ type Options struct {
 	BackoffAfter int
 	// BackoffMax is the longest gap between two probes of a failing device.
 	BackoffMax time.Duration
+	// Shard is the part of the targets this instance polls (--shard K/N;
+	// see Shard); the zero Shard polls them all.
+	Shard Shard
+	// MaxRepetitions is the max-repetitions of the GetBulk requests of
+	// table walks, at discovery and in bulk polls (--poll-max-repetitions;
+	// snmp_exporter's default is 25).
+	MaxRepetitions int
+	// MaxTableRows bounds the rows discovery keeps of one table
+	// (--poll-max-table-rows); a table with more is marked truncated.
+	MaxTableRows int
+	// TableMode is how discovered rows are polled (--poll-table-mode):
+	// TableGet asks for every row's cells in Gets of at most MaxVarbinds,
+	// TableBulk walks the table's columns with GetBulk, TableAuto picks,
+	// per table, the one of fewer round trips.
+	TableMode TableMode
+	// RediscoverInterval is the time between discoveries of a device's
+	// tables (--rediscover-interval); 0: only at start, after SetTargets
+	// (SIGHUP), and when an agent restarts or loses a known row.
+	RediscoverInterval time.Duration
+	// DiscoveryConcurrency is the most background discoveries in flight
+	// while Run runs (each holds one UDP socket).
+	DiscoveryConcurrency int
 	// Now is the clock of entry times and status times; nil is time.Now.
 	// Tests inject the simulator's clock. Timeouts and RTTs use real time.
 	Now func() time.Time
@@ -44,7 +66,9 @@ type Options struct {
 
 // DefaultOptions returns a 5 minute interval, 256 polls in flight, a 2 s
 // timeout with 1 retry, 60 varbinds per Get, and backoff after 2
-// consecutive failures up to one probe per 30 minutes.
+// consecutive failures up to one probe per 30 minutes; for tables,
+// max-repetitions 25, 10,000 rows per table, the poll mode of fewer round
+// trips, rediscovery every hour and 32 discoveries in flight.
 func DefaultOptions() Options {
 	return Options{
 		Interval:     5 * time.Minute,
@@ -54,7 +78,32 @@ func DefaultOptions() Options {
 		MaxVarbinds:  60,
 		BackoffAfter: 2,
 		BackoffMax:   30 * time.Minute,
+
+		MaxRepetitions:       25,
+		MaxTableRows:         10000,
+		TableMode:            TableAuto,
+		RediscoverInterval:   time.Hour,
+		DiscoveryConcurrency: 32,
 	}
+}
+
+// TableMode is how table rows are polled: "auto", "get" or "bulk".
+type TableMode string
+
+// Table modes.
+const (
+	TableAuto TableMode = "auto"
+	TableGet  TableMode = "get"
+	TableBulk TableMode = "bulk"
+)
+
+// ParseTableMode parses auto, get or bulk.
+func ParseTableMode(s string) (TableMode, error) {
+	switch m := TableMode(s); m {
+	case TableAuto, TableGet, TableBulk:
+		return m, nil
+	}
+	return "", fmt.Errorf("parse table mode %q: want auto, get or bulk", s)
 }
 
 // Limits of Options, which the flags and targets files document.
@@ -64,6 +113,11 @@ const (
 	// MaxVarbinds is the largest MaxVarbinds: an SNMP Get of 1,000 OIDs
 	// already needs a large UDP datagram.
 	MaxVarbinds = 1000
+	// MaxRepetitions is the largest MaxRepetitions: a GetBulk answer of
+	// several columns must still fit one datagram.
+	MaxRepetitions = 255
+	// MaxTableRows is the largest MaxTableRows.
+	MaxTableRows = 1000000
 )
 
 // Validate reports the first option out of range; New calls it.
@@ -83,6 +137,19 @@ func (o Options) Validate() error {
 		return fmt.Errorf("check poller options: max varbinds %d, want 1 to %d", o.MaxVarbinds, MaxVarbinds)
 	case o.BackoffAfter < 1:
 		return fmt.Errorf("check poller options: backoff after %d failures, want at least 1", o.BackoffAfter)
+	case o.Shard.Validate() != nil:
+		return fmt.Errorf("check poller options: %w", o.Shard.Validate())
+	case o.MaxRepetitions < 1 || o.MaxRepetitions > MaxRepetitions:
+		return fmt.Errorf("check poller options: max repetitions %d, want 1 to %d", o.MaxRepetitions, MaxRepetitions)
+	case o.MaxTableRows < 1 || o.MaxTableRows > MaxTableRows:
+		return fmt.Errorf("check poller options: max table rows %d, want 1 to %d", o.MaxTableRows, MaxTableRows)
+	case o.RediscoverInterval < 0:
+		return errors.New("check poller options: rediscover interval must not be negative")
+	case o.DiscoveryConcurrency < 1:
+		return fmt.Errorf("check poller options: discovery concurrency %d, want at least 1", o.DiscoveryConcurrency)
+	}
+	if _, err := ParseTableMode(string(o.TableMode)); err != nil {
+		return fmt.Errorf("check poller options: %w", err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,9 @@ type pollResult struct {
 	uptime     uint32
 	hasUptime  bool
 	rtt        time.Duration
+	requests   int    // SNMP requests sent
+	missing    []bool // per value: the agent said it has no such instance (or a walk passed it)
+	lostRow    bool   // a polled row has none of its polled cells any more
 }
 
 // errAgent is wrapped by errors of an agent that answered with an error
@@ -94,22 +98,32 @@ func (d *device) keepUSM(g *gosnmp.GoSNMP, now time.Time) {
 	}
 }
 
-// poll polls one device: its OIDs in Gets of at most MaxVarbinds.
-func (p *Poller) poll(ctx context.Context, d *device, probe bool) (pollResult, error) {
+// poll polls one device with plan pl: its Get OIDs in Gets of at most
+// MaxVarbinds, then its bulk tables' walks.
+func (p *Poller) poll(ctx context.Context, d *device, pl *pollPlan, probe bool) (pollResult, error) {
 	g := p.newSNMP(ctx, d, probe)
 	if err := g.Connect(); err != nil {
 		return pollResult{}, fmt.Errorf("connect to %s: %w", d.t.Address(), err)
 	}
 	defer g.Close()
-	res := pollResult{values: make([]spool.Value, len(d.t.Profile.DS))}
+	res := pollResult{values: make([]spool.Value, len(pl.valueDS)), missing: make([]bool, len(pl.valueDS))}
 	for i := range res.values {
-		res.values[i] = spool.Value{Name: d.t.Profile.DS[i].Name}
+		res.values[i] = spool.Value{Name: pl.valueDS[i].Name}
 	}
 	start := time.Now()
 	var err error
-	for lo := 0; lo < len(d.oids) && err == nil; lo += p.opts.MaxVarbinds {
-		hi := min(lo+p.opts.MaxVarbinds, len(d.oids))
-		err = p.get(g, d, lo, hi, &res)
+	// A plan whose only Get is sysUpTime.0 asks for it in its first bulk
+	// walk (as a non-repeater): one request fewer.
+	uptimeInBulk := len(pl.oids) == 1 && g.Version != gosnmp.Version1 && slices.ContainsFunc(pl.tables, func(t tablePlan) bool { return t.bulk })
+	for lo := 0; lo < len(pl.oids) && err == nil && !uptimeInBulk; lo += p.opts.MaxVarbinds {
+		hi := min(lo+p.opts.MaxVarbinds, len(pl.oids))
+		err = p.get(g, d, pl, lo, hi, &res)
+	}
+	for i := 0; i < len(pl.tables) && err == nil; i++ {
+		if pl.tables[i].bulk {
+			err = p.bulkTable(g, &pl.tables[i], pl, &res, uptimeInBulk)
+			uptimeInBulk = false
+		}
 	}
 	if d.t.V3 != nil {
 		d.keepUSM(g, time.Now())
@@ -118,6 +132,7 @@ func (p *Poller) poll(ctx context.Context, d *device, probe bool) (pollResult, e
 		return pollResult{}, err
 	}
 	res.rtt = time.Since(start)
+	res.lostRow = pl.lostRow(res.missing)
 	for _, v := range res.values {
 		if v.Type == spool.Unknown {
 			res.unknown++
@@ -126,39 +141,43 @@ func (p *Poller) poll(ctx context.Context, d *device, probe bool) (pollResult, e
 	return res, nil
 }
 
-// get requests d.oids[lo:hi] and stores what comes back in res. An agent
+// get requests pl.oids[lo:hi] and stores what comes back in res. An agent
 // that says tooBig gets the halves; a v1 agent's noSuchName drops the
 // named OID (left unknown) and asks again for the rest.
-func (p *Poller) get(g *gosnmp.GoSNMP, d *device, lo, hi int, res *pollResult) error {
+func (p *Poller) get(g *gosnmp.GoSNMP, d *device, pl *pollPlan, lo, hi int, res *pollResult) error {
 	idx := make([]int, 0, hi-lo)
 	for i := lo; i < hi; i++ {
 		idx = append(idx, i)
 	}
-	return p.getIndexes(g, d, idx, res)
+	return p.getIndexes(g, d, pl, idx, res)
 }
 
-func (p *Poller) getIndexes(g *gosnmp.GoSNMP, d *device, idx []int, res *pollResult) error {
+func (p *Poller) getIndexes(g *gosnmp.GoSNMP, d *device, pl *pollPlan, idx []int, res *pollResult) error {
 	for len(idx) > 0 {
 		oids := make([]string, len(idx))
 		for i, k := range idx {
-			oids[i] = d.oids[k]
+			oids[i] = pl.oids[k]
 		}
 		pkt, err := g.Get(oids)
+		res.requests++
 		if err != nil {
 			return fmt.Errorf("get %d OIDs from %s: %w", len(oids), d.t.Address(), err)
 		}
 		switch {
 		case pkt.Error == gosnmp.NoError:
-			p.store(d, idx, pkt.Variables, res)
+			p.store(pl, idx, pkt.Variables, res)
 			return nil
 		case pkt.Error == gosnmp.TooBig && len(idx) > 1:
 			h := len(idx) / 2
-			if err := p.getIndexes(g, d, idx[:h], res); err != nil {
+			if err := p.getIndexes(g, d, pl, idx[:h], res); err != nil {
 				return err
 			}
 			idx = idx[h:]
 		case pkt.Error == gosnmp.NoSuchName && pkt.ErrorIndex >= 1 && int(pkt.ErrorIndex) <= len(idx):
 			k := int(pkt.ErrorIndex) - 1
+			if at := pl.pos[idx[k]]; at >= 0 {
+				res.missing[at] = true // a v1 agent's way of saying noSuchInstance
+			}
 			idx = append(idx[:k:k], idx[k+1:]...)
 		default:
 			return fmt.Errorf("get %d OIDs from %s: %w: %v at varbind %d", len(oids), d.t.Address(), errAgent, pkt.Error, pkt.ErrorIndex)
@@ -167,16 +186,16 @@ func (p *Poller) getIndexes(g *gosnmp.GoSNMP, d *device, idx []int, res *pollRes
 	return nil
 }
 
-// store maps the varbinds answering d.oids[idx[i]] into res.
-func (p *Poller) store(d *device, idx []int, vars []gosnmp.SnmpPDU, res *pollResult) {
+// store maps the varbinds answering pl.oids[idx[i]] into res.
+func (p *Poller) store(pl *pollPlan, idx []int, vars []gosnmp.SnmpPDU, res *pollResult) {
 	for i := range vars {
 		pdu := &vars[i]
 		k := -1
-		if i < len(idx) && sameOID(pdu.Name, d.oids[idx[i]]) {
+		if i < len(idx) && sameOID(pdu.Name, pl.oids[idx[i]]) {
 			k = idx[i]
 		} else {
 			for _, j := range idx { // an agent that reordered the varbinds
-				if sameOID(pdu.Name, d.oids[j]) {
+				if sameOID(pdu.Name, pl.oids[j]) {
 					k = j
 					break
 				}
@@ -185,17 +204,69 @@ func (p *Poller) store(d *device, idx []int, vars []gosnmp.SnmpPDU, res *pollRes
 		if k < 0 {
 			continue
 		}
-		if k == d.uptimeAt {
+		if k == pl.uptimeAt {
 			res.uptime, res.hasUptime = uptimeTicks(pdu)
 		}
-		if k < len(res.values) {
-			if v, ok := mapValue(&d.t.Profile.DS[k], pdu); ok {
-				res.values[k] = v
-			} else if !noValue(pdu.Type) {
-				res.wrongTypes++
+		if at := pl.pos[k]; at >= 0 {
+			res.take(pl, at, pdu)
+		}
+	}
+}
+
+// take stores the varbind of value at in res.
+func (res *pollResult) take(pl *pollPlan, at int, pdu *gosnmp.SnmpPDU) {
+	if v, ok := mapValue(pl.valueDS[at], pdu); ok {
+		res.values[at] = v
+		return
+	}
+	if !noValue(pdu.Type) {
+		res.wrongTypes++
+	} else if pdu.Type != gosnmp.Null {
+		res.missing[at] = true
+	}
+}
+
+// bulkTable walks tp's columns up to its last row and stores the cells of
+// its rows in res; a row missing from a column's walk lost its row.
+// With uptime, the walk's first request asks for sysUpTime.0 too.
+func (p *Poller) bulkTable(g *gosnmp.GoSNMP, tp *tablePlan, pl *pollPlan, res *pollResult, uptime bool) error {
+	lim := walkLimits{maxReps: min(p.opts.MaxRepetitions, len(tp.rows)), maxRows: p.opts.MaxTableRows, last: tp.last}
+	if uptime {
+		lim.nonRep = []string{strings.TrimSuffix(OIDSysUpTime, ".0")}
+	}
+	walked, extra, n, err := walkColumnsWith(g, tp.cols, lim)
+	res.requests += n
+	if err != nil {
+		return fmt.Errorf("poll table %s: %w", tp.table.Name, err)
+	}
+	p.store(pl, []int{pl.uptimeAt}, extra, res)
+	found := make([]bool, len(tp.rows)*len(tp.table.Columns))
+	for c, w := range walked {
+		r := 0
+		for i := range w.cells {
+			cl := &w.cells[i]
+			for r < len(tp.rows) && compareOID(tp.rows[r].index, cl.index) < 0 {
+				r++
+			}
+			if r == len(tp.rows) || tp.rows[r].index != cl.index {
+				continue // a row the table has but this plan does not poll
+			}
+			for j, k := range tp.rows[r].cols {
+				if k == c {
+					res.take(pl, tp.rows[r].at+j, &cl.pdu)
+					found[r*len(tp.table.Columns)+j] = true
+				}
 			}
 		}
 	}
+	for r, row := range tp.rows {
+		for j, k := range row.cols {
+			if k >= 0 && !found[r*len(tp.table.Columns)+j] {
+				res.missing[row.at+j] = true
+			}
+		}
+	}
+	return nil
 }
 
 // noValue reports whether an SNMP type says "no value here" (rather than

@@ -28,17 +28,24 @@ type Poller struct {
 	mu      sync.RWMutex
 	devices []*device
 	byName  map[string]*device
+	inFile  int // targets given to SetTargets, before Options.Shard's selection
 	last    CycleStats
 	seq     uint64
+
+	disc discCounters
+	wake chan struct{} // to Run's discovery goroutine
 }
 
 // device is a target and what the poller keeps about it between cycles.
 // Its poll state (usm, uptime) is touched only by the one worker polling it;
 // st is guarded by mu for readers of Status.
 type device struct {
-	t        *Target
-	oids     []string // the profile's OIDs, then sysUpTime.0 if not among them
-	uptimeAt int      // index of sysUpTime.0 in oids
+	t    *Target
+	plan atomic.Pointer[pollPlan] // never nil: the scalars', then the last discovery's
+
+	rediscover  atomic.Bool     // a discovery is due (SetTargets, a lost row, a failed discovery)
+	discovering atomic.Bool     // a discovery is in flight
+	known       map[string]bool // row keys any discovery found; guarded by mu
 
 	usm   *gosnmp.UsmSecurityParameters // v3 engine state from the last poll
 	usmAt time.Time
@@ -63,7 +70,7 @@ func New(opts Options, targets []*Target, w Writer, sink Sink, logger *slog.Logg
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Poller{opts: opts, w: w, sink: sink, log: logger, now: opts.Now}
+	p := &Poller{opts: opts, w: w, sink: sink, log: logger, now: opts.Now, wake: make(chan struct{}, 1)}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -74,10 +81,13 @@ func New(opts Options, targets []*Target, w Writer, sink Sink, logger *slog.Logg
 }
 
 // SetTargets replaces the targets, as after a reload of the targets file;
-// it takes effect at the next cycle. A device whose name stays keeps its
-// status, backoff, uptime and v3 engine state (unless its address, version
-// or profile changed: then it starts afresh).
+// it takes effect at the next cycle. Only the targets of Options.Shard are
+// polled. A device whose name stays keeps its status, backoff, uptime and
+// v3 engine state (unless its address, version or profile changed: then
+// it starts afresh).
 func (p *Poller) SetTargets(targets []*Target) error {
+	inFile := len(targets)
+	targets = p.opts.Shard.Select(targets)
 	devs := make([]*device, 0, len(targets))
 	byName := make(map[string]*device, len(targets))
 	p.mu.RLock()
@@ -92,43 +102,63 @@ func (p *Poller) SetTargets(targets []*Target) error {
 		}
 		d := old[t.Name]
 		if d == nil || !sameDevice(d.t, t) {
-			d = newDevice(t)
+			d = newDevice(t, &p.opts)
 		} else {
 			d.t = t
+			d.rediscover.Store(len(t.Profile.Tables) > 0)
 		}
 		devs = append(devs, d)
 		byName[t.Name] = d
 	}
 	p.mu.Lock()
-	p.devices, p.byName = devs, byName
+	p.devices, p.byName, p.inFile = devs, byName, inFile
 	p.mu.Unlock()
+	p.wakeDiscovery()
 	return nil
+}
+
+// ShardStatus is the instance's part of the fleet.
+type ShardStatus struct {
+	Shard   string `json:"shard"`   // "K/N"; empty: every target
+	Polled  int    `json:"polled"`  // targets of this shard
+	Targets int    `json:"targets"` // targets in the file, all shards'
+}
+
+// ShardStatus returns the shard and how many of the file's targets it
+// polls.
+func (p *Poller) ShardStatus() ShardStatus {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return ShardStatus{Shard: p.opts.Shard.String(), Polled: len(p.devices), Targets: p.inFile}
 }
 
 func sameDevice(a, b *Target) bool {
 	return a.Host == b.Host && a.Port == b.Port && a.Version == b.Version && a.Profile == b.Profile
 }
 
-func newDevice(t *Target) *device {
-	d := &device{t: t, oids: t.Profile.OIDs(), uptimeAt: -1}
-	for i, o := range d.oids {
-		if o == OIDSysUpTime {
-			d.uptimeAt = i
-		}
-	}
-	if d.uptimeAt < 0 {
-		d.uptimeAt = len(d.oids)
-		d.oids = append(d.oids, OIDSysUpTime)
-	}
+func newDevice(t *Target, o *Options) *device {
+	d := &device{t: t}
+	d.plan.Store(newPlan(t, nil, nil, o))
 	return d
 }
 
-// Run polls in cycles, one every Interval starting now, until ctx is done.
-// It returns ctx's error. It must not overlap with Cycle.
+// Run polls in cycles, one every Interval starting now, until ctx is done,
+// with the background discoveries beside them (discovery.go). It returns
+// ctx's error once its goroutines have ended. It must not overlap with
+// Cycle.
 func (p *Poller) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.discoveryLoop(ctx, p.wake)
+	}()
+	defer wg.Wait()
 	next := time.Now()
 	for {
+		p.wakeDiscovery()
 		st := p.Cycle(ctx)
+		p.wakeDiscovery()
 		if p.opts.OnCycle != nil {
 			p.opts.OnCycle(st)
 		}
@@ -171,22 +201,7 @@ func (p *Poller) Cycle(ctx context.Context) CycleStats {
 	order := p.schedule(devs, &c)
 	cctx, cancel := context.WithDeadline(ctx, start.Add(p.opts.cycleTimeout()))
 	defer cancel()
-	jobs := make(chan *device)
-	var wg sync.WaitGroup
-	for range min(p.opts.Concurrency, len(order)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for d := range jobs {
-				p.pollDevice(cctx, d, &c)
-			}
-		}()
-	}
-	for _, d := range order {
-		jobs <- d
-	}
-	close(jobs)
-	wg.Wait()
+	eachDevice(order, p.opts.Concurrency, func(d *device) { p.pollDevice(cctx, d, &c) })
 	if err := p.w.Sync(); err != nil {
 		p.log.Error("sync spool after poll cycle", "err", err)
 	}
@@ -201,6 +216,27 @@ func (p *Poller) Cycle(ctx context.Context) CycleStats {
 			"other_errors", st.OtherErrors, "wrong_types", st.WrongTypes)
 	}
 	return st
+}
+
+// eachDevice calls fn on each device in devs, in workers goroutines, and
+// returns when all calls have returned.
+func eachDevice(devs []*device, workers int, fn func(*device)) {
+	jobs := make(chan *device)
+	var wg sync.WaitGroup
+	for range min(workers, len(devs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := range jobs {
+				fn(d)
+			}
+		}()
+	}
+	for _, d := range devs {
+		jobs <- d
+	}
+	close(jobs)
+	wg.Wait()
 }
 
 // schedule returns the devices to poll this cycle, failing ones first, and
@@ -236,7 +272,7 @@ type cycleCounters struct {
 	ok, failed, skipped, overrun               atomic.Int64
 	values, unknown, discont, writeErr, defer_ atomic.Int64
 	timeouts, agentErrs, otherErrs, wrongTypes atomic.Int64
-	malformed                                  atomic.Int64
+	malformed, requests, rows, staleRows       atomic.Int64
 }
 
 // malformed reports whether gosnmp failed on an answer it could not parse.
@@ -267,17 +303,25 @@ func (c *cycleCounters) stats(seq uint64, start time.Time, n int) CycleStats {
 		Discontinuities: int(c.discont.Load()), WriteErrors: int(c.writeErr.Load()),
 		IndexDeferred: int(c.defer_.Load()), Timeouts: int(c.timeouts.Load()), AgentErrors: int(c.agentErrs.Load()),
 		OtherErrors: int(c.otherErrs.Load()), WrongTypes: int(c.wrongTypes.Load()), Malformed: int(c.malformed.Load()),
+		Requests: int(c.requests.Load()), Rows: int(c.rows.Load()), StaleRows: int(c.staleRows.Load()),
 	}
 }
 
-// pollDevice polls d, writes its entry and updates its status.
+// pollDevice polls d, writes its entries and updates its status.
 func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 	if ctx.Err() != nil {
 		c.overrun.Add(1)
 		return
 	}
 	probe := d.failures() >= p.opts.BackoffAfter
-	res, err := p.poll(ctx, d, probe)
+	pl := d.plan.Load()
+	if len(d.t.Profile.Tables) > 0 && pl.disc == nil && !probe {
+		// The first poll: discover first, or the rows are not polled.
+		if p.discoverDevice(ctx, d) == nil {
+			pl = d.plan.Load()
+		}
+	}
+	res, err := p.poll(ctx, d, pl, probe)
 	now := p.now()
 	if err != nil {
 		if cutShort(ctx, err) {
@@ -291,29 +335,21 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 		d.recordError(now, err, true, p.opts.BackoffAfter, max(maxSkip, 1))
 		return
 	}
+	c.requests.Add(int64(res.requests))
 	flags := uint8(0)
 	if res.hasUptime {
 		if d.restarted(res.uptime, now, p.opts.Interval) {
 			flags |= spool.FlagDiscontinuity
 			c.discont.Add(1)
+			pl, res = p.afterRestart(ctx, d, pl, res, now, c)
 		}
 		d.lastUptime, d.lastAt, d.hasUptime = res.uptime, now, true
 	}
-	c.ok.Add(1)
-	c.values.Add(int64(len(res.values)))
-	c.unknown.Add(int64(res.unknown))
-	c.wrongTypes.Add(int64(res.wrongTypes))
-	e := spool.Entry{Key: d.t.Name, Time: now.Unix(), Milli: uint16(now.Nanosecond() / 1e6), Flags: flags, Values: res.values}
-	ref, created, werr := p.w.Append(&e)
-	if werr != nil {
-		c.writeErr.Add(1)
-		p.log.Error("write poll result", "target", d.t.Name, "err", werr)
-	} else if created && p.sink != nil {
-		if _, aerr := p.sink.Add(ref.Hash, d.t.Name, ref.Time); aerr != nil {
-			c.defer_.Add(1)
-			p.log.Debug("index poll result later", "target", d.t.Name, "err", aerr)
-		}
+	if res.lostRow {
+		d.rediscover.Store(true) // in the background: the other rows are fine
 	}
+	c.ok.Add(1)
+	werr := p.writeEntries(d, pl, &res, now, flags, c)
 	d.mu.Lock()
 	s := &d.st
 	s.LastPoll, s.LastSuccess, s.RTT, s.Unknown = now, now, res.rtt, res.unknown
@@ -326,6 +362,75 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 		s.Restarts++
 	}
 	d.mu.Unlock()
+}
+
+// afterRestart handles a poll that found the agent restarted: if the
+// plan's discovery is from before the restart (which may have renumbered
+// the rows), it discovers again now and polls the rows again with the new
+// plan. If that fails, the rows of this poll are not written (their
+// indexes may name other rows now; counted as StaleRows) and the device
+// is rediscovered in the background.
+func (p *Poller) afterRestart(ctx context.Context, d *device, pl *pollPlan, res pollResult, now time.Time, c *cycleCounters) (*pollPlan, pollResult) {
+	if pl.disc == nil {
+		return pl, res
+	}
+	booted := now.Add(-time.Duration(res.uptime) * 10 * time.Millisecond)
+	if !pl.disc.At.Before(booted) {
+		return pl, res
+	}
+	if p.discoverDevice(ctx, d) == nil {
+		npl := d.plan.Load()
+		if again, err := p.poll(ctx, d, npl, false); err == nil {
+			c.requests.Add(int64(again.requests))
+			again.uptime, again.hasUptime = res.uptime, true
+			return npl, again
+		}
+	}
+	d.rediscover.Store(true)
+	c.staleRows.Add(int64(pl.rowCount()))
+	scalars := newPlan(d.t, nil, nil, &p.opts)
+	res.values = res.values[:scalars.nScalar]
+	return scalars, res
+}
+
+// writeEntries writes the entries of one answered poll: the scalars' (if
+// the profile has scalars) and one per polled row. It returns the last
+// write error.
+func (p *Poller) writeEntries(d *device, pl *pollPlan, res *pollResult, now time.Time, flags uint8, c *cycleCounters) error {
+	c.values.Add(int64(len(res.values)))
+	c.unknown.Add(int64(res.unknown))
+	c.wrongTypes.Add(int64(res.wrongTypes))
+	var werr error
+	write := func(key string, values []spool.Value, flags uint8) {
+		e := spool.Entry{Key: key, Time: now.Unix(), Milli: uint16(now.Nanosecond() / 1e6), Flags: flags, Values: values}
+		ref, created, err := p.w.Append(&e)
+		if err != nil {
+			werr = err
+			c.writeErr.Add(1)
+			p.log.Error("write poll result", "target", d.t.Name, "key", key, "err", err)
+		} else if created && p.sink != nil {
+			if _, aerr := p.sink.Add(ref.Hash, key, ref.Time); aerr != nil {
+				c.defer_.Add(1)
+				p.log.Debug("index poll result later", "key", key, "err", aerr)
+			}
+		}
+	}
+	if pl.nScalar > 0 {
+		write(d.t.Name, res.values[:pl.nScalar], flags)
+	}
+	first := !pl.used.Swap(true)
+	for _, t := range pl.tables {
+		n := len(t.table.Columns)
+		for _, r := range t.rows {
+			f := flags
+			if first && pl.flagged[r.key] {
+				f |= spool.FlagDiscontinuity
+			}
+			write(r.key, res.values[r.at:r.at+n], f)
+			c.rows.Add(1)
+		}
+	}
+	return werr
 }
 
 func (d *device) recordError(now time.Time, err error, failure bool, after, maxSkip int) {

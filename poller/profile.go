@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spoold/spoold/poller/mib"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -109,25 +110,6 @@ func builtinProfile(name string) (*Profile, error) {
 	return nil, fmt.Errorf("look up profile %q: no such profile (built-in: host, if-mib, if-mib:<n>)", name)
 }
 
-// normalizeOID checks a numeric OID and returns it without a leading dot.
-func normalizeOID(s string) (string, error) {
-	s = strings.TrimPrefix(s, ".")
-	parts := strings.Split(s, ".")
-	if len(parts) < 2 || len(parts) > 128 {
-		return "", fmt.Errorf("OID %q: want 2 to 128 numeric arcs", s)
-	}
-	for _, p := range parts {
-		if p == "" || len(p) > 10 {
-			return "", fmt.Errorf("OID %q: bad arc %q", s, p)
-		}
-		v, err := strconv.ParseUint(p, 10, 32)
-		if err != nil || (len(p) > 1 && p[0] == '0') {
-			return "", fmt.Errorf("OID %q: bad arc %q", s, p)
-		}
-		_ = v
-	}
-	if parts[0] != "0" && parts[0] != "1" && parts[0] != "2" {
-		return "", fmt.Errorf("OID %q: first arc must be 0, 1 or 2", s)
-	}
-	return s, nil
-}
+// normalizeOID checks a numeric OID and returns it without a leading dot
+// (mib.ParseOID's rules).
+func normalizeOID(s string) (string, error) { return mib.ParseOID(s) }

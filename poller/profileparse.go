@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/spoold/spoold/poller/mib"
 )
 
 // ParseProfiles parses a profiles file (docs/configuration.md); file names
@@ -19,8 +21,17 @@ import (
 //	  instance <index|ifName|ifDescr|ifAlias|column-oid>[|...]
 //	  filter <column-oid|instance> <==|!=|=~|!~> <value>
 //	  column <ds-name> <column-oid>[|<alternative>...] <TYPE> [min [max]]
+//
+// OIDs may be numeric or MIB names (IF-MIB::ifHCInOctets, ifHCInOctets,
+// sysUpTime.0) of the built-in objects of package mib.
 func ParseProfiles(r io.Reader, file string) (Profiles, error) {
-	pp := &profileParser{file: file, ps: Profiles{}, where: map[string]int{}}
+	return ParseProfilesMIB(r, file, mib.Builtin())
+}
+
+// ParseProfilesMIB is ParseProfiles with the MIB names of res (mib.Load:
+// the built-in objects and an operator's --mib-dir).
+func ParseProfilesMIB(r io.Reader, file string, res *mib.Resolver) (Profiles, error) {
+	pp := &profileParser{file: file, ps: Profiles{}, where: map[string]int{}, res: res}
 	return pp.parse(r)
 }
 
@@ -52,6 +63,7 @@ const maxProfileDS = 4000
 type profileParser struct {
 	file    string
 	builtin bool // parsing the built-in profiles: their names are allowed
+	res     *mib.Resolver
 	ps      Profiles
 	where   map[string]int // profile name: its line
 	cur     *Profile
@@ -73,7 +85,7 @@ func (pp *profileParser) line(l configLine) error {
 	case "use":
 		return pp.use(l.n, args)
 	case "ds":
-		d, err := parseDS(args)
+		d, err := parseDS(args, pp.oid)
 		if err != nil {
 			return err
 		}
@@ -211,7 +223,7 @@ func (pp *profileParser) tableLine(n int, kw string, args []string) error {
 		if len(args) != 1 {
 			return fmt.Errorf("want \"index <column-oid>\"")
 		}
-		oid, err := columnOID(args[0])
+		oid, err := pp.oid(args[0])
 		if err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
@@ -220,7 +232,7 @@ func (pp *profileParser) tableLine(n int, kw string, args []string) error {
 		if len(args) != 1 {
 			return fmt.Errorf("want \"instance <index|ifName|ifDescr|ifAlias|column-oid>[|...]\"")
 		}
-		cols, err := parseInstance(args[0])
+		cols, err := parseInstance(args[0], pp.oid)
 		if err != nil {
 			return err
 		}
@@ -229,7 +241,7 @@ func (pp *profileParser) tableLine(n int, kw string, args []string) error {
 		if len(t.Filters) >= maxTableFilters {
 			return fmt.Errorf("table %s: more than %d filters", t.Name, maxTableFilters)
 		}
-		f, err := parseFilter(args)
+		f, err := parseFilter(args, pp.oid, pp.res)
 		if err != nil {
 			return err
 		}
@@ -250,13 +262,13 @@ func (pp *profileParser) column(n int, args []string) error {
 		return fmt.Errorf("column %s: more than %d alternatives", printable(args[0]), maxColumnAlts)
 	}
 	f := append([]string{args[0], alts[0]}, args[2:]...)
-	d, err := parseDS(f)
+	d, err := parseDS(f, pp.oid)
 	if err != nil {
 		return fmt.Errorf("column: %w", err)
 	}
 	c := Column{DS: d, Alternatives: []string{d.OID}}
 	for _, a := range alts[1:] {
-		oid, err := normalizeOID(a)
+		oid, err := pp.oid(a)
 		if err != nil {
 			return fmt.Errorf("column %s: alternative: %w", d.Name, err)
 		}
@@ -290,6 +302,15 @@ func (pp *profileParser) checkTable() error {
 		return &ConfigError{pp.file, t.Line, err.Error()}
 	}
 	return nil
+}
+
+// oid resolves an OID as a profile writes it: numeric (checked by
+// normalizeOID, whose errors say what is wrong with the arcs) or a MIB name.
+func (pp *profileParser) oid(s string) (string, error) {
+	if s != "" && (s[0] == '.' || s[0] >= '0' && s[0] <= '9') {
+		return normalizeOID(s)
+	}
+	return pp.res.Resolve(s)
 }
 
 // finish checks the current profile at its end.

@@ -27,6 +27,20 @@ type DeviceStatus struct {
 	// Polls, Failures and Restarts count since the device was added;
 	// Restarts are polls flagged with spool.FlagDiscontinuity.
 	Polls, Failures, Restarts uint64
+
+	// Tables (profiles with tables only). LastDiscovery is when the last
+	// discovery completed; DiscoveryError the error of the last one that
+	// failed after it (empty if none), at LastDiscoveryError.
+	LastDiscovery      time.Time
+	DiscoveryError     string
+	LastDiscoveryError time.Time
+	Discoveries        uint64
+	// Rows are the rows polled (the last discovery's), FilteredRows those
+	// its filters dropped, TruncatedTables its tables cut at
+	// Options.MaxTableRows. GoneRows are the keys of rows an earlier
+	// discovery found and the last did not: their files stay.
+	Rows, FilteredRows, TruncatedTables int
+	GoneRows                            []string
 }
 
 // CycleStats describe one poll cycle.
@@ -64,6 +78,13 @@ type CycleStats struct {
 	// their data source's value (text for a counter, an IpAddress, an OID,
 	// a NaN float): stored as unknown, counted in Unknown too.
 	WrongTypes int `json:"wrong_types"`
+	// Requests are the SNMP requests of answered polls (Gets and GetBulks,
+	// not discoveries); Rows the table rows' entries written. StaleRows
+	// are rows not written because the agent restarted and could not be
+	// discovered again (their indexes may name other rows now).
+	Requests  int `json:"requests"`
+	Rows      int `json:"rows"`
+	StaleRows int `json:"stale_rows"`
 }
 
 // Status returns the status of the named device.
@@ -102,6 +123,7 @@ func (d *device) status() DeviceStatus {
 	defer d.mu.Unlock()
 	s := d.st
 	s.Name, s.Address, s.Profile = d.t.Name, d.t.Address(), d.t.Profile.Name
+	s.GoneRows = append([]string(nil), s.GoneRows...)
 	return s
 }
 

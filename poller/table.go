@@ -5,8 +5,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gosnmp/gosnmp"
+
+	"github.com/spoold/spoold/poller/mib"
+	"github.com/spoold/spoold/rrdwriter"
 )
 
 // Table is an SNMP table of a profile. Discovery walks its Index column
@@ -65,26 +69,9 @@ const (
 	maxFilterValueLen = 1024
 )
 
-// instanceColumns are the names an instance line may use for IF-MIB's
-// naming columns (any numeric column OID works too).
-var instanceColumns = map[string]string{
-	"ifName":  "1.3.6.1.2.1.31.1.1.1.1",
-	"ifDescr": "1.3.6.1.2.1.2.2.1.2",
-	"ifAlias": "1.3.6.1.2.1.31.1.1.1.18",
-}
-
-// columnOID resolves a column reference of a table line: a numeric OID or
-// one of the naming columns' names.
-func columnOID(s string) (string, error) {
-	if oid, ok := instanceColumns[s]; ok {
-		return oid, nil
-	}
-	return normalizeOID(s)
-}
-
 // parseInstance parses an instance line's value: "index", or columns
-// separated by "|".
-func parseInstance(s string) ([]string, error) {
+// separated by "|" (ifName, IF-MIB::ifDescr, a numeric OID...).
+func parseInstance(s string, resolve func(string) (string, error)) ([]string, error) {
 	if s == "index" {
 		return nil, nil
 	}
@@ -94,17 +81,19 @@ func parseInstance(s string) ([]string, error) {
 	}
 	out := make([]string, len(alts))
 	for i, a := range alts {
-		oid, err := columnOID(a)
+		oid, err := resolve(a)
 		if err != nil {
-			return nil, fmt.Errorf("instance: want index, ifName, ifDescr, ifAlias or column OIDs separated by |: %w", err)
+			return nil, fmt.Errorf("instance: want index, or columns (ifName, ifDescr, ifAlias, ...) separated by |: %w", err)
 		}
 		out[i] = oid
 	}
 	return out, nil
 }
 
-// parseFilter parses "filter <column|instance> <op> <value>"'s fields.
-func parseFilter(f []string) (Filter, error) {
+// parseFilter parses "filter <column|instance> <op> <value>"'s fields. An
+// == or != value may be an enumeration label of the column
+// (ifOperStatus == up) or a name of an OID-valued one (mib.FilterValue).
+func parseFilter(f []string, resolve func(string) (string, error), res *mib.Resolver) (Filter, error) {
 	if len(f) != 3 {
 		return Filter{}, fmt.Errorf("want \"filter <column|instance> <==|!=|=~|!~> <value>\"")
 	}
@@ -112,15 +101,26 @@ func parseFilter(f []string) (Filter, error) {
 	if len(flt.Value) > maxFilterValueLen {
 		return Filter{}, fmt.Errorf("filter value longer than %d bytes", maxFilterValueLen)
 	}
+	var col *mib.Object
 	if f[0] != "instance" {
-		oid, err := columnOID(f[0])
+		oid, err := resolve(f[0])
 		if err != nil {
 			return Filter{}, fmt.Errorf("filter column: %w", err)
 		}
 		flt.Column = oid
+		if o, suffix := res.ObjectAt(oid); o != nil && suffix == "" {
+			col = o
+		}
 	}
 	switch flt.Op {
 	case "==", "!=":
+		if col != nil {
+			v, err := res.FilterValue(col, flt.Value)
+			if err != nil {
+				return Filter{}, err
+			}
+			flt.Value = v
+		}
 		if n, err := strconv.ParseInt(flt.Value, 10, 64); err == nil {
 			flt.num = &n
 		}
@@ -246,4 +246,22 @@ func (t *Target) KeyDS(key string) ([]DS, bool) {
 		ds[i] = c.DS
 	}
 	return ds, true
+}
+
+// RRDProfile returns the RRD layout of a key of target t (KeyDS): one
+// data source per value, with a heartbeat of two steps, and the default
+// RRAs of step.
+func (t *Target) RRDProfile(key string, step time.Duration) (rrdwriter.Profile, bool) {
+	dss, ok := t.KeyDS(key)
+	if !ok {
+		return rrdwriter.Profile{}, false
+	}
+	p := rrdwriter.Profile{Step: step, RRAs: rrdwriter.DefaultRRAs(step)}
+	for _, ds := range dss {
+		p.DS = append(p.DS, rrdwriter.DataSource{
+			Name: ds.Name, Type: ds.Type, Heartbeat: 2 * step,
+			Min: ds.Min, Max: ds.Max, // NaN = U in both
+		})
+	}
+	return p, true
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gosnmp/gosnmp"
+	"github.com/spoold/spoold/poller/mib"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -73,6 +74,8 @@ func TestParseTablesErrors(t *testing.T) {
 		{"profile p\ntable t\nindex 1.3\ncolumn a 1.3.1 GAUGE\ncolumn a 1.3.2 GAUGE", "data source a already defined on line 4", 5},
 		{"profile p\ntable t\nindex 1.3\ncolumn a 1.3.1|x GAUGE", "alternative", 4},
 		{"profile p\ntable t\nindex 1.3\ninstance ifFoo\ncolumn a 1.3.1 GAUGE", "instance: want index", 4},
+		{"profile p\ntable t\nindex ifIndex\nfilter ifOperStatus == sideways\ncolumn a 1.3.1 GAUGE", "not one of its labels", 4},
+		{"profile p\nds a ifHCInOctetz.1 COUNTER", "ifHCInOctetz", 2},
 		{"profile p\ntable t\nindex 1.3\nfilter instance =~ (\ncolumn a 1.3.1 GAUGE", "filter", 4},
 		{"profile p\ntable t\nindex 1.3\nfilter instance < 3\ncolumn a 1.3.1 GAUGE", "operator", 4},
 		{"profile p\ntable t/x\nindex 1.3", "table name", 2},
@@ -125,8 +128,10 @@ func TestFilterPass(t *testing.T) {
 		{"instance =~ ^Gi", str("Gi0/1"), true}, {"instance !~ ^Gi", str("Gi0/1"), false},
 		{"instance == lo", str("lo"), true}, {"instance != lo", str("eth0"), true},
 		{"1.3 =~ ^[12]$", num(2), true},
+		{"ifOperStatus == up", num(1), true}, {"ifOperStatus == up", num(2), false},
+		{"IF-MIB::ifType != softwareLoopback", num(24), false}, {"ifType != softwareLoopback", num(6), true},
 	} {
-		f, err := parseFilter(strings.Fields(tc.filter))
+		f, err := parseFilter(strings.Fields(tc.filter), mib.Builtin().Resolve, mib.Builtin())
 		if err != nil {
 			t.Fatal(err)
 		}

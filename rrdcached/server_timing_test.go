@@ -58,7 +58,7 @@ func BenchmarkBatchUpdates(b *testing.B) {
 			var serverCPU func() time.Duration
 			if peer == "rrdcached" {
 				p := rrdctest.Start(b, dir, "-w", "3600", "-f", "7200", "-l", "unix:"+sock)
-				serverCPU = func() time.Duration { return processCPU(b, p.Pid) }
+				serverCPU = func() time.Duration { return processCPU(b, p.Process().Pid) }
 			} else {
 				opts := rrdcached.DefaultOptions()
 				opts.Dir, opts.Listeners = dir, []rrdcached.ListenerOptions{{Spec: "unix:" + sock}}

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -326,24 +323,30 @@ func (w *Writer) splitApplied(t *target, p *pass) int {
 // pending.
 func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item, error) {
 	w.c.updateCalls.Add(1)
-	if until := todo[len(todo)-1].e.Time; w.o.Prefetch && t.prefetchedUntil.Load() < until {
-		w.prefetch(t, until)
+	until, last := todo[len(todo)-1].e.Time, t.info.Last
+	if w.o.Prefetch && t.prefetchedUntil.Load() < until {
+		w.prefetch(t, until, last, false)
 	}
 	// The rows are in the file's data source order (buildRows), so no
 	// template: librrd takes the values by position, as rrdcached sends
 	// them, instead of matching every name of the template per call.
 	uerr := w.o.RRD.Update(t.path, nil, buildRows(t, todo))
 	if uerr == nil {
-		t.info.Last, t.info.LastMilli = todo[len(todo)-1].e.Time, todo[len(todo)-1].e.Milli
+		t.info.Last, t.info.LastMilli = until, todo[len(todo)-1].e.Milli
+		t.advanceLayout(last, until)
 		w.c.written(todo)
 		markApplied(todo, pending)
 		return nil, nil
 	}
+	t.layout.Store(nil) // some rows may have landed: read it again
 	kind := classify(uerr)
 	fi, ierr := w.o.RRD.Info(t.path)
 	if ierr != nil {
 		t.known = false
-		if kind == KindValue || kind == KindOther {
+		t.ahead.Store(nil)
+		if ik := classify(ierr); ik == KindRemote {
+			kind = ik // the peer is gone: nothing is known of the file
+		} else if kind == KindValue || kind == KindOther {
 			kind = KindCorrupt
 		}
 		return todo, kindError(kind, fmt.Errorf("%w; then %w", uerr, ierr))
@@ -416,12 +419,15 @@ func (w *Writer) ensureFile(t *target, first, until int64) error {
 	if t.known {
 		return nil
 	}
-	if fi := t.ahead.Swap(nil); fi != nil && t.prefetchedUntil.Load() >= until {
-		t.setInfo(*fi) // read by the flush's read-ahead just before
+	if fi := t.ahead.Swap(nil); fi != nil {
+		// Read by the flush's read-ahead just before; update asks for
+		// the rows it did not.
+		t.setInfo(*fi)
 		return nil
 	}
 	if w.o.Prefetch {
-		if fi, ok := w.prefetch(t, until); ok {
+		if fi, ok := w.prefetch(t, until, -1, true); ok {
+			t.ahead.Store(nil)
 			t.setInfo(fi)
 			return nil
 		}
@@ -436,13 +442,10 @@ func (w *Writer) ensureFile(t *target, first, until int64) error {
 	}
 	p, ok := w.o.Profile(t.key)
 	if !ok {
-		return kindError(KindNoProfile, fmt.Errorf("create rrd %s: no profile for %q", t.path, t.key))
+		return kindError(KindNoProfile, noProfileError(t))
 	}
 	if err := p.Validate(); err != nil {
 		return kindError(KindNoProfile, fmt.Errorf("create rrd %s: %w", t.path, err))
-	}
-	if err := os.MkdirAll(filepath.Dir(t.path), 0o750); err != nil {
-		return kindError(classify(err), fmt.Errorf("create rrd directory: %w", err))
 	}
 	if err := w.o.RRD.Create(t.path, p, first-1); err != nil {
 		return kindError(classify(err), err)
@@ -525,10 +528,7 @@ func appendValue(b []byte, v spool.Value) []byte {
 	case spool.Counter:
 		return strconv.AppendUint(b, v.Counter, 10)
 	case spool.Gauge:
-		if math.IsNaN(v.Gauge) || math.IsInf(v.Gauge, 0) {
-			return append(b, 'U')
-		}
-		return strconv.AppendFloat(b, v.Gauge, 'g', -1, 64)
+		return appendFloat(b, v.Gauge)
 	}
 	return append(b, 'U')
 }

@@ -25,25 +25,62 @@
 // mismatch) keep every entry and back the target off exponentially; other
 // targets go on.
 //
+// # Forwarding
+//
+// With Options.Forward the RRD implementation is a client of a remote
+// rrdcached or spoold (forward.go): a batch goes as UPDATEs, then FLUSH,
+// and counts as applied only when the remote file's last update (INFO,
+// after the FLUSH) shows it; the exactly-once rule above is the same code
+// for both. While the peer is down its targets fail as KindRemote and back
+// off; their entries stay in the spool.
+//
 // # Files
 //
 // A target's RRD file is Options.Dir + RRDPath(key): bytes outside
 // [A-Za-z0-9._-] are escaped, "/" separates subdirectories only when every
 // segment is non-empty, and no segment can be "." or "..". Missing
-// directories are created.
+// directories are created. A key of the rrdcached protocol, "/" + a clean
+// relative file name, is Options.Dir + that name verbatim (ProtocolKey).
+//
+// # The rrdcached protocol
+//
+// Backend (rrdcached.go and rrdcached_*.go) carries out the commands of
+// package rrdcached's server. An UPDATE is parsed against the file's data
+// sources, read from its header (a stat per command; the header again when
+// the file changed), and typed by them so that librrd gets what the client
+// sent; one that cannot be written is refused in the reply, where
+// rrdcached would accept it and drop it at its flush: a value count other
+// than the file's data sources, a time at or before the file's newest
+// update (written or spooled, to the millisecond), a time beyond
+// FutureTolerance, a missing file, a poller target's file. An accepted
+// update is appended to the spool and indexed before Update returns (with
+// the batch fsync policy the spool is synced first), then written like a
+// poll result. A protocol key has no profile: a missing file keeps its
+// entries spooled (KindNoProfile) until it exists. FLUSH is FlushKey;
+// FLUSHALL starts FlushAll; PENDING reads the spooled entries without
+// taking them; FORGET keeps them; SUSPEND holds a key (Hold: the writer
+// does not write it, its updates still spool); FIRST, INFO, FETCH and
+// CREATE call librrd under the file's lock, INFO and FETCH after a flush;
+// CREATE publishes through a temp file and refuses to replace a file with
+// updates still spooled; LIST never follows a symlink out of Options.Dir.
 //
 // # Concurrency
 //
 // One goroutine per file being written, at most Writers of them, is started
 // by Run (which returns only after they finished) and by FlushAll (which
-// waits for them). FlushKey and Graph work on the caller's goroutine. A
+// waits for them); Backend.FlushAll starts one that runs FlushAll (which
+// WaitFlushes waits for). FlushKey, Graph and the Backend's other commands
+// work on the caller's goroutine. A
 // per-file lock inside the process makes sure updates and graph reads of one
 // file never overlap: librrd's fcntl lock does not protect goroutines of one
 // process from each other.
 //
-// Only librrd.go calls librrd (through github.com/ziutek/rrd); everything else
+// Only librrd.go calls librrd (updates through its own shim of
+// rrd_update_r, the rest through github.com/ziutek/rrd); everything else
 // talks to the RRD interface, so the policy is tested with a fake. The last
 // update and data sources of a file are read from its header in Go
-// (rrdheader.go, one pread); librrd's rrd_info_r reads the files that reader
-// does not recognize.
+// (rrdheader.go, one pread) once per file; librrd's rrd_info_r reads the
+// files that reader does not recognize. The prefetch (prefetch.go) keeps
+// each file's layout and moves it on with every update librrd accepts, so
+// the header is not read again before each update.
 package rrdwriter

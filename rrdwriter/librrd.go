@@ -2,23 +2,91 @@
 
 package rrdwriter
 
+/*
+#cgo pkg-config: librrd
+#include <stdlib.h>
+#include <string.h>
+#include <rrd.h>
+
+// spoold_rrd_update calls rrd_update_r as rrdcached's queue thread does,
+// with every row of one file. args holds the path, the template (if tmpl)
+// and the rows, each NUL-terminated, back to back; librrd copies each row
+// before parsing it and keeps nothing. It returns a copy of librrd's
+// thread-local error message (the caller frees it), or NULL.
+static char *spoold_rrd_update(const char *args, int rows, int tmpl) {
+	const char *path = args, *template = NULL;
+	args += strlen(args) + 1;
+	if (tmpl) {
+		template = args;
+		args += strlen(args) + 1;
+	}
+	const char **argv = malloc(rows * sizeof *argv);
+	if (argv == NULL)
+		return strdup("update: out of memory");
+	for (int i = 0; i < rows; i++) {
+		argv[i] = args;
+		args += strlen(args) + 1;
+	}
+	rrd_clear_error();
+	rrd_update_r(path, template, rows, argv);
+	free(argv);
+	return rrd_test_error() ? strdup(rrd_get_error()) : NULL;
+}
+
+// librrd's error string is per thread: each helper copies it before
+// returning to Go, whose next call may run on another thread.
+static char *spoold_error(void) { return strdup(rrd_get_error()); }
+
+static time_t spoold_first(const char *file, int rra, char **err) {
+	rrd_clear_error();
+	time_t t = rrd_first_r(file, rra);
+	if (t < 0 || rrd_test_error()) *err = spoold_error();
+	return t;
+}
+
+static rrd_info_t *spoold_info(const char *file, char **err) {
+	rrd_clear_error();
+	rrd_info_t *i = rrd_info_r(file);
+	if (i == NULL) *err = spoold_error();
+	return i;
+}
+
+static int spoold_create(const char *file, unsigned long step, time_t last_up, const char **sources, const char *template, int argc, const char **argv, char **err) {
+	rrd_clear_error();
+	int rc = rrd_create_r2(file, step, last_up, 1, sources, template, argc, argv);
+	if (rc != 0) *err = spoold_error();
+	return rc;
+}
+
+static int spoold_info_type(rrd_info_t *i) { return i->type; }
+static double spoold_info_val(rrd_info_t *i) { return i->value.u_val; }
+static unsigned long spoold_info_cnt(rrd_info_t *i) { return i->value.u_cnt; }
+static int spoold_info_int(rrd_info_t *i) { return i->value.u_int; }
+static char *spoold_info_str(rrd_info_t *i) { return i->value.u_str; }
+static unsigned long spoold_info_blob(rrd_info_t *i) { return i->value.u_blo.size; }
+*/
+import "C"
+
 import (
+	"errors"
 	"time"
+	"unsafe"
 
 	"github.com/ziutek/rrd"
 )
 
 // This is the only file that calls librrd. github.com/ziutek/rrd v0.0.3
-// calls the thread-safe rrd_create_r, rrd_update_r and rrd_info_r, and
-// copies librrd's thread-local error string before returning to Go, so
-// those are safe from any goroutine on different files. rrd_graph_v is not
-// thread-safe: ziutek serializes it with a package mutex. An update error is
-// librrd's message only: which rows landed is learned by reading the last
-// update time again (rrd_update_r applies rows in order and stops at the
-// first bad one).
+// calls the thread-safe rrd_create_r and rrd_info_r, and copies librrd's
+// thread-local error string before returning to Go, so those are safe from
+// any goroutine on different files. rrd_graph_v is not thread-safe: ziutek
+// serializes it with a package mutex. Updates, the hot path, call
+// rrd_update_r directly (spoold_rrd_update above): ziutek's Updater copies
+// every row twice more (fmt.Sprint, then malloc) and makes a C string per
+// row. An update error is librrd's message only: which rows landed is
+// learned by reading the last update time again (rrd_update_r applies rows
+// in order and stops at the first bad one).
 
-// The shims: each one librrd call through github.com/ziutek/rrd, no logic
-// (librrd_logic.go has it).
+// The shims: each one librrd call, no logic (librrd_logic.go has it).
 
 func librrdCreate(path string, start int64, step uint, ds []rrdDS, rras []rrdRRA) error {
 	c := rrd.NewCreator(path, time.Unix(start, 0), step)
@@ -33,15 +101,20 @@ func librrdCreate(path string, start int64, step uint, ds []rrdDS, rras []rrdRRA
 
 func librrdInfoMap(path string) (map[string]any, error) { return rrd.Info(path) }
 
-func librrdUpdate(path string, template, args []string) error {
-	u := rrd.NewUpdater(path)
-	if len(template) > 0 {
-		u.SetTemplate(template...)
+// librrdUpdate updates a file with rows rows: args is as
+// spoold_rrd_update takes it (updateArgs builds it). Go memory holding no
+// Go pointers, used only during the call, may be passed to C.
+func librrdUpdate(args []byte, rows int, template bool) error {
+	tmpl := C.int(0)
+	if template {
+		tmpl = 1
 	}
-	for _, a := range args {
-		u.Cache(a)
+	e := C.spoold_rrd_update((*C.char)(unsafe.Pointer(&args[0])), C.int(rows), tmpl)
+	if e == nil {
+		return nil
 	}
-	return u.Update()
+	defer C.free(unsafe.Pointer(e))
+	return errors.New(C.GoString(e))
 }
 
 func librrdGraph(o GraphOptions, lines []rrdLine) ([]byte, error) {
@@ -54,4 +127,107 @@ func librrdGraph(o GraphOptions, lines []rrdLine) ([]byte, error) {
 	}
 	_, img, err := g.Graph(o.Start, o.End)
 	return img, err
+}
+
+// The shims of the rrdcached protocol's reads and CREATE: rrd_first_r,
+// rrd_info_r (walked in librrd's order), rrd_fetch_r (through ziutek) and
+// rrd_create_r2 (never overwriting: the caller publishes the file).
+
+// cError returns the copied librrd error and frees it.
+func cError(err *C.char) error {
+	defer C.free(unsafe.Pointer(err))
+	return errors.New(C.GoString(err))
+}
+
+func librrdFirst(path string, rra int) (int64, error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var cerr *C.char
+	t := C.spoold_first(cpath, C.int(rra), &cerr)
+	if cerr != nil {
+		return 0, cError(cerr)
+	}
+	return int64(t), nil
+}
+
+func librrdInfoItems(path string) ([]rrdInfoItem, error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var cerr *C.char
+	info := C.spoold_info(cpath, &cerr)
+	if info == nil {
+		return nil, cError(cerr)
+	}
+	defer C.rrd_info_free(info)
+	var items []rrdInfoItem
+	for i := info; i != nil; i = i.next {
+		it := rrdInfoItem{Key: C.GoString(i.key), Type: int(C.spoold_info_type(i))}
+		switch it.Type {
+		case C.RD_I_VAL:
+			it.Val = float64(C.spoold_info_val(i))
+		case C.RD_I_CNT:
+			it.Cnt = uint64(C.spoold_info_cnt(i))
+		case C.RD_I_INT:
+			it.Int = int64(C.spoold_info_int(i))
+		case C.RD_I_STR:
+			it.Str = C.GoString(C.spoold_info_str(i))
+		case C.RD_I_BLO:
+			it.Cnt = uint64(C.spoold_info_blob(i))
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+func librrdFetch(path, cf string, start, end time.Time, step time.Duration) (rrdFetched, error) {
+	r, err := rrd.Fetch(path, cf, start, end, step)
+	if err != nil {
+		return rrdFetched{}, err
+	}
+	defer r.FreeValues()
+	return rrdFetched{Start: r.Start, End: r.End, Step: r.Step, DS: r.DsNames, Values: r.Values()}, nil
+}
+
+func librrdCreate2(path string, step uint64, lastUp int64, sources []string, template string, defs []string) error {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var ctmpl *C.char
+	if template != "" {
+		ctmpl = C.CString(template)
+		defer C.free(unsafe.Pointer(ctmpl))
+	}
+	csrc := cStrings(sources, true)
+	defer freeCStrings(csrc)
+	cdefs := cStrings(defs, false)
+	defer freeCStrings(cdefs)
+	var srcp, defp **C.char
+	if len(sources) > 0 {
+		srcp = &csrc[0]
+	}
+	if len(defs) > 0 {
+		defp = &cdefs[0]
+	}
+	var cerr *C.char
+	if C.spoold_create(cpath, C.ulong(step), C.time_t(lastUp), srcp, ctmpl, C.int(len(defs)), defp, &cerr) != 0 {
+		return cError(cerr)
+	}
+	return nil
+}
+
+// cStrings copies ss to C, NULL-terminated if asked.
+func cStrings(ss []string, null bool) []*C.char {
+	out := make([]*C.char, 0, len(ss)+1)
+	for _, s := range ss {
+		out = append(out, C.CString(s))
+	}
+	if null {
+		out = append(out, nil)
+	}
+	return out
+}
+
+func freeCStrings(cs []*C.char) {
+	for _, c := range cs {
+		C.free(unsafe.Pointer(c))
+	}
 }

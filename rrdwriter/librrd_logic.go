@@ -1,6 +1,7 @@
 package rrdwriter
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -39,6 +41,9 @@ type rrdRRA struct{ cf, args string }
 func (libRRD) Create(path string, p Profile, start int64) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("create rrd %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return fmt.Errorf("create rrd directory: %w", err)
 	}
 	tmp := filepath.Join(filepath.Dir(path), tempName(filepath.Base(path)))
 	var ds []rrdDS
@@ -133,23 +138,59 @@ func (libRRD) Update(path string, template []string, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	args := make([]string, len(rows))
-	var b []byte
-	for i, r := range rows {
-		b = strconv.AppendInt(b[:0], r.Time, 10)
-		if r.Milli > 0 {
-			b = append(b, '.', byte('0'+r.Milli/100), byte('0'+r.Milli/10%10), byte('0'+r.Milli%10))
-		}
-		for _, v := range r.Values {
-			b = append(b, ':')
-			b = append(b, v...)
-		}
-		args[i] = string(b)
+	bp := updateBufs.Get().(*[]byte)
+	defer updateBufs.Put(bp)
+	*bp = updateArgs((*bp)[:0], path, template, rows)
+	args := 1 + len(rows)
+	if len(template) > 0 {
+		args++
 	}
-	if err := librrdUpdate(path, template, args); err != nil {
+	// A NUL inside an argument would shift every row after it.
+	if bytes.Count(*bp, []byte{0}) != args {
+		return fmt.Errorf("update rrd %s: %w", path, errors.New("a path, template or value holds a NUL byte"))
+	}
+	if err := librrdUpdate(*bp, len(rows), len(template) > 0); err != nil {
 		return fmt.Errorf("update rrd %s: %w", path, err)
 	}
 	return nil
+}
+
+// updateBufs holds the buffers of updateArgs: one update's arguments are
+// garbage as soon as librrd returns.
+var updateBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8192); return &b }}
+
+// updateArgs appends the arguments of one update to b as the update shim
+// takes them: the path, the template's names joined by ":" if there is a
+// template, and each row, every one NUL-terminated.
+func updateArgs(b []byte, path string, template []string, rows []Row) []byte {
+	b = append(append(b, path...), 0)
+	if len(template) > 0 {
+		for i, name := range template {
+			if i > 0 {
+				b = append(b, ':')
+			}
+			b = append(b, name...)
+		}
+		b = append(b, 0)
+	}
+	for _, r := range rows {
+		b = append(appendRow(b, r), 0)
+	}
+	return b
+}
+
+// appendRow appends r as rrd_update and rrdcached's UPDATE take it:
+// "<seconds>[.<ms>]:v:v...".
+func appendRow(b []byte, r Row) []byte {
+	b = strconv.AppendInt(b, r.Time, 10)
+	if r.Milli > 0 {
+		b = append(b, '.', byte('0'+r.Milli/100), byte('0'+r.Milli/10%10), byte('0'+r.Milli%10))
+	}
+	for _, v := range r.Values {
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	return b
 }
 
 var graphColors = []string{"0000FF", "00A000", "FF0000", "A000A0", "FF8000", "00A0A0", "808000", "404040"}

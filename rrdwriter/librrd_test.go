@@ -84,12 +84,41 @@ func newLibEnv(t *testing.T, edit func(*Options)) *env {
 	return newEnv(t, LibRRD(), edit)
 }
 
+// putFourPolls spools four polls of key; checkFourPolls checks that the
+// RRD file at path holds them exactly, created from testProfile.
+func putFourPolls(e *env, key string) []spool.Ref {
+	var refs []spool.Ref
+	for i, g := range []float64{1.5, 2.25, 1024.125, 0.5} {
+		refs = append(refs, e.putCG(key, t0+300*int64(i), uint64(3000*i*i), g))
+	}
+	return refs
+}
+
+func checkFourPolls(t *testing.T, path string) {
+	t.Helper()
+	last, vals := lastUpdate(t, path)
+	if last != t0+900 || vals["c"] != "27000" || vals["g"] != "0.5" {
+		t.Fatalf("lastupdate of %s: %d %v", path, last, vals)
+	}
+	got := fetch(t, path, t0, t0+900)
+	// c's rate is Δ/300: 3000/300, 9000/300, 15000/300.
+	want := map[int64]string{t0 + 300: "10 2.25", t0 + 600: "30 1024.125", t0 + 900: "50 0.5"}
+	for ts, w := range want {
+		if got[ts] != w {
+			t.Fatalf("fetch of %s at %d: %q, want %q (all: %v)", path, ts, got[ts], w, got)
+		}
+	}
+	info := rrdtool(t, "info", path)
+	for _, s := range []string{"step = 300", `ds[c].type = "COUNTER"`, `ds[g].type = "GAUGE"`, "rra[7].rows = 797", `rra[7].cf = "MAX"`} {
+		if !strings.Contains(info, s) {
+			t.Fatalf("rrdtool info of %s lacks %q", path, s)
+		}
+	}
+}
+
 func TestLibRRDValuesLandExactly(t *testing.T) {
 	e := newLibEnv(t, nil)
-	gauges := []float64{1.5, 2.25, 1024.125, 0.5}
-	for i, g := range gauges {
-		e.putCG("site/r1", t0+300*int64(i), uint64(3000*i*i), g)
-	}
+	putFourPolls(e, "site/r1")
 	if err := e.w.FlushAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -97,24 +126,7 @@ func TestLibRRDValuesLandExactly(t *testing.T) {
 	if want := filepath.Join(e.dir, "site", "r1.rrd"); path != want {
 		t.Fatalf("path %s, want %s", path, want)
 	}
-	last, vals := lastUpdate(t, path)
-	if last != t0+900 || vals["c"] != "27000" || vals["g"] != "0.5" {
-		t.Fatalf("lastupdate %d %v", last, vals)
-	}
-	got := fetch(t, path, t0, t0+900)
-	// c's rate is Δ/300: 3000/300, 9000/300, 15000/300.
-	want := map[int64]string{t0 + 300: "10 2.25", t0 + 600: "30 1024.125", t0 + 900: "50 0.5"}
-	for ts, w := range want {
-		if got[ts] != w {
-			t.Fatalf("fetch at %d: %q, want %q (all: %v)", ts, got[ts], w, got)
-		}
-	}
-	info := rrdtool(t, "info", path)
-	for _, s := range []string{"step = 300", `ds[c].type = "COUNTER"`, `ds[g].type = "GAUGE"`, "rra[7].rows = 797", `rra[7].cf = "MAX"`} {
-		if !strings.Contains(info, s) {
-			t.Fatalf("rrdtool info lacks %q", s)
-		}
-	}
+	checkFourPolls(t, path)
 	if s := e.w.Stats(); s.UpdateCalls != 1 || s.EntriesWritten != 4 || s.ValuesWritten != 8 || s.Creates != 1 {
 		t.Fatalf("stats %+v", s)
 	}
@@ -332,5 +344,44 @@ func TestCreateLongestTargetName(t *testing.T) {
 				t.Fatalf("temp files left: %v", left)
 			}
 		})
+	}
+}
+
+// TestLibRRDUpdateArguments calls the update shim directly: rows with and
+// without a template and milliseconds land as rrdtool reads them back,
+// librrd's refusal comes back as its message with the rows before it
+// applied, and a NUL byte in a value is refused before librrd is called
+// (it would shift every row after it).
+func TestLibRRDUpdateArguments(t *testing.T) {
+	needRRDTool(t)
+	path := filepath.Join(t.TempDir(), "f.rrd")
+	r := LibRRD()
+	if err := r.Create(path, testProfile(), t0); err != nil {
+		t.Fatal(err)
+	}
+	// testProfile's data sources are c (COUNTER) then g (GAUGE).
+	rows := []Row{{Time: t0 + 300, Values: []string{"1.5", "100"}}, {Time: t0 + 600, Milli: 250, Values: []string{"2.5", "400"}}}
+	if err := r.Update(path, []string{"g", "c"}, rows); err != nil {
+		t.Fatal(err)
+	}
+	if last, vals := lastUpdate(t, path); last != t0+600 || vals["c"] != "400" || vals["g"] != "2.5" {
+		t.Fatalf("after the templated update: lastupdate %d %v", last, vals)
+	}
+	if fi, err := r.Info(path); err != nil || fi.Last != t0+600 || fi.LastMilli != 250 {
+		t.Fatalf("info %+v %v, want last %d.250", fi, err, t0+600)
+	}
+	err := r.Update(path, nil, []Row{{Time: t0 + 900, Values: []string{"700", "3"}}, {Time: t0 + 900, Values: []string{"800", "4"}}, {Time: t0 + 1200, Values: []string{"900", "5"}}})
+	if err == nil || !strings.Contains(err.Error(), illegalTime) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("a second row of one second: %v, want librrd's %q naming %s", err, illegalTime, path)
+	}
+	if last, vals := lastUpdate(t, path); last != t0+900 || vals["c"] != "700" || vals["g"] != "3" {
+		t.Fatalf("after the refused row: lastupdate %d %v, want the row before it", last, vals)
+	}
+	err = r.Update(path, nil, []Row{{Time: t0 + 1200, Values: []string{"9\x0000", "5"}}, {Time: t0 + 1500, Values: []string{"1000", "6"}}})
+	if err == nil || !strings.Contains(err.Error(), "NUL") {
+		t.Fatalf("a value with a NUL byte: %v, want an error", err)
+	}
+	if last, _ := lastUpdate(t, path); last != t0+900 {
+		t.Fatalf("a refused update changed the file: last %d", last)
 	}
 }

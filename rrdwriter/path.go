@@ -3,6 +3,7 @@ package rrdwriter
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -98,4 +99,79 @@ func tempName(base string) string {
 		base = base[:room]
 	}
 	return "." + base + suffix
+}
+
+// Files of the rrdcached protocol. A file a client names over the protocol
+// ("host/load.rrd", clean and relative to Options.Dir) is spooled under the
+// key "/" + its name: poller target names never start with "/", so these
+// keys are a namespace of their own, and their file is Options.Dir + the
+// name verbatim, not through RRDPath's escaping. Such a key has no profile:
+// its file must exist (made by CREATE or by the client).
+
+// ProtocolKey returns the spool key of the protocol's file name.
+func ProtocolKey(file string) string { return "/" + file }
+
+// protocolFile returns the file name of a protocol key: ok only for "/"
+// followed by a clean, local, non-empty relative name. Any other key, even
+// one starting with "/", goes through RRDPath.
+func protocolFile(key string) (file string, ok bool) {
+	file, ok = strings.CutPrefix(key, "/")
+	if !ok || !filepath.IsLocal(file) || filepath.Clean(file) != file {
+		return "", false
+	}
+	return file, true
+}
+
+// keyPath returns the path of key's RRD file relative to the RRD
+// directory: a protocol key's name, or RRDPath.
+func keyPath(key string) string {
+	if file, ok := protocolFile(key); ok {
+		return file
+	}
+	return RRDPath(key)
+}
+
+// pathKey returns the key whose RRDPath is file, if there is one: the
+// inverse of RRDPath except for segments cut to a hash, which cannot be
+// inverted (ok is false for them).
+func pathKey(file string) (key string, ok bool) {
+	base, ok := strings.CutSuffix(file, ".rrd")
+	if !ok || strings.IndexByte(base, '~') >= 0 {
+		return "", false
+	}
+	b := make([]byte, 0, len(base))
+	for i := 0; i < len(base); i++ {
+		c := base[i]
+		if c == '%' && i+2 < len(base) {
+			hi, ok1 := unhexDigit(base[i+1])
+			lo, ok2 := unhexDigit(base[i+2])
+			if ok1 && ok2 {
+				b = append(b, hi<<4|lo)
+				i += 2
+				continue
+			}
+		}
+		b = append(b, c)
+	}
+	key = string(b)
+	return key, RRDPath(key) == file
+}
+
+func unhexDigit(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// noProfileError is the error of a key without a profile whose file is
+// missing; for a protocol key it says that the file must be made first.
+func noProfileError(t *target) error {
+	if file, ok := protocolFile(t.key); ok {
+		return fmt.Errorf("write rrd %s: the file is missing; the updates of %s came over the rrdcached protocol, which gives no profile to create it: they stay in the spool until the file exists (CREATE it)", t.path, file)
+	}
+	return fmt.Errorf("create rrd %s: no profile for %q", t.path, t.key)
 }

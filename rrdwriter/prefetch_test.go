@@ -7,9 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/spool"
 )
 
 // TestLayoutMatchesRRDTool checks the layout the prefetch reads against the
@@ -24,17 +29,14 @@ func TestLayoutMatchesRRDTool(t *testing.T) {
 	}
 	check := func() rrdLayout {
 		t.Helper()
-		b, err := os.ReadFile(path)
+		l := readFileLayout(t, path)
+		last := l.rras[len(l.rras)-1]
+		fi, err := os.Stat(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, need, err := parseLayout(b)
-		if err != nil || need > len(b) {
-			t.Fatalf("parseLayout: need %d of %d, %v", need, len(b), err)
-		}
-		last := l.rras[len(l.rras)-1]
-		if end := last.start + last.rows*l.rowLen; end != int64(len(b)) {
-			t.Fatalf("rows end at %d, file has %d bytes", end, len(b))
+		if end := last.start + last.rows*l.rowLen; end != fi.Size() {
+			t.Fatalf("rows end at %d, file has %d bytes", end, fi.Size())
 		}
 		info := rrdtool(t, "info", path)
 		for i, r := range l.rras {
@@ -196,5 +198,114 @@ func TestProfileFileSize(t *testing.T) {
 	}
 	if fi.Mode().Perm() != 0o640 {
 		t.Fatalf("mode %v, want 0640", fi.Mode().Perm())
+	}
+}
+
+// readFileLayout reads path's whole layout from the file's bytes.
+func readFileLayout(t *testing.T, path string) rrdLayout {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, need, err := parseLayout(b)
+	if err != nil || need > len(b) {
+		t.Fatalf("parseLayout %s: need %d of %d, %v", path, need, len(b), err)
+	}
+	return l
+}
+
+// TestAdvancedLayoutIsTheFilesLayout: the layout the writer keeps instead
+// of reading the header again (advanced after each update librrd
+// accepted) is the layout librrd left in the file, through updates of one
+// row, of a few, of more than an RRA's rows and across its wrap; and the
+// prefetch's own read of it (two preads) equals the whole header's.
+func TestAdvancedLayoutIsTheFilesLayout(t *testing.T) {
+	needRRDTool(t)
+	path := filepath.Join(t.TempDir(), "f.rrd")
+	if err := LibRRD().Create(path, testProfile(), t0); err != nil {
+		t.Fatal(err)
+	}
+	read := func() *rrdLayout {
+		t.Helper()
+		fd, err := openHeader(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		l, fi, err := readLayout(fd, path, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if whole := readFileLayout(t, path); !reflect.DeepEqual(*l, whole) {
+			t.Fatalf("readLayout %+v, the whole header says %+v", *l, whole)
+		}
+		if fi.Last != l.last || len(fi.DS) != 2 {
+			t.Fatalf("readLayout's info %+v, layout's last %d", fi, l.last)
+		}
+		return l
+	}
+	kept := read()
+	ts := t0
+	for _, n := range []int{1, 12, 7, 30, 400, 200, 700, 1, 3000} {
+		rows := make([]Row, n)
+		for i := range rows {
+			ts += 300
+			rows[i] = Row{Time: ts, Values: []string{strconv.FormatInt(ts*3, 10), "1"}}
+		}
+		if err := LibRRD().Update(path, nil, rows); err != nil {
+			t.Fatal(err)
+		}
+		kept = kept.advanced(ts)
+		if got := read(); !reflect.DeepEqual(kept, got) {
+			t.Fatalf("after %d rows up to %d: kept layout %+v, the file's %+v", n, ts, *kept, *got)
+		}
+	}
+}
+
+// TestWriterKeepsTheLayout: after flushes the writer's layout of a file is
+// the file's (it prefetches the next update without reading the header),
+// and after librrd refused a row it is dropped and read again.
+func TestWriterKeepsTheLayout(t *testing.T) {
+	e := newLibEnv(t, func(o *Options) { o.Prefetch = true })
+	ts := t0
+	flush := func(n int) {
+		t.Helper()
+		for range n {
+			e.putCG("k", ts, uint64(ts), 1)
+			ts += 300
+		}
+		if err := e.w.FlushAll(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tg := e.w.target(spool.KeyHash("k"), "k")
+	flush(3) // creates the file: no layout read yet
+	flush(12)
+	l := tg.layout.Load()
+	if l == nil {
+		t.Fatal("no layout kept after an update")
+	}
+	flush(30)
+	if got, want := tg.layout.Load(), readFileLayout(t, e.rrdPath("k")); got == l || !reflect.DeepEqual(*got, want) {
+		t.Fatalf("kept layout %+v (moved on: %v), the file's %+v", got, got != l, want)
+	}
+	if s := e.w.Stats(); s.EntriesWritten != 45 || s.EntriesPending != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	// A value librrd refuses: the rows before it land, the layout is
+	// dropped and the next update reads it again.
+	e.put("k", ts, 0, gauge("c", 1.5), gauge("g", 1)) // "1.5" for a COUNTER
+	ts += 300
+	flush(2)
+	if got := tg.layout.Load(); got != nil {
+		t.Fatalf("after a refused row: layout %+v kept", *got)
+	}
+	flush(3)
+	if got, want := tg.layout.Load(), readFileLayout(t, e.rrdPath("k")); got == nil || !reflect.DeepEqual(*got, want) {
+		t.Fatalf("after a refused row and an update: layout %+v, the file's %+v", got, want)
+	}
+	if s := e.w.Stats(); s.EntriesWritten != 50 || s.EntriesPending != 0 || s.Quarantined != 1 {
+		t.Fatalf("stats %+v", s)
 	}
 }

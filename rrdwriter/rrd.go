@@ -13,8 +13,9 @@ import (
 // writer never calls two methods on one path at once.
 type RRD interface {
 	// Create creates the RRD file at path from p, accepting updates after
-	// start (Unix seconds). It must not replace an existing file: if path
-	// exists the error wraps fs.ErrExist.
+	// start (Unix seconds), and the missing directories above it. It must
+	// not replace an existing file: if path exists the error wraps
+	// fs.ErrExist.
 	Create(path string, p Profile, start int64) error
 	// Info returns the file's last update time and data sources. A missing
 	// file gives an error wrapping fs.ErrNotExist.
@@ -76,11 +77,23 @@ type GraphOptions struct {
 	MaxBytes      int64 // most bytes of values librrd may fetch
 }
 
-// formatFloat formats v exactly (shortest round-trip representation); NaN
-// and ±Inf become "U": RRD cannot use them.
-func formatFloat(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "U"
+// formatFloat formats v exactly: a whole number of magnitude up to 2^53 as
+// an integer (librrd takes only integers for DERIVE, where a negative
+// rrdcached value is spooled as a gauge), anything else as its shortest
+// round-trip representation; NaN and ±Inf become "U": RRD cannot use them.
+func formatFloat(v float64) string { return string(appendFloat(nil, v)) }
+
+// maxExactInt is 2^53: every whole number up to it in magnitude is exact
+// in a float64.
+const maxExactInt = 1 << 53
+
+// appendFloat appends v as formatFloat formats it.
+func appendFloat(b []byte, v float64) []byte {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return append(b, 'U')
+	case v == math.Trunc(v) && math.Abs(v) <= maxExactInt:
+		return strconv.AppendInt(b, int64(v), 10)
 	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }

@@ -165,7 +165,12 @@ func openHeader(path string) (int, error) {
 // readHead reads the start of the file at fd, size bytes first, then as
 // many as parse says it needs, and returns them.
 func readHead(fd int, path string, size int, parse func([]byte) (need int, err error)) ([]byte, error) {
-	buf := make([]byte, size)
+	return readHeadInto(fd, path, make([]byte, size), parse)
+}
+
+// readHeadInto is readHead reading into buf first (a larger buffer is
+// made if parse needs more).
+func readHeadInto(fd int, path string, buf []byte, parse func([]byte) (need int, err error)) ([]byte, error) {
 	for {
 		n, err := preadFull(fd, buf)
 		if err != nil {

@@ -21,9 +21,10 @@ type target struct {
 	known bool           // info is loaded (or derived from a create)
 	info  FileInfo       // cached: Last moves forward with every update
 	index map[string]int // data source name → position in info.DS
-	// headerLen is the file's header length as the last prefetch found
-	// it (0: not known), so the next one reads it in one go.
-	headerLen atomic.Int64
+	// layout is the file's layout as of its last update (layout.last):
+	// read by a prefetch, moved on by each update librrd accepts
+	// (advanceLayout), dropped when one fails. nil: read it again.
+	layout atomic.Pointer[rrdLayout]
 	// prefetchedUntil is the last entry time the pages of the file are
 	// asked for already (by ensureFile or the flush's read-ahead).
 	prefetchedUntil atomic.Int64
@@ -57,7 +58,7 @@ func (w *Writer) target(hash uint64, key string) *target {
 	defer w.tmu.Unlock()
 	t := w.targets[hash]
 	if t == nil {
-		t = &target{key: key, path: filepath.Join(w.o.Dir, RRDPath(key))}
+		t = &target{key: key, path: filepath.Join(w.o.Dir, keyPath(key))}
 		w.targets[hash] = t
 	}
 	return t

@@ -137,6 +137,9 @@ func TestFormatValue(t *testing.T) {
 		{gauge("g", 0.1), "0.1"},
 		{gauge("g", -2.5e-300), "-2.5e-300"},
 		{gauge("g", 1e21), "1e+21"},
+		{gauge("g", -1e6), "-1000000"}, // DERIVE takes integers only
+		{gauge("g", -(1 << 53)), "-9007199254740992"},
+		{gauge("g", 1<<53+2), "9.007199254740994e+15"},
 		{gauge("g", math.NaN()), "U"},
 		{gauge("g", math.Inf(1)), "U"},
 		{spool.Value{Name: "u"}, "U"},

@@ -39,10 +39,12 @@ type Writer struct {
 	c       counters
 	rm      *remover // RRDFsync batch
 	stuck   stuck    // applied segments that could not be removed
+	held    holds    // keys not to write (SUSPEND): hold.go
 	// flushes counts the FlushAll calls going on (a SIGUSR1, a POST /flush,
 	// the shutdown's), so that WaitFlushes can wait for them all before the
 	// spool is closed under them.
 	flushes sync.WaitGroup
+	fwd     *forwarder // nil unless Options.Forward
 }
 
 // New returns a writer of the entries indexed in ix, stored in sp, into
@@ -63,7 +65,17 @@ func New(sp *spool.Spool, ix *shm.Index, o Options) (*Writer, error) {
 		lim:      newLimiter(o.WriteRate),
 	}
 	w.rm = newRemover(w)
+	w.fwd, _ = o.RRD.(*forwarder)
 	return w, nil
+}
+
+// Close closes the connection to the forward peer, if any (the next write
+// would open it again). It is safe to call twice.
+func (w *Writer) Close() error {
+	if w.fwd == nil {
+		return nil
+	}
+	return w.fwd.close()
 }
 
 // Run writes due targets until ctx ends: every Tick, and whenever a writer
@@ -178,6 +190,9 @@ func (w *Writer) FlushKey(ctx context.Context, key string) error {
 		if err := w.o.Ready.EnsureLeaf(ctx, hash); err != nil {
 			return fmt.Errorf("flush %s: %w", key, err)
 		}
+	}
+	if w.held.holds(hash) {
+		return fmt.Errorf("flush %s: %w", key, ErrHeld)
 	}
 	if w.retryStuck() > 0 && w.stuck.holds(hash) {
 		return fmt.Errorf("flush %s: applied spool segments of it cannot be removed (see the log); it waits", key)
@@ -316,7 +331,7 @@ func (w *Writer) takeAll(failed map[uint64]bool) []shm.Batch {
 	all := w.ix.TakeAll(nil)
 	todo := all[:0]
 	for _, b := range all {
-		if failed[b.Hash] || w.o.Ready != nil && !w.o.Ready.Ready(b.Hash) || w.stuck.holds(b.Hash) {
+		if failed[b.Hash] || w.o.Ready != nil && !w.o.Ready.Ready(b.Hash) || w.stuck.holds(b.Hash) || w.held.holds(b.Hash) {
 			w.ix.Done(b.Hash, nil, w.retryAt(b.Hash))
 			continue
 		}

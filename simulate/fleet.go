@@ -19,8 +19,9 @@ type Behavior struct {
 	// Delay holds each response back this long (a slow device).
 	Delay time.Duration
 	// Missing devices lack a column and half their interfaces:
-	// ifHCOutUcastPkts answers noSuchObject, and interfaces above
-	// Interfaces/2 answer noSuchInstance.
+	// ifHCOutUcastPkts answers noSuchObject, and the ifIndexes of the
+	// second half (above Interfaces/2 with Contiguous numbering) answer
+	// noSuchInstance; walks pass over both.
 	Missing bool
 	// Wrap makes the counters pass zero WrapAfter after each boot:
 	// Counter64 columns wrap at 2^64, Counter32 columns at 2^32.

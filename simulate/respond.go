@@ -110,16 +110,8 @@ func asSent(vs []gosnmp.SnmpPDU) []gosnmp.SnmpPDU {
 func (r *reading) bulk(pkt *gosnmp.SnmpPacket, limit int) []gosnmp.SnmpPDU {
 	vs := pkt.Variables
 	n := min(int(pkt.NonRepeaters), len(vs))
-	reps := len(vs) - n
-	rounds := int(pkt.MaxRepetitions)
-	if reps == 0 {
-		rounds = 0
-	}
-	size := n
-	if reps > 0 {
-		size = min(n+reps*min(rounds, limit), limit)
-	}
-	out := make([]gosnmp.SnmpPDU, 0, max(size, 0))
+	reps, rounds := len(vs)-n, int(pkt.MaxRepetitions)
+	out := make([]gosnmp.SnmpPDU, 0, min(n+reps*min(rounds, limit), limit))
 	var oid []uint32
 	for _, v := range vs[:min(n, limit)] {
 		oid = appendOID(oid[:0], v.Name)

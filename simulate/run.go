@@ -3,10 +3,15 @@ package simulate
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"strings"
+	"time"
+
+	"github.com/gosnmp/gosnmp"
 )
 
 // Run serves a simulated fleet until ctx is done: the body of `spoold
@@ -53,4 +58,44 @@ func (f *Fleet) WriteTargets(w io.Writer, addr *net.UDPAddr, profile, timeout st
 		return fmt.Errorf("write targets file: %w", err)
 	}
 	return nil
+}
+
+// snmprecTags are snmpsim's type tags of the types the fleet serves.
+var snmprecTags = map[gosnmp.Asn1BER]string{
+	gosnmp.Integer: "2", gosnmp.OctetString: "4", gosnmp.ObjectIdentifier: "6", gosnmp.Counter32: "65",
+	gosnmp.Gauge32: "66", gosnmp.TimeTicks: "67", gosnmp.Counter64: "70",
+}
+
+// WriteSnmprec writes what device i serves at time t as an snmpsim data
+// file (<community>.snmprec: "OID|tag|value" lines in OID order, strings
+// in hex where they are not plain text), so that snmpsimd serves the same
+// values, frozen at t.
+func (f *Fleet) WriteSnmprec(w io.Writer, i int, t time.Time) error {
+	bw := bufio.NewWriter(w)
+	for _, v := range f.Walk(i, "", t) {
+		tag, val := snmprecTags[v.Type], fmt.Sprint(v.Value)
+		switch x := v.Value.(type) {
+		case []byte:
+			val = string(x)
+			if !plainText(x) {
+				tag, val = tag+"x", hex.EncodeToString(x)
+			}
+		case string:
+			val = strings.TrimPrefix(x, ".")
+		}
+		fmt.Fprintf(bw, "%s|%s|%s\n", strings.TrimPrefix(v.Name, "."), tag, val)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write snmprec file: %w", err)
+	}
+	return nil
+}
+
+func plainText(b []byte) bool {
+	for _, c := range b {
+		if c < ' ' || c > '~' || c == '|' {
+			return false
+		}
+	}
+	return true
 }

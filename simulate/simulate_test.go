@@ -25,7 +25,7 @@ func testOptions() Options {
 	return o
 }
 
-func serve(t *testing.T, o Options) *Simulator {
+func serve(t testing.TB, o Options) *Simulator {
 	t.Helper()
 	s, err := Listen(o, nil)
 	if err != nil {
@@ -113,9 +113,9 @@ func TestCountersFollowTime(t *testing.T) {
 func TestBehaviorsAreSpreadEvenly(t *testing.T) {
 	o := testOptions()
 	o.Devices = 1000
-	o.Dead, o.Slow, o.Missing, o.Wrap, o.Restart = 0.1, 0.05, 0.02, 0.5, 1
+	o.Dead, o.Slow, o.Missing, o.Wrap, o.Restart, o.NoHC, o.Renumber = 0.1, 0.05, 0.02, 0.5, 1, 0.1, 0.03
 	f := newFleet(o)
-	var dead, slow, missing, wrap, restart int
+	var dead, slow, missing, wrap, restart, noHC, renumber int
 	for i := range o.Devices {
 		b := f.Behavior(i)
 		dead += b2i(b.Dead)
@@ -123,9 +123,11 @@ func TestBehaviorsAreSpreadEvenly(t *testing.T) {
 		missing += b2i(b.Missing)
 		wrap += b2i(b.Wrap)
 		restart += b2i(b.RestartEvery > 0)
+		noHC += b2i(b.NoHC)
+		renumber += b2i(b.Renumber)
 	}
-	if dead != 100 || slow != 50 || missing != 20 || wrap != 500 || restart != 1000 {
-		t.Errorf("dead %d slow %d missing %d wrap %d restart %d", dead, slow, missing, wrap, restart)
+	if dead != 100 || slow != 50 || missing != 20 || wrap != 500 || restart != 1000 || noHC != 100 || renumber != 30 {
+		t.Errorf("dead %d slow %d missing %d wrap %d restart %d no-HC %d renumber %d", dead, slow, missing, wrap, restart, noHC, renumber)
 	}
 }
 
@@ -205,10 +207,14 @@ func TestWriteTargets(t *testing.T) {
 
 func TestOptionsAreChecked(t *testing.T) {
 	for name, mod := range map[string]func(*Options){
-		"devices":  func(o *Options) { o.Devices = 0 },
-		"fraction": func(o *Options) { o.Dead = 1.5 },
-		"prefix":   func(o *Options) { o.Prefix = "" },
-		"restart":  func(o *Options) { o.Restart, o.RestartEvery = 0.5, 0 },
+		"devices":   func(o *Options) { o.Devices = 0 },
+		"fraction":  func(o *Options) { o.Dead = 1.5 },
+		"prefix":    func(o *Options) { o.Prefix = "" },
+		"restart":   func(o *Options) { o.Restart, o.RestartEvery = 0.5, 0 },
+		"down":      func(o *Options) { o.Down = -0.1 },
+		"numbering": func(o *Options) { o.Numbering = 7 },
+		"msgsize":   func(o *Options) { o.MaxMessageSize = 483 },
+		"bulk":      func(o *Options) { o.MaxBulkVarbinds = -1 },
 	} {
 		o := testOptions()
 		mod(&o)

@@ -32,7 +32,7 @@ func gearOptions() Options {
 	return o
 }
 
-func client(t *testing.T, s *Simulator, version gosnmp.SnmpVersion, community string) *gosnmp.GoSNMP {
+func client(t testing.TB, s *Simulator, version gosnmp.SnmpVersion, community string) *gosnmp.GoSNMP {
 	t.Helper()
 	g := &gosnmp.GoSNMP{Target: "127.0.0.1", Port: uint16(s.Addr().Port), Community: community,
 		Version: version, Timeout: 2 * time.Second, Retries: 1, MaxRepetitions: 25}
@@ -283,6 +283,27 @@ func TestRenumberingDeviceKeepsNamesUnderNewIndexes(t *testing.T) {
 		if v >= 1<<30+60*rates[ifc.Name]+1 {
 			t.Errorf("%s: ifHCInOctets %d a minute after the restart", ifc.Name, v)
 		}
+	}
+}
+
+func TestRenumberingFollowsPeriodicRestarts(t *testing.T) {
+	o := gearOptions()
+	o.Renumber, o.Restart = 1, 1
+	f := newFleet(o)
+	t0 := o.Now()
+	before, after := f.Interfaces(2, t0), f.Interfaces(2, t0.Add(o.RestartEvery))
+	byPort := map[int]Interface{}
+	for _, ifc := range before {
+		byPort[ifc.Port] = ifc
+	}
+	for _, ifc := range after {
+		was := byPort[ifc.Port]
+		if was.Name != ifc.Name || was.Index == ifc.Index {
+			t.Errorf("port %d: %s at %d, an hour later %s at %d", ifc.Port, was.Name, was.Index, ifc.Name, ifc.Index)
+		}
+	}
+	if f.UptimeTicks(2, t0.Add(o.RestartEvery)) >= f.UptimeTicks(2, t0.Add(o.RestartEvery-time.Second)) {
+		t.Error("sysUpTime did not go back at the restart")
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/loader"
+	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -48,6 +49,7 @@ func (d *daemon) metricsRegistry() *prometheus.Registry {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		admin.NewCollector(d, nil),
+		poller.NewDiscoveryCollector(d.pl.DiscoveryStats),
 	)
 	return reg
 }
@@ -67,7 +69,7 @@ func (d *daemon) Status() admin.Status {
 	st := admin.Status{
 		Version: versionString(), Started: d.started, Settings: d.settings,
 		Spool: d.sp.Stats(), Index: d.ix.Stats(), IndexOverflowed: d.ix.Overflowed(),
-		Loader: d.ld.Stats(), Writer: d.wr.Stats(), WriterErrors: werrs,
+		Loader: d.ld.Stats(), Writer: d.wr.Stats(), WriterErrors: werrs, Shard: d.pl.ShardStatus(),
 		PollInterval: d.cfg.poller.Interval, Targets: targets, Disk: d.disk.Status(),
 	}
 	if n := d.nextRescan.Load(); n != 0 {

@@ -28,6 +28,7 @@ type config struct {
 
 	targetsFile    string
 	profilesFile   string
+	mibDirs        []string
 	rescanInterval time.Duration
 
 	diskStatsInterval time.Duration
@@ -83,6 +84,8 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.IntVar(&c.poller.Retries, "poll-retries", c.poller.Retries, "resends after a timeout; a target's retries= overrides it")
 	fs.DurationVar(&c.poller.CycleTimeout, "poll-cycle-timeout", c.poller.CycleTimeout, "end a cycle after this long (0 = 90% of --poll-interval)")
 	fs.IntVar(&c.poller.MaxVarbinds, "poll-max-varbinds", c.poller.MaxVarbinds, "most OIDs in one SNMP Get")
+	addShardFlags(fs, &c.poller)
+	addTableFlags(fs, c)
 
 	addSpoolFlags(g[1].fs, &c.spool)
 	addIndexFlags(g[1].fs, &c.index)
@@ -101,6 +104,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.Float64Var(&c.writer.WriteRate, "write-rate", c.writer.WriteRate, "most RRD files written per second (0 = no cap); graphs and shutdown bypass it")
 	fs.DurationVar(&c.writer.BackoffMin, "write-backoff-min", c.writer.BackoffMin, "first wait before retrying an RRD file whose write failed (full disk, read-only, permissions); doubles per failure")
 	fs.DurationVar(&c.writer.BackoffMax, "write-backoff-max", c.writer.BackoffMax, "longest wait before retrying an RRD file whose write failed")
+	addForwardFlags(fs, &c.writer)
 
 	fs = g[4].fs
 	fs.StringVar(&c.adminListen, "admin-listen", c.adminListen, "address of the admin HTTP server (status, metrics, graphs); empty = off")
@@ -142,6 +146,9 @@ func (c *config) check() error {
 	if err := c.checkFlags(); err != nil {
 		return err
 	}
+	if err := c.checkForwardFlags(); err != nil {
+		return err
+	}
 	if err := c.loader.Params.Validate(); err != nil {
 		// Validate names the parameter first: "loader_files must be >= 1".
 		param, _, _ := strings.Cut(err.Error(), " ")
@@ -181,6 +188,10 @@ func (c *config) checkFlags() error {
 		{c.poller.Retries < 0 || c.poller.Retries > poller.MaxRetries, "poll-retries", fmt.Sprintf("must be 0 to %d", poller.MaxRetries)},
 		{c.poller.CycleTimeout < 0 || c.poller.CycleTimeout > c.poller.Interval, "poll-cycle-timeout", "must be 0 to --poll-interval"},
 		{c.poller.MaxVarbinds < 1 || c.poller.MaxVarbinds > poller.MaxVarbinds, "poll-max-varbinds", fmt.Sprintf("must be 1 to %d", poller.MaxVarbinds)},
+		{c.poller.MaxRepetitions < 1 || c.poller.MaxRepetitions > poller.MaxRepetitions, "poll-max-repetitions", fmt.Sprintf("must be 1 to %d", poller.MaxRepetitions)},
+		{c.poller.MaxTableRows < 1 || c.poller.MaxTableRows > poller.MaxTableRows, "poll-max-table-rows", fmt.Sprintf("must be 1 to %d", poller.MaxTableRows)},
+		{c.poller.RediscoverInterval < 0, "rediscover-interval", "must be >= 0"},
+		{c.poller.DiscoveryConcurrency < 1, "discovery-concurrency", "must be at least 1"},
 		{c.index.MaxBytes < minKeysZone, "keys-zone", "must be at least 1k"},
 		{c.rescanInterval < 0, "rescan-interval", "must be >= 0"},
 		{c.spool.SegmentMaxBytes < spool.MinSegmentBytes || c.spool.SegmentMaxBytes > spool.MaxSegmentBytes, "segment-max-bytes", "must be 4k to 64m"},

@@ -69,7 +69,7 @@ type adminServer interface {
 func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemon, error) {
 	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now()}
 	d.flushCtx, d.flushCancel = context.WithCancel(context.Background())
-	d.loadFleet = func() (*fleet, error) { return loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval) }
+	d.loadFleet = func() (*fleet, error) { return loadFleet(&cfg) }
 	f, err := preflight(cfg)
 	if err != nil {
 		return nil, err
@@ -100,10 +100,12 @@ func (d *daemon) build(cfg config, f *fleet) error {
 	wo := cfg.writer
 	wo.Profile, wo.Logger, wo.Ready = d.fleet.rrdProfile, d.log.With("component", "writer"), d.ld
 	wo.OnTick = d.live.writerWoke
-	if wo.RRD == nil {
+	if wo.RRD == nil && wo.Forward == "" {
 		wo.RRD = rrdwriter.LibRRD()
 	}
-	wo.RRD = meteredRRD{wo.RRD, &d.disk.Updates}
+	if wo.Forward == "" { // forwarded updates do no local disk I/O to meter
+		wo.RRD = meteredRRD{wo.RRD, &d.disk.Updates}
+	}
 	if d.wr, err = rrdwriter.New(d.sp, d.ix, wo); err != nil {
 		return err
 	}
@@ -118,7 +120,16 @@ func (d *daemon) build(cfg config, f *fleet) error {
 		}
 	}
 	d.pl, err = poller.New(po, f.targets, meteredSpool{d.sp, &d.disk.Cycles}, d.ix, d.log.With("component", "poller"))
+	d.logMIBErrors(f)
 	return err
+}
+
+// logMIBErrors logs what of --mib-dir did not load; the names of the rest
+// resolve, and a profile using a missing one failed to load already.
+func (d *daemon) logMIBErrors(f *fleet) {
+	if f.mibErr != nil {
+		d.log.Error("some MIB files did not load; the others are in use", "err", f.mibErr)
+	}
 }
 
 // start takes the disk sampler's baseline, then runs the sampler, the
@@ -243,6 +254,9 @@ func (d *daemon) stopOrdered() error {
 			d.log.Warn("stop admin server", "err", err)
 		}
 	}
+	if err := d.wr.Close(); err != nil {
+		d.log.Warn("close the connection to the forward peer", "err", err)
+	}
 	ws := d.wr.Stats()
 	d.log.Info("spoold stopped", "entries_left", d.ix.Len(), "values_written", ws.ValuesWritten, "update_calls", ws.UpdateCalls)
 	// No flush may run on a closed spool: wait for a SIGUSR1 or POST
@@ -303,6 +317,7 @@ func (d *daemon) reload() {
 		return
 	}
 	d.fleet.set(f)
+	d.logMIBErrors(f)
 	d.log.Info("reloaded targets and profiles", "targets", len(f.targets))
 }
 
@@ -353,9 +368,12 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 // profiles files parse, and files can be created in --rrd-dir. It returns
 // the fleet of the files.
 func preflight(cfg config) (*fleet, error) {
-	f, err := loadFleet(cfg.targetsFile, cfg.profilesFile, cfg.poller.Interval)
+	f, err := loadFleet(&cfg)
 	if err != nil {
 		return nil, err
+	}
+	if f.mibErr != nil && cfg.checkOnly {
+		return nil, fmt.Errorf("check --mib-dir: %w", f.mibErr)
 	}
 	if err := rrdwriter.CheckDir(cfg.writer.Dir); err != nil {
 		return nil, fmt.Errorf("check --rrd-dir: %w", err)

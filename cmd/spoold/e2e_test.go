@@ -50,7 +50,15 @@ func startFleet(t testing.TB, devices int) *e2eFleet {
 func startSimulator(t testing.TB, devices int) *simulate.Simulator {
 	t.Helper()
 	o := simulate.DefaultOptions()
-	o.Addr, o.Devices, o.Interfaces = "127.0.0.1:0", devices, e2eInterfaces
+	o.Devices, o.Interfaces = devices, e2eInterfaces
+	return serveSimulator(t, o)
+}
+
+// serveSimulator serves a simulated fleet of options o on a free port of
+// 127.0.0.1 until the test ends.
+func serveSimulator(t testing.TB, o simulate.Options) *simulate.Simulator {
+	t.Helper()
+	o.Addr = "127.0.0.1:0"
 	sim, err := simulate.Listen(o, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -23,15 +23,18 @@ type docFlag struct {
 // readDocFlags reads the tables under "## Flags": the group is the "###"
 // heading above the table, the default the first `code` of the second
 // cell, or "" for "(empty)".
-func readDocFlags(t *testing.T) map[string]docFlag {
+func readDocFlags(t *testing.T) map[string]docFlag { return readDocFlagsIn(t, "Flags") }
+
+// readDocFlagsIn reads the flag tables under the "## <section>" heading.
+func readDocFlagsIn(t *testing.T, section string) map[string]docFlag {
 	t.Helper()
 	b, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, text, ok := strings.Cut(string(b), "\n## Flags\n")
+	_, text, ok := strings.Cut(string(b), "\n## "+section+"\n")
 	if !ok {
-		t.Fatal("docs/configuration.md has no \"## Flags\" section")
+		t.Fatalf("docs/configuration.md has no \"## %s\" section", section)
 	}
 	if i := strings.Index(text, "\n## "); i >= 0 {
 		text = text[:i]
@@ -106,12 +109,14 @@ func TestConfigurationDocStatesTheRanges(t *testing.T) {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	doc := readDocFlags(t)
 	for flag, want := range map[string]string{
-		"poll-retries":       fmt.Sprintf("`0` to `%d`", poller.MaxRetries),
-		"poll-max-varbinds":  fmt.Sprintf("`1` to `%d`", poller.MaxVarbinds),
-		"poll-cycle-timeout": "`0s` to `--poll-interval`",
-		"keys-zone":          "at least `" + formatSize(minKeysZone) + "`",
-		"write-rate":         "`0` or `" + num(rrdwriter.MinWriteRate) + "` to `" + num(rrdwriter.MaxWriteRate) + "`",
-		"loader-cpu":         "`0` or `" + num(loader.MinCPU*100) + "%` to `100%`",
+		"poll-retries":         fmt.Sprintf("`0` to `%d`", poller.MaxRetries),
+		"poll-max-varbinds":    fmt.Sprintf("`1` to `%d`", poller.MaxVarbinds),
+		"poll-max-repetitions": fmt.Sprintf("`1` to `%d`", poller.MaxRepetitions),
+		"poll-max-table-rows":  fmt.Sprintf("`1` to `%d`", poller.MaxTableRows),
+		"poll-cycle-timeout":   "`0s` to `--poll-interval`",
+		"keys-zone":            "at least `" + formatSize(minKeysZone) + "`",
+		"write-rate":           "`0` or `" + num(rrdwriter.MinWriteRate) + "` to `" + num(rrdwriter.MaxWriteRate) + "`",
+		"loader-cpu":           "`0` or `" + num(loader.MinCPU*100) + "%` to `100%`",
 	} {
 		if !strings.Contains(doc[flag].row, want) {
 			t.Errorf("docs/configuration.md: the row of --%s does not state its range %s:\n%s", flag, want, doc[flag].row)

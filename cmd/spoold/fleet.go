@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/poller/mib"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -15,23 +16,28 @@ type fleet struct {
 	targets []*poller.Target
 	byName  map[string]*poller.Target
 	step    time.Duration
+	// mibErr is what of --mib-dir did not load (the rest did): the
+	// daemon logs it and carries on, spoold -t fails on it.
+	mibErr error
 }
 
-// loadFleet reads the profiles file (if any) and the targets file.
-func loadFleet(targetsFile, profilesFile string, step time.Duration) (*fleet, error) {
+// loadFleet reads the MIB directories, the profiles file (if any) and the
+// targets file.
+func loadFleet(cfg *config) (*fleet, error) {
+	res, mibErr := mib.Load(mib.Options{Dirs: cfg.mibDirs}, nil, nil)
 	var profiles poller.Profiles
-	if profilesFile != "" {
-		p, err := poller.LoadProfiles(profilesFile)
+	if cfg.profilesFile != "" {
+		p, err := poller.LoadProfilesMIB(cfg.profilesFile, res)
 		if err != nil {
 			return nil, err
 		}
 		profiles = p
 	}
-	targets, err := poller.LoadTargets(targetsFile, profiles)
+	targets, err := poller.LoadTargets(cfg.targetsFile, profiles)
 	if err != nil {
 		return nil, err
 	}
-	f := &fleet{targets: targets, byName: make(map[string]*poller.Target, len(targets)), step: step}
+	f := &fleet{targets: targets, byName: make(map[string]*poller.Target, len(targets)), step: cfg.poller.Interval, mibErr: mibErr}
 	for _, t := range targets {
 		f.byName[t.Name] = t
 	}
@@ -39,26 +45,15 @@ func loadFleet(targetsFile, profilesFile string, step time.Duration) (*fleet, er
 }
 
 // rrdProfile is the RRD layout of a key (a target's scalars, or a row of
-// one of its tables: poller.Target.KeyDS): one data source per value, with
-// a heartbeat of two steps, and the default RRAs.
+// one of its tables): poller.Target.RRDProfile with the poll interval as
+// the step.
 func (f *fleet) rrdProfile(key string) (rrdwriter.Profile, bool) {
 	name, _ := poller.SplitKey(key)
 	t, ok := f.byName[name]
 	if !ok {
 		return rrdwriter.Profile{}, false
 	}
-	dss, ok := t.KeyDS(key)
-	if !ok {
-		return rrdwriter.Profile{}, false
-	}
-	p := rrdwriter.Profile{Step: f.step, RRAs: rrdwriter.DefaultRRAs(f.step)}
-	for _, ds := range dss {
-		p.DS = append(p.DS, rrdwriter.DataSource{
-			Name: ds.Name, Type: ds.Type, Heartbeat: 2 * f.step,
-			Min: ds.Min, Max: ds.Max, // NaN = U in both
-		})
-	}
-	return p, true
+	return t.RRDProfile(key, f.step)
 }
 
 // fleetHolder is the current fleet, read by the writer and the admin API

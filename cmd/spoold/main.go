@@ -5,6 +5,7 @@
 //	spoold doctor [flags]   check the machine: read-ahead, mount options, space, a cold RRD update
 //	spoold demo [flags]     a simulated fleet on 127.0.0.1, polled by a daemon, with its admin page
 //	spoold simulate [flags] serve a simulated SNMP fleet on 127.0.0.1
+//	spoold walk [flags] T   what discovery finds in target T's tables (writes nothing)
 //	spoold version          print the version
 //
 // main owns flag parsing (pflag) and turns flags into each package's
@@ -47,6 +48,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runDemo(args[1:], stdout, stderr)
 	case "simulate":
 		return runSimulate(args[1:], stdout, stderr)
+	case "walk":
+		return runWalk(args[1:], stdout, stderr)
 	case "manpage": // hidden: spoold(8) for make man and make install
 		return runManpage(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
@@ -71,6 +74,7 @@ var commands = []struct{ name, help string }{
 	{"load", "walk a spool directory as the start-up loader does and print a JSON summary; changes nothing on disk (a dry run for tuning --loader-files, --loader-sleep, --loader-threshold, --loader-cpu)"},
 	{"simulate", "serve a simulated SNMP fleet on 127.0.0.1 (for demos, tests, benchmarks)"},
 	{"version", "print the version"},
+	{"walk", "discover the tables of one target of the targets file with the daemon's files and flags, and print the rows, instance names, keys, RRD files, chosen column alternatives and filtered-out rows; writes nothing"},
 }
 
 func usage(w io.Writer) {

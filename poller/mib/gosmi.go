@@ -1,8 +1,10 @@
 package mib
 
 import (
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/sleepinggenius2/gosmi"
@@ -22,9 +24,12 @@ type fileObject struct {
 	file string
 }
 
-// buildModules loads every module of srcs with gosmi and returns their
-// objects with OIDs, in module order.
-func buildModules(srcs map[string]*source) (objs []fileObject, err error) {
+// buildModules loads the modules named (those of the MIB directories)
+// with gosmi, the other modules of srcs as they import them, and returns
+// the named modules' objects with OIDs, in module order, and a FileError
+// for each module it could not load and each import from a module that is
+// not there, or of a name that a partial (generated) module lacks.
+func buildModules(srcs map[string]*source, names []string, partial map[string]map[string]bool) (objs []fileObject, errs []error) {
 	fsys := memFS{}
 	for name, s := range srcs {
 		fsys[name] = s.text
@@ -32,36 +37,68 @@ func buildModules(srcs map[string]*source) (objs []fileObject, err error) {
 	gosmiMu.Lock()
 	defer gosmiMu.Unlock()
 	if !smi.Init("spoold") {
-		return nil, fmt.Errorf("initialize the MIB library")
+		return nil, []error{errors.New("initialize the MIB library")}
 	}
 	defer smi.Exit()
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("build MIB modules: the MIB library failed: %v", p)
-		}
-	}()
 	smi.SetFS(smi.NewNamedFS("mib", fsys))
-	var failed []string
-	for _, name := range sortedNames(srcs) {
-		if smi.GetModule(name) == nil {
-			failed = append(failed, srcs[name].file)
-			continue
-		}
-		mod, err := gosmi.GetModule(name)
+	for _, name := range names {
+		s := srcs[name]
+		mod, err := loadModule(name)
 		if err != nil {
-			failed = append(failed, srcs[name].file)
+			errs = append(errs, &FileError{File: s.file, Err: err})
 			continue
 		}
-		for _, n := range mod.GetNodes() {
-			if o := objectOf(name, n); o != nil {
-				objs = append(objs, fileObject{o, srcs[name].file})
+		if mod == nil {
+			errs = append(errs, loadError(s))
+			continue
+		}
+		missing := false
+		for _, imp := range mod.GetImports() {
+			defined, isPartial := partial[imp.Module]
+			if (srcs[imp.Module] == nil && !smiV1Modules[imp.Module]) || (isPartial && !defined[imp.Name]) {
+				errs = append(errs, missingImport(s, name, imp.Name, imp.Module, isPartial))
+				missing = true
 			}
 		}
+		var untyped []string
+		line := 0
+		for _, n := range mod.GetNodes() {
+			o := objectOf(name, n)
+			if o == nil {
+				continue
+			}
+			objs = append(objs, fileObject{o, s.file})
+			if (o.Kind == Scalar || o.Kind == Column) && o.Syntax == "" {
+				if untyped = append(untyped, o.Name); line == 0 {
+					line = smi.GetNodeLine(n.GetRaw())
+				}
+			}
+		}
+		if len(untyped) > 0 && !missing { // else the missing module is the cause
+			errs = append(errs, &FileError{File: s.file, Line: line, Err: fmt.Errorf(
+				"module %s: the syntax of %s does not resolve (a type it names is unknown, or one defined before it in the module: gosmi then drops the module's later types)",
+				name, strings.Join(untyped, ", "))})
+		}
 	}
-	if len(failed) > 0 {
-		return objs, &FileError{File: failed[0], Err: fmt.Errorf("the MIB library could not build the module (%d files in all: %v)", len(failed), failed)}
+	return objs, errs
+}
+
+// loadModule has gosmi load a module (nil if it cannot), turning a panic
+// of it into an error.
+func loadModule(name string) (mod *gosmi.SmiModule, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the MIB library failed: %v", p)
+		}
+	}()
+	if smi.GetModule(name) == nil {
+		return nil, nil
 	}
-	return objs, nil
+	m, err := gosmi.GetModule(name)
+	if err != nil {
+		return nil, nil
+	}
+	return &m, nil
 }
 
 // objectOf copies a gosmi node; nil for one without a usable OID (its
@@ -109,11 +146,14 @@ var applicationTypes = map[string]string{
 }
 
 // syntaxOf returns a type's name as the MIB writes it and its base: the
-// first named type up its chain, and the SNMPv2-SMI type (or ASN.1 type)
-// at the chain's root.
+// first named type up its chain (INTEGER for an inline enumeration), and
+// the SNMPv2-SMI type (or ASN.1 type) at the chain's root.
 func syntaxOf(t *types.SmiType) (syntax, base string) {
 	for ; t != nil; t = smi.GetParentType(t) {
 		name := string(t.Name)
+		if t.Decl == types.DeclImplicitType {
+			name = "" // an inline refinement, which gosmi names "Enumeration"
+		}
 		mod := smi.GetTypeModule(t)
 		wellKnown := mod == nil || mod.Name == "<well-known>"
 		if wellKnown {

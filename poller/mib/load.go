@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/participle"
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,8 +32,8 @@ type Options struct {
 func DefaultOptions() Options { return Options{} }
 
 // ErrMissingModule is the reason of a FileError for an import from a
-// module that is neither in a MIB directory nor one of the base modules
-// this package carries.
+// module that is neither in a MIB directory nor one this package carries
+// or generates, or of a name the built-in module's generated text lacks.
 var ErrMissingModule = errors.New("no MIB directory holds that module")
 
 // FileError is a problem with one MIB file: it does not parse, or it
@@ -86,9 +88,8 @@ var smiV1Modules = map[string]bool{"RFC-1212": true, "RFC-1215": true, "RFC1155-
 
 // source is one module's text and where it came from.
 type source struct {
-	file    string // path, or "base/NAME.txt" for a carried base module
-	text    []byte
-	imports []parser.Import
+	file string // path, or "base/NAME.txt" for a carried base module
+	text []byte
 }
 
 // Load returns a Resolver of the built-in objects and every module of the
@@ -103,15 +104,15 @@ func Load(opts Options, logger *slog.Logger, m *Metrics) (*Resolver, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	srcs, errs := readDirs(opts.Dirs, logger)
-	loaded := len(srcs)
-	errs = append(errs, addBase(srcs)...)
-	errs = append(errs, checkImports(srcs)...)
+	loaded := sortedNames(srcs)
+	partial, err := addBase(srcs)
+	if err != nil {
+		return Builtin(), err
+	}
 	r := Builtin()
-	if loaded > 0 {
-		objs, err := buildModules(srcs)
-		if err != nil {
-			errs = append(errs, err)
-		}
+	if len(loaded) > 0 {
+		objs, problems := buildModules(srcs, loaded, partial)
+		errs = append(errs, problems...)
 		r = r.clone()
 		for _, o := range objs {
 			r.add(o.Object, o.file)
@@ -119,7 +120,7 @@ func Load(opts Options, logger *slog.Logger, m *Metrics) (*Resolver, error) {
 	}
 	if m != nil {
 		m.errors.Add(float64(len(errs)))
-		m.modules.Set(float64(loaded))
+		m.modules.Set(float64(len(loaded)))
 	}
 	for _, e := range errs {
 		logger.Error("MIB file not loaded whole", "err", e)
@@ -127,8 +128,8 @@ func Load(opts Options, logger *slog.Logger, m *Metrics) (*Resolver, error) {
 	return r, errors.Join(errs...)
 }
 
-// readDirs parses every file of dirs that defines a module, the first
-// file of a module's name winning.
+// readDirs reads every file of dirs that defines a module, the first file
+// of a module's name winning.
 func readDirs(dirs []string, logger *slog.Logger) (map[string]*source, []error) {
 	srcs := map[string]*source{}
 	var errs []error
@@ -143,37 +144,46 @@ func readDirs(dirs []string, logger *slog.Logger) (map[string]*source, []error) 
 				continue
 			}
 			path := filepath.Join(dir, e.Name())
-			s, name, err := readModule(path)
+			text, err := os.ReadFile(path)
+			if err != nil {
+				errs = append(errs, &FileError{File: path, Err: err})
+				continue
+			}
+			name, err := moduleName(path, text)
 			switch {
 			case err != nil:
 				errs = append(errs, err)
-			case s == nil:
+			case name == "":
 				logger.Debug("not a MIB module, skipped", "file", path)
 			case srcs[name] != nil:
 				logger.Warn("MIB module defined again, the first file kept", "module", name, "file", path, "kept", srcs[name].file)
 			default:
-				srcs[name] = s
+				srcs[name] = &source{file: path, text: text}
 			}
 		}
 	}
 	return srcs, errs
 }
 
-// readModule reads and parses one file; a file without DEFINITIONS is no
-// module (nil, no error).
-func readModule(path string) (*source, string, error) {
-	text, err := os.ReadFile(path)
-	if err != nil {
-		return nil, "", &FileError{File: path, Err: err}
+// definitions finds a module's first line: "IF-MIB DEFINITIONS ::= BEGIN".
+var definitions = regexp.MustCompile(`(?m)^[ \t]*([A-Za-z][A-Za-z0-9-]*)\s+DEFINITIONS\s*::=\s*BEGIN`)
+
+// moduleName returns the name of the module text defines, found without
+// parsing it (gosmi parses it when it loads it); "" for a file that
+// defines none. A file that says DEFINITIONS where no module starts is
+// parsed for the error.
+func moduleName(path string, text []byte) (string, error) {
+	if m := definitions.FindSubmatch(text); m != nil {
+		return string(m[1]), nil
 	}
 	if !bytes.Contains(text, []byte("DEFINITIONS")) {
-		return nil, "", nil
+		return "", nil
 	}
 	mod, err := parse(text)
 	if err != nil {
-		return nil, "", parseError(path, err)
+		return "", parseError(path, err)
 	}
-	return &source{file: path, text: text, imports: mod.Body.Imports}, string(mod.Name), nil
+	return string(mod.Name), nil
 }
 
 // parse runs gosmi's parser, turning a panic of it into an error.
@@ -198,12 +208,38 @@ func parseError(path string, err error) *FileError {
 	return &FileError{File: path, Err: fmt.Errorf("parse: %w", err)}
 }
 
-// addBase adds the base modules this package carries (SNMPv2-SMI,
-// SNMPv2-TC, SNMPv2-CONF, HCNUM-TC) where no directory has them.
-func addBase(srcs map[string]*source) []error {
+// loadError is why gosmi did not load a module: the parser's error, with
+// its line, or else that it could not build it.
+func loadError(s *source) *FileError {
+	if _, err := parse(s.text); err != nil {
+		return parseError(s.file, err)
+	}
+	return &FileError{File: s.file, Err: errors.New("the MIB library could not build the module")}
+}
+
+// missingImport is the error of an import from a module that is not
+// there (or, partial, not whole), at the line of its FROM clause when the
+// text has one.
+func missingImport(s *source, module, name, from string, partial bool) *FileError {
+	line := 0
+	if loc := regexp.MustCompile(`FROM\s+` + regexp.QuoteMeta(from) + `\b`).FindIndex(s.text); loc != nil {
+		line = bytes.Count(s.text[:loc[0]], []byte("\n")) + 1
+	}
+	err := fmt.Errorf("module %s imports %s from %s: %w (objects that need it are missing or have no syntax)", module, name, from, ErrMissingModule)
+	if partial {
+		err = fmt.Errorf("module %s imports %s from %s, which is built in only in part: %w (objects that need it are missing or have no syntax)", module, name, from, ErrMissingModule)
+	}
+	return &FileError{File: s.file, Line: line, Err: err}
+}
+
+// addBase adds, where no directory has them, the base modules this
+// package carries (SNMPv2-SMI, SNMPv2-TC, SNMPv2-CONF, HCNUM-TC) and the
+// built-in modules' generated text; it returns the names each generated
+// module defines, by module.
+func addBase(srcs map[string]*source) (map[string]map[string]bool, error) {
 	names, err := fs.Glob(baseFiles, "base/*.txt")
 	if err != nil {
-		return []error{err}
+		return nil, err
 	}
 	for _, n := range names {
 		name := strings.TrimSuffix(filepath.Base(n), ".txt")
@@ -212,28 +248,33 @@ func addBase(srcs map[string]*source) []error {
 		}
 		text, err := baseFiles.ReadFile(n)
 		if err != nil {
-			return []error{err}
+			return nil, err
 		}
 		srcs[name] = &source{file: n, text: text}
 	}
-	return nil
-}
-
-// checkImports returns an error for each import from a module that is
-// not there (SMIv1's macro modules aside), at the line of the import.
-func checkImports(srcs map[string]*source) []error {
-	var errs []error
-	for _, name := range sortedNames(srcs) {
-		s := srcs[name]
-		for _, imp := range s.imports {
-			mod := string(imp.Module)
-			if srcs[mod] == nil && !smiV1Modules[mod] {
-				errs = append(errs, &FileError{File: s.file, Line: imp.Pos.Line,
-					Err: fmt.Errorf("module %s imports from %s: %w (objects that need it are missing)", name, mod, ErrMissingModule)})
-			}
+	gen, err := generated()
+	if err != nil {
+		return nil, err
+	}
+	partial := map[string]map[string]bool{}
+	for name, text := range gen.texts {
+		if srcs[name] == nil {
+			srcs[name] = &source{file: "built-in " + name, text: text}
+			partial[name] = gen.names[name]
 		}
 	}
-	return errs
+	return partial, nil
+}
+
+// generated is generatedModules' result, made once.
+var generated = sync.OnceValues(func() (generatedText, error) {
+	texts, names, err := generatedModules()
+	return generatedText{texts, names}, err
+})
+
+type generatedText struct {
+	texts map[string][]byte
+	names map[string]map[string]bool
 }
 
 func sortedNames(srcs map[string]*source) []string {

@@ -14,16 +14,25 @@ const maxArcs = 128
 // leading dot) and returns it without the dot: 2 to 128 arcs of 32 bits
 // each, no leading zeros, the first arc 0, 1 or 2.
 func ParseOID(s string) (string, error) {
-	oid := strings.TrimPrefix(s, ".")
-	n, err := checkArcs(oid)
+	oid, err := parseOID(s)
 	if err != nil {
 		return "", fmt.Errorf("parse OID %q: %w", s, err)
 	}
-	if n < 2 {
-		return "", fmt.Errorf("parse OID %q: want at least 2 arcs", s)
+	return oid, nil
+}
+
+// parseOID is ParseOID with the reason alone as its error.
+func parseOID(s string) (string, error) {
+	oid := strings.TrimPrefix(s, ".")
+	n, err := checkArcs(oid)
+	if err != nil {
+		return "", err
 	}
-	if oid[0] > '2' || (len(oid) > 1 && oid[1] != '.') {
-		return "", fmt.Errorf("parse OID %q: the first arc must be 0, 1 or 2", s)
+	if n < 2 {
+		return "", errors.New("want at least 2 arcs")
+	}
+	if oid[0] > '2' || oid[1] != '.' {
+		return "", errors.New("the first arc must be 0, 1 or 2")
 	}
 	return oid, nil
 }

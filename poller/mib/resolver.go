@@ -59,7 +59,9 @@ func (r *Resolver) clone() *Resolver {
 	c := newResolver()
 	for k, o := range r.byQualified {
 		c.byQualified[k] = o
-		c.byOID[o.OID] = o
+	}
+	for oid, o := range r.byOID {
+		c.byOID[oid] = o
 	}
 	for k, os := range r.byName {
 		c.byName[k] = append([]*Object(nil), os...)
@@ -105,9 +107,9 @@ func (r *Resolver) add(o *Object, file string) {
 // both); so is none an error. An instance suffix is numeric arcs.
 func (r *Resolver) Resolve(name string) (string, error) {
 	if looksNumeric(name) {
-		oid, err := ParseOID(name)
+		oid, err := parseOID(name)
 		if err != nil {
-			return "", &NameError{Name: name, Err: errors.Unwrap(err)}
+			return "", &NameError{Name: name, Err: err}
 		}
 		return oid, nil
 	}
@@ -126,9 +128,9 @@ func (r *Resolver) Resolve(name string) (string, error) {
 // give the object whose OID is their longest known prefix.
 func (r *Resolver) Object(name string) (*Object, string, error) {
 	if looksNumeric(name) {
-		oid, err := ParseOID(name)
+		oid, err := parseOID(name)
 		if err != nil {
-			return nil, "", &NameError{Name: name, Err: errors.Unwrap(err)}
+			return nil, "", &NameError{Name: name, Err: err}
 		}
 		o, suffix := r.ObjectAt(oid)
 		if o == nil {
@@ -148,33 +150,47 @@ func (r *Resolver) lookup(name string) (*Object, string, error) {
 	if object == "" || (qualified && module == "") {
 		return nil, "", &NameError{Name: name, Err: errors.New("want MODULE::object, object or a numeric OID")}
 	}
+	arcs := 0
 	if suffix != "" || strings.HasSuffix(name, ".") {
-		if _, err := checkArcs(suffix); err != nil {
+		var err error
+		if arcs, err = checkArcs(suffix); err != nil {
 			return nil, "", &NameError{Name: name, Err: fmt.Errorf("instance suffix: %w", err)}
 		}
 	}
+	o, err := r.find(name, module, object, qualified)
+	if err != nil {
+		return nil, "", err
+	}
+	if arcs+strings.Count(o.OID, ".")+1 > maxArcs {
+		return nil, "", &NameError{Name: name, Err: fmt.Errorf("more than %d arcs with the instance suffix", maxArcs)}
+	}
+	return o, suffix, nil
+}
+
+// find returns the object of a name's module (if qualified) and object.
+func (r *Resolver) find(name, module, object string, qualified bool) (*Object, error) {
 	if qualified {
 		if _, ok := r.modules[module]; !ok {
-			return nil, "", &NameError{Name: name, Err: fmt.Errorf("module %s: %w", module, ErrUnknownModule)}
+			return nil, &NameError{Name: name, Err: fmt.Errorf("module %s: %w", module, ErrUnknownModule)}
 		}
 		o, ok := r.byQualified[module+"::"+object]
 		if !ok {
-			return nil, "", &NameError{Name: name, Err: fmt.Errorf("module %s does not define %s: %w", module, object, ErrUnknownName)}
+			return nil, &NameError{Name: name, Err: fmt.Errorf("module %s does not define %s: %w", module, object, ErrUnknownName)}
 		}
-		return o, suffix, nil
+		return o, nil
 	}
 	switch list := r.byName[object]; len(list) {
 	case 0:
-		return nil, "", &NameError{Name: name, Err: ErrUnknownName}
+		return nil, &NameError{Name: name, Err: ErrUnknownName}
 	case 1:
-		return list[0], suffix, nil
+		return list[0], nil
 	default:
 		mods := make([]string, len(list))
 		for i, o := range list {
 			mods[i] = o.Module
 		}
 		sort.Strings(mods)
-		return nil, "", &NameError{Name: name, Modules: mods, Err: ErrAmbiguousName}
+		return nil, &NameError{Name: name, Modules: mods, Err: ErrAmbiguousName}
 	}
 }
 

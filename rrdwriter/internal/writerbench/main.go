@@ -2,8 +2,9 @@
 // spoold's writer (spool entries on disk → RRD files, entries removed),
 // rrdcached (BATCH of UPDATEs, then FLUSHALL until STATS show every value
 // written) and one rrdtool process per file. It prints values per second,
-// (spoold, rrdcached) pages written back to disk per file updated, and
-// (spoold) 4 KiB pages read in from disk per second of the timed part.
+// (spoold, rrdcached) pages written back to disk per file updated,
+// (spoold) 4 KiB pages read in from disk per second of the timed part, and
+// (spoold, rrdcached) µs of CPU per file updated.
 // It starts no goroutines beyond the writer's.
 package main
 
@@ -44,6 +45,7 @@ var (
 	sock    = flag.String("sock", "", "rrdcached unix socket")
 	writers = flag.Int("writers", 4, "spoold --writers")
 	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the timed part (spoold)")
+	memProf = flag.String("memprofile", "", "write an allocation profile after the timed part (spoold)")
 	peerPid = flag.Int("pid", 0, "rrdcached: the server's pid, to report its CPU time")
 	noPre   = flag.Bool("no-prefetch", false, "spoold: do not prefetch the pages an update touches")
 	cold    = flag.Bool("cold", false, "drop the RRD files from the page cache (after a sync) just before the timed part")
@@ -144,9 +146,13 @@ func runSpoold() error {
 		return err
 	}
 	el, r1 := time.Since(t), pagesRead()
-	reportCPU("spoold", cpuTime(os.Getpid())-c0, el)
+	cpu := cpuTime(os.Getpid()) - c0
+	reportCPU("spoold", cpu, el)
 	reportReads("spoold", dev, d0, el)
 	pprof.StopCPUProfile()
+	if err := writeMemProfile(); err != nil {
+		return err
+	}
 	pages := float64(pagesWritten()-w0) / float64(*files)
 	s := w.Stats()
 	if s.ValuesWritten != uint64(*files**nvals**nds) || s.EntriesPending != 0 {
@@ -155,8 +161,21 @@ func runSpoold() error {
 	if n, err := countFiles(*spoolD); err != nil || n != 0 {
 		return fmt.Errorf("spoold left %d spool entries (%v)", n, err)
 	}
-	fmt.Printf("%.0f %.1f %.0f\n", float64(s.ValuesWritten)/el.Seconds(), pages, float64(r1-r0)/el.Seconds())
+	fmt.Printf("%.0f %.1f %.0f %.0f\n", float64(s.ValuesWritten)/el.Seconds(), pages, float64(r1-r0)/el.Seconds(), cpuPerFile(cpu))
 	return nil
+}
+
+// writeMemProfile writes the allocation profile to -memprofile, if set.
+func writeMemProfile() error {
+	if *memProf == "" {
+		return nil
+	}
+	f, err := os.Create(*memProf)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("allocs").WriteTo(f, 0)
 }
 
 // settle writes every dirty page back and, with -cold, drops the RRD files
@@ -188,11 +207,13 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
+// cpuPerFile is cpu in µs per file updated.
+func cpuPerFile(cpu time.Duration) float64 { return float64(cpu.Microseconds()) / float64(*files) }
+
 // reportCPU prints the CPU time a mode's process used per file updated, and
 // how many of the machine's cores that kept busy.
 func reportCPU(mode string, cpu, wall time.Duration) {
-	fmt.Fprintf(os.Stderr, "%s: %.0f µs CPU per file, %.2f cores busy\n", mode,
-		float64(cpu.Microseconds())/float64(*files), cpu.Seconds()/wall.Seconds())
+	fmt.Fprintf(os.Stderr, "%s: %.0f µs CPU per file, %.2f cores busy\n", mode, cpuPerFile(cpu), cpu.Seconds()/wall.Seconds())
 }
 
 // pagesWritten syncs and returns /proc/vmstat nr_written: pages written
@@ -237,13 +258,18 @@ func deviceReads(dir string) (string, diskstat.Stat) {
 }
 
 // reportReads prints the reads the device completed since prev, per
-// second of wall and their mean size: read-ahead and prefetch make a read
-// of several pages.
+// second of wall, their mean size (read-ahead and prefetch make a read of
+// several pages), how many were in flight on average (the time all reads
+// took, /proc/diskstats' read ticks, over the wall time: the queue depth
+// the writer kept) and their mean latency. The device counts every
+// process's reads.
 func reportReads(mode, dev string, prev diskstat.Stat, wall time.Duration) {
 	if name, cur := deviceReads(*dir); name != "" && name == dev {
 		n := cur.ReadIOs - prev.ReadIOs
-		fmt.Fprintf(os.Stderr, "%s: %.0f reads/s completed by %s, %.1f KiB each\n", mode,
-			float64(n)/wall.Seconds(), dev, float64(cur.ReadSectors-prev.ReadSectors)/2/float64(max(n, 1)))
+		ticks := float64(cur.ReadTicks - prev.ReadTicks) // ms
+		fmt.Fprintf(os.Stderr, "%s: %.0f reads/s completed by %s, %.1f KiB each, %.1f in flight on average, %.2f ms each\n", mode,
+			float64(n)/wall.Seconds(), dev, float64(cur.ReadSectors-prev.ReadSectors)/2/float64(max(n, 1)),
+			ticks/float64(wall.Milliseconds()), ticks/float64(max(n, 1)))
 	}
 }
 
@@ -361,11 +387,13 @@ func runRRDCached() error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	el := time.Since(t)
+	var cpu time.Duration
 	if *peerPid > 0 {
-		reportCPU("rrdcached", cpuTime(*peerPid)-c0, el)
+		cpu = cpuTime(*peerPid) - c0
+		reportCPU("rrdcached", cpu, el)
 	}
 	pages := float64(pagesWritten()-w0) / float64(*files)
-	fmt.Printf("%.0f %.1f\n", float64(want*uint64(*nds))/el.Seconds(), pages)
+	fmt.Printf("%.0f %.1f %.0f\n", float64(want*uint64(*nds))/el.Seconds(), pages, cpuPerFile(cpu))
 	fmt.Fprintf(os.Stderr, "rrdcached: batch sent and journaled in %s, written %s later\n", t1.Sub(t), el-t1.Sub(t))
 	return nil
 }

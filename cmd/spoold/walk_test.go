@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/simulate"
+)
+
+// TestWalkShowsWhatDiscoveryFinds: spoold walk against simulated gear
+// numbered as a vendor does, one device without HC counters: every
+// interface with its ifName, key and RRD file, the 32-bit fallback, and
+// the rows a filter dropped, with the reason; nothing written.
+func TestWalkShowsWhatDiscoveryFinds(t *testing.T) {
+	o := simulate.DefaultOptions()
+	o.Devices, o.Interfaces, o.Numbering = 2, 48, simulate.Vendor
+	sim := serveSimulator(t, o)
+	sim.Fleet().SetBehavior(1, simulate.Behavior{NoHC: true})
+
+	dir := t.TempDir()
+	profiles := filepath.Join(dir, "profiles.conf")
+	writeFile(t, profiles, `profile ports
+  table if
+    index    ifIndex
+    instance ifName
+    filter   ifType == ethernetCsmacd
+    column in  ifHCInOctets|ifInOctets COUNTER 0 U
+`)
+	var targets bytes.Buffer
+	if err := sim.Fleet().WriteTargets(&targets, sim.Addr(), "ports", "1s", 1); err != nil {
+		t.Fatal(err)
+	}
+	targetsFile := filepath.Join(dir, "targets.conf")
+	writeFile(t, targetsFile, targets.String())
+	rrdDir := filepath.Join(dir, "rrd")
+	for i, fallback := range []bool{false, true} {
+		name := sim.Fleet().Name(i)
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"walk", "--targets", targetsFile, "--profiles", profiles, "--rrd-dir", rrdDir, name}, &stdout, &stderr)
+		out := stdout.String()
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		polled, dropped := 0, 0
+		for _, ifc := range sim.Fleet().Interfaces(i, sim.Fleet().Now()) {
+			key := poller.RowKey(name, poller.InstanceSegment(ifc.Name))
+			if ifc.Type != 6 {
+				dropped++
+				if line := lineWith(out, fmt.Sprintf("%q", ifc.Name)); !strings.Contains(line, "(not polled)") || strings.Contains(out, key) {
+					t.Errorf("%s: the filtered-out %s (ifType %d) is not shown as not polled:\n%s", name, ifc.Name, ifc.Type, out)
+				}
+				continue
+			}
+			polled++
+			line := lineWith(out, filepath.Join(rrdDir, key+".rrd"))
+			want := "in=IF-MIB::ifHCInOctets"
+			if fallback {
+				want = "in=IF-MIB::ifInOctets (fallback)"
+			}
+			if !strings.Contains(line, fmt.Sprintf("%q", ifc.Name)) || !strings.Contains(line, want) {
+				t.Errorf("%s: interface %s (ifIndex %d): line %q, want its name, file and %s", name, ifc.Name, ifc.Index, line, want)
+			}
+		}
+		if head := fmt.Sprintf("%d rows polled", polled); polled == 0 || dropped == 0 || !strings.Contains(out, head) ||
+			!strings.Contains(out, fmt.Sprintf("%d filtered out", dropped)) || !strings.Contains(out, `filter "ifType == ethernetCsmacd": value`) {
+			t.Errorf("%s: want %s and %d filtered out with the reason:\n%s", name, head, dropped, out)
+		}
+	}
+	if _, err := os.Stat(rrdDir); !os.IsNotExist(err) {
+		t.Errorf("walk touched --rrd-dir: %v", err)
+	}
+}
+
+func lineWith(out, s string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

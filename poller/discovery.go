@@ -1,0 +1,209 @@
+package poller
+
+import (
+	"context"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/spoold/spoold/internal/statmetric"
+)
+
+// When discovery runs. A device's first poll and a poll that finds the
+// agent restarted (sysUpTime went back) discover the device inline, in
+// that poll's own worker, before its rows are polled: with no discovery,
+// or one from before a restart that may have renumbered the rows, the rows'
+// values would go to the wrong keys. Rediscovery of a device in use — at
+// every RediscoverInterval, after SetTargets (SIGHUP), and at once when a
+// poll sees noSuchInstance for a known row — runs in the background,
+// beside the cycles (Run's discovery goroutine), and swaps the device's
+// plan when it completes: a cycle always uses the last completed
+// discovery, and never waits for one.
+
+// DiscoveryStats count discoveries since the Poller was made.
+type DiscoveryStats struct {
+	Discoveries uint64 `json:"discoveries"` // completed
+	Failures    uint64 `json:"failures"`    // ended by an error (the last plan stays in use)
+	Requests    uint64 `json:"requests"`    // SNMP requests they sent
+	// Rows, Filtered and Gone are the polled rows, those filters dropped
+	// and those known before but not found, summed over the devices'
+	// last discoveries. Truncated counts tables cut at MaxTableRows.
+	Rows      uint64 `json:"rows"`
+	Filtered  uint64 `json:"filtered"`
+	Gone      uint64 `json:"gone"`
+	Truncated uint64 `json:"truncated"`
+	Running   int    `json:"running"` // in flight now
+}
+
+type discCounters struct {
+	discoveries, failures, requests atomic.Int64
+	running                         atomic.Int64
+}
+
+// DiscoveryStats returns the discovery counters and the rows of the
+// devices' last discoveries.
+func (p *Poller) DiscoveryStats() DiscoveryStats {
+	s := DiscoveryStats{
+		Discoveries: uint64(p.disc.discoveries.Load()), Failures: uint64(p.disc.failures.Load()),
+		Requests: uint64(p.disc.requests.Load()), Running: int(p.disc.running.Load()),
+	}
+	p.mu.RLock()
+	devs := p.devices
+	p.mu.RUnlock()
+	for _, d := range devs {
+		d.mu.Lock()
+		s.Rows += uint64(d.st.Rows)
+		s.Filtered += uint64(d.st.FilteredRows)
+		s.Gone += uint64(len(d.st.GoneRows))
+		s.Truncated += uint64(d.st.TruncatedTables)
+		d.mu.Unlock()
+	}
+	return s
+}
+
+var discoveryMetrics = statmetric.Table[DiscoveryStats]{
+	statmetric.Counter("spoold_poller_discoveries_total", "Table discoveries completed.", func(s DiscoveryStats) uint64 { return s.Discoveries }),
+	statmetric.Counter("spoold_poller_discovery_failures_total", "Table discoveries ended by an error (the device's last discovery stays in use).", func(s DiscoveryStats) uint64 { return s.Failures }),
+	statmetric.Counter("spoold_poller_discovery_requests_total", "SNMP requests sent by table discoveries.", func(s DiscoveryStats) uint64 { return s.Requests }),
+	statmetric.Gauge("spoold_poller_table_rows", "Table rows polled, by the devices' last discoveries.", func(s DiscoveryStats) float64 { return float64(s.Rows) }),
+	statmetric.Gauge("spoold_poller_table_rows_filtered", "Table rows a filter dropped, by the devices' last discoveries.", func(s DiscoveryStats) float64 { return float64(s.Filtered) }),
+	statmetric.Gauge("spoold_poller_table_rows_gone", "Table rows an earlier discovery found and the last did not (their files stay).", func(s DiscoveryStats) float64 { return float64(s.Gone) }),
+	statmetric.Gauge("spoold_poller_tables_truncated", "Tables with more rows than --poll-max-table-rows, by the devices' last discoveries.", func(s DiscoveryStats) float64 { return float64(s.Truncated) }),
+	statmetric.Gauge("spoold_poller_discoveries_running", "Table discoveries in flight.", func(s DiscoveryStats) float64 { return float64(s.Running) }),
+}
+
+// NewDiscoveryCollector returns a prometheus.Collector of
+// Poller.DiscoveryStats.
+func NewDiscoveryCollector(stats func() DiscoveryStats) prometheus.Collector {
+	return discoveryMetrics.Collector(stats)
+}
+
+// Discover discovers now, with at most DiscoveryConcurrency at once, the
+// tables of every device that has tables and needs a discovery (never
+// discovered, due by RediscoverInterval, after SetTargets, or flagged by a
+// poll), or of every device with tables if all is set. It returns the
+// devices discovered and those that failed. It may run beside a Cycle.
+func (p *Poller) Discover(ctx context.Context, all bool) (ok, failed int) {
+	p.mu.RLock()
+	devs := p.devices
+	p.mu.RUnlock()
+	now := p.now()
+	var due []*device
+	for _, d := range devs {
+		if len(d.t.Profile.Tables) > 0 && (all || p.discoveryDue(d, now)) {
+			due = append(due, d)
+		}
+	}
+	var nok, nfail atomic.Int64
+	eachDevice(due, p.opts.DiscoveryConcurrency, func(d *device) {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := p.discoverDevice(ctx, d); err != nil {
+			nfail.Add(1)
+		} else {
+			nok.Add(1)
+		}
+	})
+	return int(nok.Load()), int(nfail.Load())
+}
+
+// discoveryDue reports whether d needs a discovery now. A device in
+// backoff waits for its polls to succeed again.
+func (p *Poller) discoveryDue(d *device, now time.Time) bool {
+	if d.failures() >= p.opts.BackoffAfter && d.plan.Load().disc != nil {
+		return false
+	}
+	if d.rediscover.Load() || d.plan.Load().disc == nil {
+		return true
+	}
+	iv := p.opts.RediscoverInterval
+	return iv > 0 && now.Sub(d.plan.Load().disc.At) >= iv
+}
+
+// discoverDevice discovers d's tables and swaps in the plan of what it
+// found; on an error d keeps its plan and is tried again when next due.
+// Two discoveries of one device never overlap: the second returns at once.
+func (p *Poller) discoverDevice(ctx context.Context, d *device) error {
+	if !d.discovering.CompareAndSwap(false, true) {
+		return nil
+	}
+	defer d.discovering.Store(false)
+	p.disc.running.Add(1)
+	defer p.disc.running.Add(-1)
+	d.rediscover.Store(false)
+	disc, err := p.discover(ctx, d)
+	now := p.now()
+	if err != nil {
+		d.rediscover.Store(true)
+		p.disc.failures.Add(1)
+		d.mu.Lock()
+		d.st.DiscoveryError, d.st.LastDiscoveryError = err.Error(), now
+		d.mu.Unlock()
+		p.log.Warn("discover tables", "target", d.t.Name, "err", err)
+		return err
+	}
+	p.disc.discoveries.Add(1)
+	d.plan.Store(newPlan(d.t, disc, d.plan.Load(), &p.opts))
+	d.recordDiscovery(disc, now)
+	p.log.Debug("discovered tables", "target", d.t.Name, "rows", len(disc.Keys()), "requests", disc.Requests, "seconds", disc.Duration.Seconds())
+	return nil
+}
+
+// recordDiscovery updates d's status with what disc found: its rows, and
+// the rows known from earlier discoveries that it did not find (gone:
+// their files stay, and their keys come back if the rows do).
+func (d *device) recordDiscovery(disc *Discovery, now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := &d.st
+	s.LastDiscovery, s.DiscoveryError = now, ""
+	s.Discoveries++
+	s.Rows, s.FilteredRows, s.TruncatedTables = 0, 0, 0
+	if d.known == nil {
+		d.known = map[string]bool{}
+	}
+	found := map[string]bool{}
+	for _, t := range disc.Tables {
+		s.Rows += len(t.Rows)
+		s.FilteredRows += len(t.Filtered)
+		if t.Truncated {
+			s.TruncatedTables++
+		}
+		for _, r := range t.Rows {
+			found[r.Key], d.known[r.Key] = true, true
+		}
+	}
+	s.GoneRows = s.GoneRows[:0:0]
+	for k := range d.known {
+		if !found[k] {
+			s.GoneRows = append(s.GoneRows, k)
+		}
+	}
+	sort.Strings(s.GoneRows)
+}
+
+// discoveryLoop runs the background discoveries of Run: at each wake-up
+// (a cycle's start and end), those of the devices due. It returns when ctx
+// is done and its discoveries have ended.
+func (p *Poller) discoveryLoop(ctx context.Context, wake <-chan struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+			p.Discover(ctx, false)
+		}
+	}
+}
+
+// wakeDiscovery asks Run's discovery goroutine to look for due devices;
+// it never blocks (a wake-up pending is enough).
+func (p *Poller) wakeDiscovery() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}

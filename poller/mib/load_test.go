@@ -1,0 +1,550 @@
+package mib
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/spoold/spoold/internal/testenv"
+)
+
+// acmeMIB is a small but real SMIv2 module, as a vendor ships one: a
+// module identity under enterprises, a textual convention with labels, a
+// scalar and a table, importing from SNMPv2-SMI and SNMPv2-TC.
+const acmeMIB = `ACME-ROUTER-MIB DEFINITIONS ::= BEGIN
+
+IMPORTS
+    MODULE-IDENTITY, OBJECT-TYPE, enterprises, Integer32, Counter64
+        FROM SNMPv2-SMI
+    DisplayString, TEXTUAL-CONVENTION
+        FROM SNMPv2-TC;
+
+acmeRouter MODULE-IDENTITY
+    LAST-UPDATED "202611250000Z"
+    ORGANIZATION "Acme"
+    CONTACT-INFO "noc@acme.example"
+    DESCRIPTION  "Acme routers."
+    ::= { enterprises 99999 }
+
+AcmeFanState ::= TEXTUAL-CONVENTION
+    STATUS       current
+    DESCRIPTION  "The state of a fan."
+    SYNTAX       INTEGER { ok(1), failed(2), absent(3) }
+
+acmeObjects OBJECT IDENTIFIER ::= { acmeRouter 1 }
+
+acmeTemperature OBJECT-TYPE
+    SYNTAX      Integer32 (-40..125)
+    UNITS       "degrees Celsius"
+    MAX-ACCESS  read-only
+    STATUS      current
+    DESCRIPTION "The chassis temperature."
+    ::= { acmeObjects 1 }
+
+acmeFanTable OBJECT-TYPE
+    SYNTAX      SEQUENCE OF AcmeFanEntry
+    MAX-ACCESS  not-accessible
+    STATUS      current
+    DESCRIPTION "The fans."
+    ::= { acmeObjects 2 }
+
+acmeFanEntry OBJECT-TYPE
+    SYNTAX      AcmeFanEntry
+    MAX-ACCESS  not-accessible
+    STATUS      current
+    DESCRIPTION "One fan."
+    INDEX       { acmeFanIndex }
+    ::= { acmeFanTable 1 }
+
+AcmeFanEntry ::= SEQUENCE {
+    acmeFanIndex       Integer32,
+    acmeFanName        DisplayString,
+    acmeFanState       AcmeFanState,
+    acmeFanRevolutions Counter64
+}
+
+acmeFanIndex OBJECT-TYPE
+    SYNTAX      Integer32 (1..64)
+    MAX-ACCESS  not-accessible
+    STATUS      current
+    DESCRIPTION "The fan's number."
+    ::= { acmeFanEntry 1 }
+
+acmeFanName OBJECT-TYPE
+    SYNTAX      DisplayString
+    MAX-ACCESS  read-only
+    STATUS      current
+    DESCRIPTION "The fan's name."
+    ::= { acmeFanEntry 2 }
+
+acmeFanState OBJECT-TYPE
+    SYNTAX      AcmeFanState
+    MAX-ACCESS  read-only
+    STATUS      current
+    DESCRIPTION "The fan's state."
+    ::= { acmeFanEntry 3 }
+
+acmeFanRevolutions OBJECT-TYPE
+    SYNTAX      Counter64
+    MAX-ACCESS  read-only
+    STATUS      current
+    DESCRIPTION "Revolutions since start."
+    ::= { acmeFanEntry 4 }
+
+acmeLinkState OBJECT-TYPE
+    SYNTAX      INTEGER { up(1), down(2) }
+    MAX-ACCESS  read-only
+    STATUS      current
+    DESCRIPTION "The uplink's state."
+    ::= { acmeObjects 3 }
+
+END
+`
+
+// otherMIB defines acmeTemperature too, as a second vendor's module may.
+const otherMIB = `OTHER-VENDOR-MIB DEFINITIONS ::= BEGIN
+
+IMPORTS
+    OBJECT-TYPE, enterprises, Integer32 FROM SNMPv2-SMI;
+
+otherVendor OBJECT IDENTIFIER ::= { enterprises 99998 }
+
+acmeTemperature OBJECT-TYPE
+    SYNTAX      Integer32
+    MAX-ACCESS  read-only
+    STATUS      current
+    DESCRIPTION "A name clash."
+    ::= { otherVendor 1 }
+
+END
+`
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// lineOf returns the line of text where s first is.
+func lineOf(text, s string) int {
+	return strings.Count(text[:strings.Index(text, s)], "\n") + 1
+}
+
+func load(t *testing.T, dirs ...string) (*Resolver, error) {
+	t.Helper()
+	return Load(Options{Dirs: dirs}, nil, nil)
+}
+
+func TestVendorMIBFromADirectory(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"acme-router.my": acmeMIB, "README": "not a MIB"})
+	r, err := load(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, oid, syntax, base string }{
+		{"ACME-ROUTER-MIB::acmeTemperature.0", "1.3.6.1.4.1.99999.1.1.0", "Integer32", BaseInteger},
+		{"acmeFanName.2", "1.3.6.1.4.1.99999.1.2.1.2.2", "DisplayString", BaseOctetString},
+		{"acmeFanState", "1.3.6.1.4.1.99999.1.2.1.3", "AcmeFanState", BaseInteger},
+		{"acmeFanRevolutions", "1.3.6.1.4.1.99999.1.2.1.4", "Counter64", BaseCounter64},
+		{"acmeLinkState", "1.3.6.1.4.1.99999.1.3", "INTEGER", BaseInteger},
+		{"ifHCInOctets.1", "1.3.6.1.2.1.31.1.1.1.6.1", "Counter64", BaseCounter64},
+	} {
+		got, err := r.Resolve(tc.name)
+		if err != nil || got != tc.oid {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", tc.name, got, err, tc.oid)
+			continue
+		}
+		o, _, _ := r.Object(tc.name)
+		if o.Syntax != tc.syntax || o.Base != tc.base {
+			t.Errorf("%s: syntax %q base %q, want %q %q", tc.name, o.Syntax, o.Base, tc.syntax, tc.base)
+		}
+	}
+	if got := r.Name("1.3.6.1.4.1.99999.1.2.1.3.7"); got != "ACME-ROUTER-MIB::acmeFanState.7" {
+		t.Errorf("Name = %q", got)
+	}
+	for _, col := range []struct{ name, value, want string }{
+		{"acmeFanState", "failed", "2"}, {"acmeLinkState", "down", "2"},
+	} {
+		o, _, _ := r.Object(col.name)
+		if got, err := r.FilterValue(o, col.value); err != nil || got != col.want {
+			t.Errorf("FilterValue(%s, %s) = %q, %v; want %q", col.name, col.value, got, err, col.want)
+		}
+	}
+	if f := r.Modules()["ACME-ROUTER-MIB"]; f != filepath.Join(dir, "acme-router.my") {
+		t.Errorf("module's file %q", f)
+	}
+	if _, err := Builtin().Resolve("acmeTemperature"); !errors.Is(err, ErrUnknownName) {
+		t.Errorf("the built-in resolver learned a loaded name: %v", err)
+	}
+}
+
+func TestAmbiguousNameNamesBothModules(t *testing.T) {
+	r, err := load(t, writeFiles(t, map[string]string{"ACME-ROUTER-MIB.txt": acmeMIB, "OTHER-VENDOR-MIB.txt": otherMIB}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Resolve("acmeTemperature.0")
+	var ne *NameError
+	if !errors.As(err, &ne) || !errors.Is(err, ErrAmbiguousName) {
+		t.Fatalf("Resolve = %v, want ErrAmbiguousName", err)
+	}
+	if strings.Join(ne.Modules, ",") != "ACME-ROUTER-MIB,OTHER-VENDOR-MIB" {
+		t.Errorf("modules %v", ne.Modules)
+	}
+	for _, want := range []string{"ACME-ROUTER-MIB", "OTHER-VENDOR-MIB", "MODULE::acmeTemperature"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	for name, want := range map[string]string{
+		"ACME-ROUTER-MIB::acmeTemperature.0":  "1.3.6.1.4.1.99999.1.1.0",
+		"OTHER-VENDOR-MIB::acmeTemperature.0": "1.3.6.1.4.1.99998.1.0",
+	} {
+		if got, err := r.Resolve(name); err != nil || got != want {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", name, got, err, want)
+		}
+	}
+}
+
+func TestBrokenMIBIsAnErrorNamingTheFile(t *testing.T) {
+	broken := strings.Replace(acmeMIB, "::= { acmeObjects 2 }", "::= { acmeObjects 2 ", 1)
+	dir := writeFiles(t, map[string]string{"broken.mib": broken, "OTHER-VENDOR-MIB.txt": otherMIB})
+	reg := prometheus.NewPedanticRegistry()
+	m := NewMetrics(reg)
+	r, err := Load(Options{Dirs: []string{dir}}, nil, m)
+	var fe *FileError
+	if !errors.As(err, &fe) {
+		t.Fatalf("Load = %v, want a *FileError", err)
+	}
+	// The parser stops at the first token that cannot go on the OID.
+	file, line := filepath.Join(dir, "broken.mib"), lineOf(broken, `"One fan."`)
+	if fe.File != file || fe.Line != line || !strings.Contains(err.Error(), fmt.Sprintf("%s line %d: parse:", file, line)) {
+		t.Errorf("error %q: file %q line %d, want %s line %d", err, fe.File, fe.Line, file, line)
+	}
+	if got := testutil.ToFloat64(m.errors); got != 1 {
+		t.Errorf("spoold_mib_file_errors_total = %v, want 1", got)
+	}
+	// The other file's objects are loaded all the same.
+	if oid, err := r.Resolve("acmeTemperature.0"); err != nil || oid != "1.3.6.1.4.1.99998.1.0" {
+		t.Errorf("the good file's object: %q, %v", oid, err)
+	}
+	if _, err := r.Resolve("ifName"); err != nil {
+		t.Errorf("a built-in object: %v", err)
+	}
+}
+
+func TestMissingImportIsAnErrorAtItsLine(t *testing.T) {
+	for _, tc := range []struct{ imports, says string }{
+		{"SnmpAdminString FROM SNMP-FRAMEWORK-MIB", "imports SnmpAdminString from SNMP-FRAMEWORK-MIB: no MIB directory holds"},
+		{"ifStackStatus FROM IF-MIB", "imports ifStackStatus from IF-MIB, which is built in only in part"},
+	} {
+		t.Run(tc.imports, func(t *testing.T) {
+			text := strings.Replace(otherMIB, "Integer32 FROM SNMPv2-SMI;",
+				"Integer32 FROM SNMPv2-SMI\n    "+tc.imports+";", 1)
+			dir := writeFiles(t, map[string]string{"other.txt": text})
+			r, err := load(t, dir)
+			var fe *FileError
+			if !errors.As(err, &fe) || !errors.Is(err, ErrMissingModule) {
+				t.Fatalf("Load = %v, want ErrMissingModule", err)
+			}
+			if fe.File != filepath.Join(dir, "other.txt") || fe.Line != 5 || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("error %q (line %d), want line 5 and %q", err, fe.Line, tc.says)
+			}
+			if _, err := r.Resolve("OTHER-VENDOR-MIB::acmeTemperature"); err != nil {
+				t.Errorf("the module's other objects: %v", err)
+			}
+		})
+	}
+}
+
+// ifVendorMIB extends IF-MIB as vendors do: a table that augments ifEntry
+// and a column of type InterfaceIndex, imported from IF-MIB, which the
+// machine has no file of.
+const ifVendorMIB = `ACME-IF-MIB DEFINITIONS ::= BEGIN
+IMPORTS
+    OBJECT-TYPE, enterprises, Counter64 FROM SNMPv2-SMI
+    ifEntry, InterfaceIndex FROM IF-MIB
+    IANAifType FROM IANAifType-MIB;
+
+acmeIf OBJECT IDENTIFIER ::= { enterprises 99997 }
+
+acmeIfTable OBJECT-TYPE
+    SYNTAX      SEQUENCE OF AcmeIfEntry
+    MAX-ACCESS  not-accessible
+    STATUS      current
+    DESCRIPTION "Per interface."
+    ::= { acmeIf 1 }
+
+acmeIfEntry OBJECT-TYPE
+    SYNTAX      AcmeIfEntry
+    MAX-ACCESS  not-accessible
+    STATUS      current
+    DESCRIPTION "One interface."
+    AUGMENTS    { ifEntry }
+    ::= { acmeIfTable 1 }
+
+AcmeIfEntry ::= SEQUENCE { acmeIfDrops Counter64, acmeIfPeer InterfaceIndex, acmeIfPeerType IANAifType }
+
+acmeIfDrops OBJECT-TYPE
+    SYNTAX      Counter64
+    MAX-ACCESS  read-only
+    STATUS      current
+    DESCRIPTION "Drops."
+    ::= { acmeIfEntry 1 }
+
+acmeIfPeer OBJECT-TYPE
+    SYNTAX      InterfaceIndex
+    MAX-ACCESS  read-only
+    STATUS      current
+    DESCRIPTION "The peer interface."
+    ::= { acmeIfEntry 2 }
+
+acmeIfPeerType OBJECT-TYPE
+    SYNTAX      IANAifType
+    MAX-ACCESS  read-only
+    STATUS      current
+    DESCRIPTION "The peer interface's type."
+    ::= { acmeIfEntry 3 }
+
+END
+`
+
+// TestImportsFromBuiltInModules: a vendor MIB that imports from IF-MIB
+// and IANAifType-MIB loads with no file of them (the built-in table's
+// generated text stands in), types and labels resolved.
+func TestImportsFromBuiltInModules(t *testing.T) {
+	r, err := load(t, writeFiles(t, map[string]string{"acme-if.mib": ifVendorMIB}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, oid, syntax, base string }{
+		{"acmeIfDrops.3", "1.3.6.1.4.1.99997.1.1.1.3", "Counter64", BaseCounter64},
+		{"acmeIfPeer", "1.3.6.1.4.1.99997.1.1.2", "InterfaceIndex", BaseInteger},
+		{"acmeIfPeerType", "1.3.6.1.4.1.99997.1.1.3", "IANAifType", BaseInteger},
+	} {
+		o, suffix, err := r.Object(tc.name)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		oid := o.OID
+		if suffix != "" {
+			oid += "." + suffix
+		}
+		if oid != tc.oid || o.Syntax != tc.syntax || o.Base != tc.base || o.Kind != Column {
+			t.Errorf("%s: %s %v %q base %q; want %s column %q %q", tc.name, oid, o.Kind, o.Syntax, o.Base, tc.oid, tc.syntax, tc.base)
+		}
+	}
+	o, _, _ := r.Object("acmeIfPeerType")
+	if v, ok := o.EnumValue("ethernetCsmacd"); !ok || v != 6 {
+		t.Errorf("acmeIfPeerType ethernetCsmacd = %d, %v", v, ok)
+	}
+	if f := r.Modules()["IF-MIB"]; f != "" {
+		t.Errorf("IF-MIB's objects now come from %q, want the built-in table", f)
+	}
+}
+
+// TestGeneratedModulesAreTheTable: the text generated for each built-in
+// module, loaded through a MIB directory as if it were the module's file,
+// gives back every object of the table: OID, kind, syntax, base and
+// labels.
+func TestGeneratedModulesAreTheTable(t *testing.T) {
+	texts, _, err := generatedModules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for name, text := range texts {
+		files[name+".txt"] = string(text)
+	}
+	dir := writeFiles(t, files)
+	r, err := load(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, _ := builtinObjects()
+	for _, b := range objs {
+		if carriedModules[b.Module] {
+			continue
+		}
+		o := r.byQualified[b.QualifiedName()]
+		if r.Modules()[b.Module] != filepath.Join(dir, b.Module+".txt") {
+			t.Fatalf("%s: not loaded from the directory", b.Module)
+		}
+		if o == nil || o.OID != b.OID || o.Kind != b.Kind || o.Syntax != b.Syntax || o.Base != b.Base || enumList(o.Enums) != enumList(b.Enums) {
+			t.Errorf("%s: loaded %+v, built in %+v", b.QualifiedName(), o, b)
+		}
+	}
+}
+
+// TestUnresolvedSyntaxIsAnError: a type gosmi cannot resolve (here one
+// naming a type nobody defines) silently takes every later type of the
+// module with it; the objects keep their OIDs, and the file is reported
+// at the first object left without a syntax.
+func TestUnresolvedSyntaxIsAnError(t *testing.T) {
+	const text = `BRK-MIB DEFINITIONS ::= BEGIN
+IMPORTS OBJECT-TYPE, enterprises FROM SNMPv2-SMI
+    TEXTUAL-CONVENTION FROM SNMPv2-TC;
+brk OBJECT IDENTIFIER ::= { enterprises 4242 }
+BadTC ::= TEXTUAL-CONVENTION
+    STATUS current
+    DESCRIPTION "uses a type nobody defines"
+    SYNTAX NoSuchType
+GoodTC ::= TEXTUAL-CONVENTION
+    STATUS current
+    DESCRIPTION "fine, but defined after BadTC"
+    SYNTAX INTEGER { a(1), b(2) }
+brkGood OBJECT-TYPE SYNTAX GoodTC MAX-ACCESS read-only STATUS current DESCRIPTION "x" ::= { brk 1 }
+brkBad OBJECT-TYPE SYNTAX BadTC MAX-ACCESS read-only STATUS current DESCRIPTION "x" ::= { brk 2 }
+END
+`
+	dir := writeFiles(t, map[string]string{"brk.mib": text})
+	r, err := load(t, dir)
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.File != filepath.Join(dir, "brk.mib") || fe.Line != 13 ||
+		!strings.Contains(err.Error(), "the syntax of brkGood, brkBad does not resolve") {
+		t.Fatalf("Load = %v, want brk.mib line 13 naming brkGood and brkBad", err)
+	}
+	if oid, err := r.Resolve("brkGood.0"); err != nil || oid != "1.3.6.1.4.1.4242.1.0" {
+		t.Errorf("brkGood.0 = %q, %v", oid, err)
+	}
+}
+
+func TestUnreadableDirectoryIsAnError(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope")
+	_, err := load(t, missing)
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.File != missing || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Load = %v, want a FileError for %s", err, missing)
+	}
+}
+
+// TestFirstDirectoryWins: a module in two directories is the first's,
+// and an operator's copy of a carried base module replaces it.
+func TestFirstDirectoryWins(t *testing.T) {
+	moved := strings.Replace(acmeMIB, "{ enterprises 99999 }", "{ enterprises 12345 }", 1)
+	first := writeFiles(t, map[string]string{"acme.mib": moved})
+	second := writeFiles(t, map[string]string{"acme.mib": acmeMIB})
+	r, err := load(t, first, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.Resolve("acmeTemperature"); got != "1.3.6.1.4.1.12345.1.1" {
+		t.Errorf("acmeTemperature = %s, want the first directory's", got)
+	}
+	smi, err := os.ReadFile("base/SNMPv2-SMI.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := strings.Replace(string(smi), "enterprises    OBJECT IDENTIFIER ::= { private 1 }", "enterprises    OBJECT IDENTIFIER ::= { private 7 }", 1)
+	r, err = load(t, writeFiles(t, map[string]string{"SNMPv2-SMI": own, "acme.mib": acmeMIB}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.Resolve("acmeTemperature"); got != "1.3.6.1.4.7.99999.1.1" {
+		t.Errorf("acmeTemperature = %s, want it under the operator's enterprises", got)
+	}
+}
+
+// TestNetSNMPMIBsMatchSnmptranslate loads net-snmp's own MIB files (the
+// real ones Debian ships) through a MIB directory and checks every object
+// gosmi found against snmptranslate reading the same files.
+func TestNetSNMPMIBsMatchSnmptranslate(t *testing.T) {
+	snmptranslate := testenv.LookPath(t, "snmptranslate", "the independent check of loaded MIBs")
+	if _, err := os.Stat(filepath.Join(netsnmpMIBs, "UCD-SNMP-MIB.txt")); err != nil {
+		testenv.Missing(t, "net-snmp's MIB files (Debian libsnmp-base): %v", err)
+	}
+	r, err := load(t, netsnmpMIBs)
+	if err != nil {
+		// Debian's copy lacks the IETF modules some of them import; every
+		// file parses.
+		t.Logf("loading %s: %v", netsnmpMIBs, err)
+		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+			if !errors.Is(e, ErrMissingModule) {
+				t.Errorf("not a missing import: %v", e)
+			}
+		}
+	}
+	base, _ := filepath.Abs("base")
+	var modules []string
+	for module, file := range r.Modules() {
+		if filepath.Dir(file) == netsnmpMIBs {
+			modules = append(modules, module)
+		}
+	}
+	if len(modules) < 13 {
+		t.Errorf("%d modules loaded from %s (%v), want all 13 Debian ships", len(modules), netsnmpMIBs, modules)
+	}
+	for _, module := range modules {
+		tree, err := translateTree(snmptranslate, base+":"+netsnmpMIBs, module)
+		if err != nil {
+			t.Errorf("%s: %v", module, err)
+			continue
+		}
+		n := 0
+		for _, o := range r.byQualified {
+			if o.Module != module {
+				continue
+			}
+			n++
+			if got := tree[o.Name]; got != o.OID {
+				t.Errorf("%s: OID %s, snmptranslate %q", o.QualifiedName(), o.OID, got)
+			}
+		}
+		if n < 3 {
+			t.Errorf("%s: only %d objects loaded", module, n)
+		}
+	}
+	// The loaded UCD-SNMP-MIB agrees with the built-in table.
+	objs, _ := builtinObjects()
+	for _, b := range objs {
+		if b.Module != "UCD-SNMP-MIB" {
+			continue
+		}
+		o := r.byQualified[b.QualifiedName()]
+		if o == nil || o.OID != b.OID || o.Syntax != b.Syntax || o.Base != b.Base || o.Kind != b.Kind {
+			t.Errorf("%s: loaded %+v, built in %+v", b.QualifiedName(), o, b)
+		}
+	}
+}
+
+func TestConcurrentLoads(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"acme.mib": acmeMIB, "other.mib": otherMIB})
+	var wg sync.WaitGroup
+	results := make([]*Resolver, 4)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := Load(Options{Dirs: []string{dir}}, nil, nil)
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] = r
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r == nil {
+			continue
+		}
+		if got, err := r.Resolve("ACME-ROUTER-MIB::acmeFanState.1"); err != nil || got != "1.3.6.1.4.1.99999.1.2.1.3.1" {
+			t.Errorf("load %d: %q, %v", i, got, err)
+		}
+		if r.Len() != results[0].Len() {
+			t.Errorf("load %d: %d objects, load 0 %d", i, r.Len(), results[0].Len())
+		}
+	}
+}

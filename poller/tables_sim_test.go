@@ -1,0 +1,251 @@
+package poller_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/simulate"
+	"github.com/spoold/spoold/spool"
+)
+
+const (
+	oidIfHCInOctets = "1.3.6.1.2.1.31.1.1.1.6"
+	oidIfInOctets   = "1.3.6.1.2.1.2.2.1.10"
+)
+
+// vendorSim is a simulator of devices numbered as real gear is.
+func vendorSim(devices int) simulate.Options {
+	o := simOptions(devices)
+	o.Interfaces = 48
+	o.Numbering = simulate.Vendor
+	o.Down = 0.25
+	return o
+}
+
+// rowEntry returns the entry of key at time at.
+func rowEntry(t *testing.T, r *rig, key string, at time.Time) spool.Entry {
+	t.Helper()
+	for _, e := range spooled(t, r.sp, key) {
+		if e.Time == at.Unix() {
+			return e
+		}
+	}
+	t.Fatalf("no entry of %s at %v", key, at)
+	return spool.Entry{}
+}
+
+// checkRows checks that each interface of device i has its entry at at,
+// under the key of its ifName, with the octets the fleet serves under its
+// current ifIndex (from column), and returns the entries by name.
+func checkRows(t *testing.T, r *rig, i int, at time.Time, column string) map[string]spool.Entry {
+	t.Helper()
+	f := r.sim.Fleet()
+	out := map[string]spool.Entry{}
+	for _, ifc := range f.Interfaces(i, at) {
+		key := poller.RowKey(f.Name(i), poller.InstanceSegment(ifc.Name))
+		e := rowEntry(t, r, key, at)
+		want := f.Value(i, column+"."+strconv.Itoa(ifc.Index), at)
+		var n uint64
+		switch v := want.Value.(type) {
+		case uint64:
+			n = v
+		case uint:
+			n = uint64(v)
+		case uint32:
+			n = uint64(v)
+		default:
+			t.Fatalf("%s: fleet serves %v (%v) for %s", key, want.Value, want.Type, column)
+		}
+		if got := e.Values[0]; got.Name != "in" || got.Type != spool.Counter || got.Counter != n {
+			t.Errorf("%s (ifIndex %d): in %+v, want %d", key, ifc.Index, got, n)
+		}
+		out[ifc.Name] = e
+	}
+	return out
+}
+
+func TestTablesOfVendorNumbering(t *testing.T) {
+	for _, mode := range []poller.TableMode{poller.TableGet, poller.TableBulk, poller.TableAuto} {
+		t.Run(string(mode), func(t *testing.T) {
+			po := pollOptions()
+			po.TableMode = mode
+			r := newRig(t, vendorSim(3), po, "if-mib", 0, 1, 2)
+			at := r.clock.Advance(5 * time.Minute)
+			st := r.p.Cycle(context.Background())
+			rows := 0
+			for i := range 3 {
+				rows += len(r.sim.Fleet().Interfaces(i, at))
+			}
+			if st.OK != 3 || st.Rows != rows || st.Unknown != 0 || st.WrongTypes != 0 {
+				t.Fatalf("%+v, want %d rows", st, rows)
+			}
+			for i := range 3 {
+				checkRows(t, r, i, at, oidIfHCInOctets)
+			}
+			// The second cycle needs no discovery: its requests are the poll's.
+			at = r.clock.Advance(5 * time.Minute)
+			ds := r.p.DiscoveryStats()
+			st = r.p.Cycle(context.Background())
+			if after := r.p.DiscoveryStats(); after.Requests != ds.Requests || after.Discoveries != 3 {
+				t.Errorf("discoveries %+v then %+v", ds, after)
+			}
+			for i := range 3 {
+				checkRows(t, r, i, at, oidIfHCInOctets)
+			}
+			t.Logf("%s: %d rows, %d requests for 3 devices", mode, st.Rows, st.Requests)
+			// Per device: Gets of 60 of the 10 columns' cells and sysUpTime.0,
+			// or GetBulk walks of 25 rows with sysUpTime.0 in the first.
+			perDevice := rows / 3
+			gets := (perDevice*10 + 1 + po.MaxVarbinds - 1) / po.MaxVarbinds
+			bulks := (perDevice + po.MaxRepetitions - 1) / po.MaxRepetitions
+			if want := map[poller.TableMode]int{poller.TableGet: 3 * gets, poller.TableBulk: 3 * bulks, poller.TableAuto: 3 * min(gets, bulks)}[mode]; st.Requests != want {
+				t.Errorf("%s: %d requests for 3 devices of %d interfaces, want %d", mode, st.Requests, perDevice, want)
+			}
+		})
+	}
+}
+
+// A device without HC counters: discovery picks ifInOctets per row and the
+// data source keeps its name.
+func TestTablesFallBackTo32Bits(t *testing.T) {
+	so := vendorSim(2)
+	r := newRig(t, so, pollOptions(), "if-mib", 0, 1)
+	r.sim.Fleet().SetBehavior(1, simulate.Behavior{NoHC: true})
+	at := r.clock.Advance(5 * time.Minute)
+	if st := r.p.Cycle(context.Background()); st.OK != 2 || st.Unknown != 0 {
+		t.Fatalf("%+v", st)
+	}
+	checkRows(t, r, 0, at, oidIfHCInOctets)
+	checkRows(t, r, 1, at, oidIfInOctets)
+}
+
+// A device that renumbers its interfaces when it restarts: each interface
+// keeps its key, and its first entry after the restart is flagged.
+func TestTablesRenumberedDeviceKeepsKeys(t *testing.T) {
+	r := newRig(t, vendorSim(1), pollOptions(), "if-mib", 0)
+	f := r.sim.Fleet()
+	f.SetBehavior(0, simulate.Behavior{Renumber: true})
+	at := r.clock.Advance(5 * time.Minute)
+	r.p.Cycle(context.Background())
+	before := f.Interfaces(0, at)
+	checkRows(t, r, 0, at, oidIfHCInOctets)
+
+	f.Restart(0, r.clock.Advance(time.Minute))
+	at = r.clock.Advance(4 * time.Minute)
+	after := f.Interfaces(0, at)
+	moved := 0
+	for _, b := range before {
+		for _, a := range after {
+			if a.Name == b.Name && a.Index != b.Index {
+				moved++
+			}
+		}
+	}
+	if moved == 0 {
+		t.Fatal("the simulator did not renumber the interfaces")
+	}
+	st := r.p.Cycle(context.Background())
+	if st.StaleRows != 0 || st.Rows != len(after) || st.Discontinuities != 1 {
+		t.Fatalf("%+v", st)
+	}
+	for name, e := range checkRows(t, r, 0, at, oidIfHCInOctets) {
+		if e.Flags&spool.FlagDiscontinuity == 0 {
+			t.Errorf("%s: the first entry after the restart is not flagged", name)
+		}
+	}
+	if s, _ := r.p.Status(f.Name(0)); s.Discoveries != 2 || len(s.GoneRows) != 0 {
+		t.Errorf("status: %d discoveries, gone %v", s.Discoveries, s.GoneRows)
+	}
+}
+
+// Rows that vanish: the poll sees noSuchInstance, the next discovery
+// (in the background) shows them as gone; their keys are not written.
+func TestTablesGoneRows(t *testing.T) {
+	r := newRig(t, vendorSim(1), pollOptions(), "if-mib", 0)
+	f := r.sim.Fleet()
+	r.clock.Advance(5 * time.Minute)
+	r.p.Cycle(context.Background())
+	all := f.Interfaces(0, r.clock.Now())
+	f.SetBehavior(0, simulate.Behavior{Missing: true})
+	at := r.clock.Advance(5 * time.Minute)
+	r.p.Cycle(context.Background())
+	if ok, failed := r.p.Discover(context.Background(), false); ok != 1 || failed != 0 {
+		t.Fatalf("rediscovery after lost rows: %d ok, %d failed", ok, failed)
+	}
+	left := f.Interfaces(0, at)
+	s, _ := r.p.Status(f.Name(0))
+	if len(left) >= len(all) || s.Rows != len(left) || len(s.GoneRows) != len(all)-len(left) {
+		t.Fatalf("%d interfaces, then %d: status rows %d gone %d", len(all), len(left), s.Rows, len(s.GoneRows))
+	}
+	at = r.clock.Advance(5 * time.Minute)
+	if st := r.p.Cycle(context.Background()); st.Rows != len(left) {
+		t.Fatalf("%+v", st)
+	}
+	for _, key := range s.GoneRows {
+		if es := spooled(t, r.sp, key); len(es) != 2 {
+			t.Errorf("gone row %s: %d entries, want the 2 of before it vanished", key, len(es))
+		}
+	}
+}
+
+// Discoveries running beside cycles: every cycle writes every row, right.
+func TestDiscoveryDuringCycles(t *testing.T) {
+	r := newRig(t, vendorSim(4), pollOptions(), "if-mib", 0, 1, 2, 3)
+	r.clock.Advance(5 * time.Minute)
+	r.p.Discover(context.Background(), true)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				r.p.Discover(context.Background(), true)
+			}
+		}
+	}()
+	for range 3 {
+		at := r.clock.Advance(5 * time.Minute)
+		if st := r.p.Cycle(context.Background()); st.OK != 4 || st.Unknown != 0 {
+			t.Errorf("%+v", st)
+		}
+		for i := range 4 {
+			checkRows(t, r, i, at, oidIfHCInOctets)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if d := r.p.DiscoveryStats(); d.Discoveries < 8 || d.Failures != 0 {
+		t.Errorf("%+v", d)
+	}
+}
+
+// The noSuchInstance of a v1 agent is noSuchName: the rest of the rows
+// are asked again.
+func TestTablesV1(t *testing.T) {
+	so := vendorSim(1)
+	r := &rig{clock: newClock(), sink: &sink{}}
+	so.Now = r.clock.Now
+	r.sim = startSim(t, so)
+	r.sp = openSpool(t)
+	po := pollOptions()
+	po.Now = r.clock.Now
+	var err error
+	r.p, err = poller.New(po, simTargets(t, r.sim, "if-mib", "version=1", 0), r.sp, r.sink, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := r.clock.Advance(5 * time.Minute)
+	if st := r.p.Cycle(context.Background()); st.OK != 1 {
+		t.Fatalf("%+v", st)
+	}
+	// v1 has no Counter64: the rows fall back to ifInOctets.
+	checkRows(t, r, 0, at, oidIfInOctets)
+}

@@ -1,0 +1,391 @@
+package rrdwriter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spoold/spoold/rrdcached"
+	"github.com/spoold/spoold/spool"
+	"golang.org/x/sys/unix"
+)
+
+// The protocol's commands on RRD files, through librrd under the file's
+// lock (the writer's per-file lock, so they never overlap an update):
+// FIRST, LAST, INFO, FETCH, CREATE and LIST.
+
+// lockFile returns the writer's state of file, locked.
+func (b *Backend) lockFile(file string) (*target, error) {
+	if err := checkFileName(file); err != nil {
+		return nil, err
+	}
+	key, _ := b.keyOf(file)
+	t := b.w.target(spool.KeyHash(key), key)
+	t.mu.Lock()
+	return t, nil
+}
+
+// First returns the first time of the file's RRA rra (rrd_first_r).
+func (b *Backend) First(_ context.Context, file string, rra int) (time.Time, error) {
+	if rra < 0 {
+		return time.Time{}, &rrdcached.ReplyError{Msg: fmt.Sprintf("Invalid index specified (%d)", rra)}
+	}
+	t, err := b.lockFile(file)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer t.mu.Unlock()
+	sec, err := librrdFirst(t.path, rra)
+	if err != nil {
+		return time.Time{}, err // librrd's message names the file
+	}
+	return time.Unix(sec, 0), nil
+}
+
+// Last returns what rrdcached's LAST does: the newest update, in the file
+// or spooled, rounded down to the file's step (rrdcached 1.7 rounds so).
+func (b *Backend) Last(ctx context.Context, file string) (time.Time, error) {
+	if err := checkFileName(file); err != nil {
+		return time.Time{}, err
+	}
+	key, _ := b.keyOf(file)
+	f := b.file(file)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := b.refresh(ctx, f, file, key); err != nil {
+		b.dropUnread(file, f)
+		return time.Time{}, fmt.Errorf("last %s: %w", file, err)
+	}
+	sec := f.last.sec
+	if step := int64(f.info.Step / time.Second); step > 0 {
+		sec -= sec % step
+	}
+	return time.Unix(sec, 0), nil
+}
+
+// flushFirst flushes file's pending updates before a read of it; a flush
+// that fails for another reason than ctx is logged and the read goes on
+// with what the file holds (as a graph does).
+func (b *Backend) flushFirst(ctx context.Context, file string) error {
+	key, _ := b.keyOf(file)
+	if err := b.w.FlushKey(ctx, key); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		b.w.log.Warn("flush before a read failed; reading the file as it is", "file", file, "err", err)
+	}
+	return nil
+}
+
+// Info returns rrd_info_r's lines of the file in its order, formatted as
+// rrdcached prints them, after flushing the file's pending updates.
+func (b *Backend) Info(ctx context.Context, file string) ([]rrdcached.InfoValue, error) {
+	if err := checkFileName(file); err != nil {
+		return nil, err
+	}
+	if err := b.flushFirst(ctx, file); err != nil {
+		return nil, fmt.Errorf("info %s: %w", file, err)
+	}
+	t, err := b.lockFile(file)
+	if err != nil {
+		return nil, err
+	}
+	defer t.mu.Unlock()
+	items, err := librrdInfoItems(t.path)
+	if err != nil {
+		return nil, err // librrd's message names the file
+	}
+	out := make([]rrdcached.InfoValue, len(items))
+	for i, it := range items {
+		out[i] = rrdcached.InfoValue{Key: it.Key, Type: it.Type, Value: it.format()}
+	}
+	return out, nil
+}
+
+// Fetch flushes the file's pending updates, then fetches every data
+// source (rrd_fetch_r; the server selects columns). Zero times are
+// rrdcached's defaults: the last day up to now. rrdcached asks for step
+// (unsigned long)-1, which librrd's choice of archive (the least
+// |step - resolution|, in longs) makes the finest covering the range: the
+// step of 1 s asked here makes the same choice.
+func (b *Backend) Fetch(ctx context.Context, file string, a rrdcached.FetchArgs) (rrdcached.FetchResult, error) {
+	if err := checkFileName(file); err != nil {
+		return rrdcached.FetchResult{}, err
+	}
+	key, _ := b.keyOf(file)
+	if err := b.w.FlushKey(ctx, key); err != nil {
+		return rrdcached.FetchResult{}, fmt.Errorf("flush %s before the fetch: %w", file, err)
+	}
+	if a.End.IsZero() {
+		a.End = b.w.o.Now()
+	}
+	if a.Start.IsZero() {
+		a.Start = a.End.Add(-24 * time.Hour)
+	}
+	t, err := b.lockFile(file)
+	if err != nil {
+		return rrdcached.FetchResult{}, err
+	}
+	r, err := librrdFetch(t.path, a.CF, a.Start, a.End, time.Second)
+	t.mu.Unlock()
+	if err != nil {
+		return rrdcached.FetchResult{}, err // librrd's message names the file
+	}
+	return r.result(), nil
+}
+
+// Create creates file as rrdcached's CREATE does (rrd_create_r2), through
+// a temp file published with link(2), or rename(2) when it replaces a file.
+// With NoOverwrite an existing file is refused. Without it rrdcached
+// overwrites; spoold does too, but never over updates still spooled for
+// the file (they were acknowledged and would be lost or misapplied): that
+// is refused until they are written (FLUSH). A poller target's file is
+// refused. Source files (-r) are flushed first.
+func (b *Backend) Create(ctx context.Context, file string, a rrdcached.CreateArgs) error {
+	key, err := b.writableKey(file)
+	if err != nil {
+		return err
+	}
+	if !a.Begin.IsZero() && a.Begin.Unix() < 3600*24*365*10 {
+		return &rrdcached.ReplyError{Msg: "The first entry must be after 1980."}
+	}
+	sources, err := b.createSources(ctx, a.Sources)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", file, err)
+	}
+	var template string
+	if a.Template != "" {
+		tp, err := b.createSources(ctx, []string{a.Template})
+		if err != nil {
+			return fmt.Errorf("create %s: %w", file, err)
+		}
+		template = tp[0]
+	}
+	f := b.file(file)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := b.w.target(spool.KeyHash(key), key)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, err = os.Lstat(t.path)
+	exists := err == nil
+	if exists && a.NoOverwrite {
+		return &librrdMessage{fmt.Sprintf("creating '%s': File exists", t.path), fs.ErrExist}
+	}
+	if exists {
+		pending, err := b.spooled(ctx, key)
+		if err != nil {
+			return fmt.Errorf("create %s: read its pending updates: %w", file, err)
+		}
+		if len(pending) > 0 {
+			return fmt.Errorf("create %s: %d acknowledged updates of the file are still spooled; spoold does not replace it under them (FLUSH it first)", file, len(pending))
+		}
+	}
+	if err := createFromArgs(t.path, a, sources, template, exists); err != nil {
+		return err
+	}
+	t.known, f.loaded = false, false
+	b.c.creates.Add(1)
+	if exists {
+		b.c.overwrites.Add(1)
+		b.w.log.Warn("CREATE replaced an RRD file", "file", file)
+	}
+	return nil
+}
+
+// createSources flushes the source (or template) files of a CREATE and
+// returns their paths.
+func (b *Backend) createSources(ctx context.Context, files []string) ([]string, error) {
+	paths := make([]string, len(files))
+	for i, s := range files {
+		if err := checkFileName(s); err != nil {
+			return nil, err
+		}
+		if err := b.flushFirst(ctx, s); err != nil {
+			return nil, err
+		}
+		paths[i] = b.path(s)
+	}
+	return paths, nil
+}
+
+// createFromArgs creates path from CREATE's arguments through a temp file:
+// linked into place (never replacing a file), or renamed over the old one
+// when replace.
+func createFromArgs(dst string, a rrdcached.CreateArgs, sources []string, template string, replace bool) error {
+	dir := filepath.Dir(dst)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, tempName(filepath.Base(dst)))
+	lastUp := int64(-1) // librrd's default: now - 10 s
+	if !a.Begin.IsZero() {
+		lastUp = a.Begin.Unix()
+	}
+	if err := librrdCreate2(tmp, uint64(a.Step/time.Second), lastUp, sources, template, a.Defs); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if _, err := os.Stat(tmp); err != nil {
+		return fmt.Errorf("librrd reported success but wrote no file: %w", err)
+	}
+	if err := os.Chmod(tmp, 0o640); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if replace {
+		if err := os.Rename(tmp, dst); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+		return nil
+	}
+	err := os.Link(tmp, dst)
+	os.Remove(tmp)
+	return err
+}
+
+// List lists dir (relative to the RRD directory; "" is the directory
+// itself) as rrdcached does: its RRD files and subdirectories, or with
+// recursive every RRD file below it, by names relative to dir, sorted; a
+// dir that is an RRD file lists its own base name. A symlink is listed
+// only if it resolves inside the RRD directory, and never descended into.
+// Errors wrap the system's errno.
+func (b *Backend) List(_ context.Context, dir string, recursive bool) ([]string, error) {
+	if dir != "" {
+		if err := checkFileName(dir); err != nil {
+			return nil, err
+		}
+	}
+	base, err := filepath.EvalSymlinks(b.w.o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	root := filepath.Join(base, dir)
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	if !inside(base, real) {
+		return nil, fmt.Errorf("list %s: resolves out of the RRD directory: %w", dir, unix.EACCES)
+	}
+	if st, err := os.Stat(real); err == nil && st.Mode().IsRegular() && strings.HasSuffix(dir, ".rrd") {
+		return []string{path.Base(dir)}, nil
+	}
+	var out []string
+	if err := listDir(base, root, "", recursive, &out); err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func listDir(base, root, rel string, recursive bool, out *[]string) error {
+	ents, err := os.ReadDir(filepath.Join(root, rel))
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		name := path.Join(rel, e.Name())
+		typ, link := e.Type(), false
+		if typ&fs.ModeSymlink != 0 {
+			real, err := filepath.EvalSymlinks(filepath.Join(root, name))
+			if err != nil || !inside(base, real) {
+				continue
+			}
+			st, err := os.Stat(real)
+			if err != nil {
+				continue
+			}
+			typ, link = st.Mode().Type(), true
+		}
+		switch {
+		case typ.IsDir() && !recursive:
+			*out = append(*out, name)
+		case typ.IsDir() && !link:
+			if err := listDir(base, root, name, true, out); err != nil && !errors.Is(err, fs.ErrPermission) {
+				return err
+			}
+		case typ.IsRegular() && strings.HasSuffix(e.Name(), ".rrd"):
+			*out = append(*out, name)
+		}
+	}
+	return nil
+}
+
+// inside reports whether p is base or below it.
+func inside(base, p string) bool {
+	rel, err := filepath.Rel(base, p)
+	return err == nil && filepath.IsLocal(rel) || rel == "."
+}
+
+// rrdInfoItem is one item of rrd_info_r's list: its key, type (RD_I_VAL 0,
+// RD_I_CNT 1, RD_I_STR 2, RD_I_INT 3, RD_I_BLO 4) and value.
+type rrdInfoItem struct {
+	Key  string
+	Type int
+	Val  float64
+	Cnt  uint64 // RD_I_CNT, and a blob's size
+	Int  int64
+	Str  string
+}
+
+// format formats the value as rrdcached's INFO does.
+func (it rrdInfoItem) format() string {
+	switch it.Type {
+	case 0:
+		if math.IsNaN(it.Val) {
+			return "NaN"
+		}
+		return fmt.Sprintf("%0.10e", it.Val)
+	case 1, 4:
+		return strconv.FormatUint(it.Cnt, 10)
+	case 2:
+		return it.Str
+	case 3:
+		return strconv.FormatInt(it.Int, 10)
+	}
+	return ""
+}
+
+// rrdFetched is rrd_fetch_r's answer: Values has a row per step from
+// Start + Step, each with one value per DS.
+type rrdFetched struct {
+	Start, End time.Time
+	Step       time.Duration
+	DS         []string
+	Values     []float64
+}
+
+// result turns the values into rows: (End - Start) / Step of them, row i
+// at Start + (i+1)·Step, as rrdcached prints them.
+func (r rrdFetched) result() rrdcached.FetchResult {
+	res := rrdcached.FetchResult{Start: r.Start, End: r.End, Step: r.Step, DS: r.DS}
+	rows, n := 0, len(r.DS)
+	if r.Step > 0 {
+		rows = int(r.End.Sub(r.Start) / r.Step)
+	}
+	for k := 0; k < rows && (k+1)*n <= len(r.Values); k++ {
+		res.Rows = append(res.Rows, r.Values[k*n:(k+1)*n:(k+1)*n])
+	}
+	return res
+}
+
+// librrdMessage is an error in librrd's words (the server sends it after
+// "RRD Error: ", as rrdcached does), wrapping err for errors.Is.
+type librrdMessage struct {
+	msg string
+	err error
+}
+
+func (e *librrdMessage) Error() string { return e.msg }
+func (e *librrdMessage) Unwrap() error { return e.err }
