@@ -128,6 +128,9 @@ func New(opts Options, backend Backend, logger *slog.Logger, reg prometheus.Regi
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("configure rrdcached server: %w", err)
 	}
+	if backend == nil {
+		return nil, errors.New("configure rrdcached server: no backend")
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
