@@ -3,6 +3,7 @@ package rrdcached_test
 import (
 	"encoding/binary"
 	"io"
+	"log/slog"
 	"math"
 	"math/rand"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -484,4 +486,63 @@ func TestClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
+}
+
+// TestBrokenCommandWord: a command word ending in a lone backslash closes
+// the connection without a reply, as rrdcached does, and is counted.
+func TestBrokenCommandWord(t *testing.T) {
+	s := startServer(t, nil)
+	c := s.dial(t, 0)
+	c.send(`PING\`)
+	if !c.closed() {
+		t.Errorf("connection open after a broken command word")
+	}
+	if n := s.metric(t, "spoold_rrdcached_refusals_total", "reason", "broken_command"); n != 1 {
+		t.Errorf("broken_command refusals %v, want 1", n)
+	}
+}
+
+// TestRefusalLogRate: refusals are logged at most once per LogInterval and
+// reason, naming the peer, and the next line says how many were not.
+func TestRefusalLogRate(t *testing.T) {
+	var logs syncBuffer
+	dir := filepath.Join(t.TempDir(), "rrd")
+	rrdctest.Prepare(t, dir)
+	opts := rrdcached.DefaultOptions()
+	opts.Dir, opts.LogInterval = dir, time.Hour
+	opts.Listeners = []rrdcached.ListenerOptions{{Spec: "tcp:127.0.0.1:0"}}
+	srv, err := rrdcached.New(opts, newMemBackend(dir), slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	s := &testServer{Server: srv}
+	c := s.dial(t, 0)
+	for i := 0; i < 50; i++ {
+		if got := c.do("UPDATE a.rrd " + at(10+i) + ":1:2"); got.Message != "Permission denied." {
+			t.Fatalf("UPDATE on a read-only TCP listener: %q", got)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "reason=permission") || !strings.Contains(lines[0], "peer="+c.LocalAddr().String()) {
+		t.Errorf("50 refusals logged as %q; want one line naming reason and peer %s", lines, c.LocalAddr())
+	}
+}
+
+// syncBuffer is a strings.Builder safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
