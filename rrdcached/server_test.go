@@ -1,6 +1,7 @@
 package rrdcached_test
 
 import (
+	"context"
 	"encoding/binary"
 	"io"
 	"log/slog"
@@ -505,13 +506,13 @@ func TestBrokenCommandWord(t *testing.T) {
 // TestRefusalLogRate: refusals are logged at most once per LogInterval and
 // reason, naming the peer, and the next line says how many were not.
 func TestRefusalLogRate(t *testing.T) {
-	var logs syncBuffer
+	logs := &logRecords{}
 	dir := filepath.Join(t.TempDir(), "rrd")
 	rrdctest.Prepare(t, dir)
 	opts := rrdcached.DefaultOptions()
 	opts.Dir, opts.LogInterval = dir, time.Hour
 	opts.Listeners = []rrdcached.ListenerOptions{{Spec: "tcp:127.0.0.1:0"}}
-	srv, err := rrdcached.New(opts, newMemBackend(dir), slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	srv, err := rrdcached.New(opts, newMemBackend(dir), slog.New(logs), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -523,26 +524,36 @@ func TestRefusalLogRate(t *testing.T) {
 			t.Fatalf("UPDATE on a read-only TCP listener: %q", got)
 		}
 	}
-	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	lines := logs.all()
 	if len(lines) != 1 || !strings.Contains(lines[0], "reason=permission") || !strings.Contains(lines[0], "peer="+c.LocalAddr().String()) {
 		t.Errorf("50 refusals logged as %q; want one line naming reason and peer %s", lines, c.LocalAddr())
 	}
 }
 
-// syncBuffer is a strings.Builder safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
+// logRecords keeps the server's log records as "msg k=v ..." lines.
+type logRecords struct {
+	mu    sync.Mutex
+	lines []string
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
+func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logRecords) WithGroup(string) slog.Handler            { return h }
+
+func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
+	line := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		line += " " + a.String()
+		return true
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lines = append(h.lines, line)
+	return nil
 }
 
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+func (h *logRecords) all() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.lines...)
 }
