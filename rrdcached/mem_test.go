@@ -69,14 +69,18 @@ func (b *memBackend) exists(file string) error {
 	return nil
 }
 
-func (b *memBackend) Update(_ context.Context, file string, updates []string) (int, error) {
+func (b *memBackend) Update(ctx context.Context, file string, updates []string) (int, error) {
 	b.mu.Lock()
 	gate, entered := b.gate, b.entered
 	b.gate = nil
 	b.mu.Unlock()
 	if gate != nil {
 		close(entered)
-		<-gate
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -557,3 +557,22 @@ func (h *logRecords) all() []string {
 	defer h.mu.Unlock()
 	return append([]string(nil), h.lines...)
 }
+
+// TestCloseGrace: a command still running after ShutdownGrace has its
+// Backend call canceled; Close returns and the client hears why.
+func TestCloseGrace(t *testing.T) {
+	s := startServer(t, func(o *rrdcached.Options) { o.ShutdownGrace = 100 * time.Millisecond })
+	c := s.dial(t, 0)
+	_, entered := s.backend.hold()
+	c.send("UPDATE a.rrd " + at(10) + ":1:2")
+	<-entered
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if got := c.reply(); got.Status != -1 || got.Message != "RRD Error: context canceled" {
+		t.Errorf("the canceled command: %q", got)
+	}
+	if !c.closed() {
+		t.Errorf("connection open after Close")
+	}
+}
