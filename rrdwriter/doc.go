@@ -64,6 +64,17 @@
 // CREATE publishes through a temp file and refuses to replace a file with
 // updates still spooled; LIST never follows a symlink out of Options.Dir.
 //
+// # Graphs
+//
+// Graph draws a key's file with a GraphTemplate (graphtemplate.go: DEF,
+// CDEF, VDEF, AREA, LINE, GPRINT, HRULE, COMMENT; the built-ins of
+// graphtemplate_builtin.go, or one parsed from a profiles file by
+// ParseGraphTemplate), or without one each data source as a line. A
+// template names data sources only: every DEF is of the key's own file, and
+// its texts are escaped when it is formatted into librrd's arguments
+// (graphrender.go), so no template reads another file. Its DEFs count
+// against GraphOptions.MaxDS and MaxBytes (graphcost.go).
+//
 // # Concurrency
 //
 // One goroutine per file being written, at most Writers of them, is started
