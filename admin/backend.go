@@ -65,6 +65,9 @@ type Status struct {
 	WriterErrors     []rrdwriter.TargetError `json:"-"`
 	// LastCycle is the last finished poll cycle; nil before the first.
 	LastCycle *poller.CycleStats `json:"last_cycle"`
+	// Shard is the part of the targets file this instance polls
+	// (--shard); its Shard is empty when it polls them all.
+	Shard poller.ShardStatus `json:"shard"`
 	// PollInterval is the time between cycle starts (for the page).
 	PollInterval time.Duration `json:"poll_interval_seconds"`
 	// Targets are the configured targets, in the order to show them.

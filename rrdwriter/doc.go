@@ -25,6 +25,15 @@
 // mismatch) keep every entry and back the target off exponentially; other
 // targets go on.
 //
+// # Forwarding
+//
+// With Options.Forward the RRD implementation is a client of a remote
+// rrdcached or spoold (forward.go): a batch goes as UPDATEs, then FLUSH,
+// and counts as applied only when the remote file's last update (INFO,
+// after the FLUSH) shows it; the exactly-once rule above is the same code
+// for both. While the peer is down its targets fail as KindRemote and back
+// off; their entries stay in the spool.
+//
 // # Files
 //
 // A target's RRD file is Options.Dir + RRDPath(key): bytes outside

@@ -42,6 +42,9 @@ func (libRRD) Create(path string, p Profile, start int64) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("create rrd %s: %w", path, err)
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return fmt.Errorf("create rrd directory: %w", err)
+	}
 	tmp := filepath.Join(filepath.Dir(path), tempName(filepath.Base(path)))
 	var ds []rrdDS
 	for _, d := range p.DS {
@@ -171,15 +174,21 @@ func updateArgs(b []byte, path string, template []string, rows []Row) []byte {
 		b = append(b, 0)
 	}
 	for _, r := range rows {
-		b = strconv.AppendInt(b, r.Time, 10)
-		if r.Milli > 0 {
-			b = append(b, '.', byte('0'+r.Milli/100), byte('0'+r.Milli/10%10), byte('0'+r.Milli%10))
-		}
-		for _, v := range r.Values {
-			b = append(b, ':')
-			b = append(b, v...)
-		}
-		b = append(b, 0)
+		b = append(appendRow(b, r), 0)
+	}
+	return b
+}
+
+// appendRow appends r as rrd_update and rrdcached's UPDATE take it:
+// "<seconds>[.<ms>]:v:v...".
+func appendRow(b []byte, r Row) []byte {
+	b = strconv.AppendInt(b, r.Time, 10)
+	if r.Milli > 0 {
+		b = append(b, '.', byte('0'+r.Milli/100), byte('0'+r.Milli/10%10), byte('0'+r.Milli%10))
+	}
+	for _, v := range r.Values {
+		b = append(b, ':')
+		b = append(b, v...)
 	}
 	return b
 }

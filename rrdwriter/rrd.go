@@ -13,8 +13,9 @@ import (
 // writer never calls two methods on one path at once.
 type RRD interface {
 	// Create creates the RRD file at path from p, accepting updates after
-	// start (Unix seconds). It must not replace an existing file: if path
-	// exists the error wraps fs.ErrExist.
+	// start (Unix seconds), and the missing directories above it. It must
+	// not replace an existing file: if path exists the error wraps
+	// fs.ErrExist.
 	Create(path string, p Profile, start int64) error
 	// Info returns the file's last update time and data sources. A missing
 	// file gives an error wrapping fs.ErrNotExist.
