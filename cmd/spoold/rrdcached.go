@@ -110,14 +110,19 @@ type protocol struct {
 }
 
 // startProtocol opens the --listen sockets and serves them; without any it
-// does nothing. reg takes the server's metrics (nil: none).
-func (d *daemon) startProtocol(reg prometheus.Registerer) error {
+// does nothing. reg takes the server's metrics (nil, without the admin
+// server: none).
+func (d *daemon) startProtocol(reg *prometheus.Registry) error {
 	o := d.cfg.protocol.server
 	if len(o.Listeners) == 0 {
 		return nil
 	}
 	o.Dir = d.cfg.writer.Dir
-	s, err := rrdcached.New(o, d.proto.backend, d.log.With("component", "rrdcached"), reg)
+	var r prometheus.Registerer // a nil *Registry would be a non-nil Registerer
+	if reg != nil {
+		r = reg
+	}
+	s, err := rrdcached.New(o, d.proto.backend, d.log.With("component", "rrdcached"), r)
 	if err != nil {
 		return fmt.Errorf("start rrdcached protocol: %w", err)
 	}

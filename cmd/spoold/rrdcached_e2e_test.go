@@ -416,3 +416,49 @@ func TestConformanceWithRRDCached(t *testing.T) {
 }
 
 var curRow = regexp.MustCompile(`^(rra\[\d+\]\.cur_row \d )\d+$`)
+
+// TestProtocolWithoutAdminServer: with --admin-listen empty (no /metrics)
+// the protocol is served all the same, and SIGTERM ends the daemon.
+func TestProtocolWithoutAdminServer(t *testing.T) {
+	r := newProtoRig(t)
+	args := append(r.args(), "--admin-listen=")
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := dialProto(r.sock); err == nil {
+			rep, err := c.do("PING")
+			c.close()
+			if err == nil && rep.Message == "PONG" {
+				break
+			}
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("spoold exited: %v\n%s", err, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			<-exited // stderr is complete
+			t.Fatalf("no PONG within 30 s:\n%s", stderr.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("spoold did not exit on SIGTERM")
+	}
+}
