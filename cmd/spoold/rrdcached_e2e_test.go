@@ -258,9 +258,36 @@ func (l *killLedger) rowFits(f int, ts int64, v float64) bool {
 	return later > ts && l.sent[f][later] == v
 }
 
+// flushedAfterRestart FLUSHes every file over the protocol and checks that
+// each file's last update (rrdtool last, without the daemon) is at least
+// its newest acknowledged update.
+func (l *killLedger) flushedAfterRestart(t *testing.T, r *protoRig, files int) {
+	t.Helper()
+	c, err := dialProto(r.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	for f := range files {
+		name := fmt.Sprintf("f%d.rrd", f)
+		if rep, err := c.do("FLUSH " + name); err != nil || !rep.OK() {
+			t.Fatalf("FLUSH %s after a restart: %v %v", name, rep, err)
+		}
+		var newest int64
+		for ts := range l.acked[f] {
+			newest = max(newest, ts)
+		}
+		last, err := strconv.ParseInt(rrdtoolOut(t, "last", r.rrd(name)), 10, 64)
+		if err != nil || last < newest {
+			t.Errorf("%s after a restart and FLUSH: last update %d, the newest acknowledged %d", name, last, newest)
+		}
+	}
+}
+
 // TestRRDCachedKillTrials kills spoold with SIGKILL at random moments
 // while a Go client sends BATCHes of UPDATEs for several files (12 each),
-// restarts it and goes on; a last daemon drains the spool. Every
+// restarts it, FLUSHes every file (each then holds its newest acknowledged
+// update) and goes on; a last daemon drains the spool. Every
 // acknowledged update is then in its file (the LAST archive's row of its
 // second holds its value, read with rrdtool), and no row holds a value
 // other than the one sent for its second (none applied twice or to
@@ -285,10 +312,15 @@ func TestRRDCachedKillTrials(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
 	next := begin + 1
-	args := []string{"--write-delay", "300ms", "--write-jitter", "200ms"}
+	// A throttled start-up walk: the FLUSH after a restart must walk the
+	// file's leaf itself to find what the kill left spooled.
+	args := []string{"--write-delay", "300ms", "--write-jitter", "200ms", "--loader-files", "1", "--loader-sleep", "500ms"}
 	kills, inFlight := 0, 0
 	for kills < *protoKills {
 		p := r.start(t, args...)
+		if kills > 0 {
+			led.flushedAfterRestart(t, r, files)
+		}
 		killAt := time.Now().Add(50*time.Millisecond + time.Duration(rng.Int64N(int64(400*time.Millisecond))))
 		killed := make(chan struct{})
 		go func() {
