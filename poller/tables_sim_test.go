@@ -2,6 +2,7 @@ package poller_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -159,6 +160,16 @@ func TestTablesRenumberedDeviceKeepsKeys(t *testing.T) {
 	}
 	if s, _ := r.p.Status(f.Name(0)); s.Discoveries != 2 || len(s.GoneRows) != 0 {
 		t.Errorf("status: %d discoveries, gone %v", s.Discoveries, s.GoneRows)
+	}
+	disc, ok := r.p.Discovery(f.Name(0))
+	if !ok || len(disc.Tables[0].Rows) != len(after) {
+		t.Fatalf("discovery %v %v", disc, ok)
+	}
+	for _, row := range disc.Tables[0].Rows {
+		i := slices.IndexFunc(after, func(x simulate.Interface) bool { return x.Name == row.Name })
+		if i < 0 || strconv.Itoa(after[i].Index) != row.Index {
+			t.Errorf("row %+v: not the interface's index after the restart", row)
+		}
 	}
 }
 
