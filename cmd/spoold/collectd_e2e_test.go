@@ -326,10 +326,7 @@ func runCollectd(t *testing.T, peer collectdPeer, flush func(files ...string)) {
 func flushcached(t *testing.T, addr string) func(files ...string) {
 	return func(files ...string) {
 		t.Helper()
-		args := append([]string{"flushcached", "--daemon", addr}, files...)
-		if out, err := exec.Command("rrdtool", args...).CombinedOutput(); err != nil {
-			t.Fatalf("rrdtool %v: %v\n%s", args, err, out)
-		}
+		rrdtoolOut(t, append([]string{"flushcached", "--daemon", addr}, files...)...)
 	}
 }
 
@@ -365,4 +362,78 @@ func statsValue(sock, name string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("STATS of %s has no %s: %q", sock, name, rep.Lines)
+}
+
+// TestCollectdThroughSpoold: collectd's rrdcached plugin writing into
+// spoold's --listen socket, with the data directory inside --rrd-dir (the
+// plugin sends absolute paths, librrd's client resolves them). spoold
+// counts exactly the updates collectd was given
+// (spoold_rrdcached_update_commands_total and _updates_spooled_total: one
+// value per UPDATE), refuses none, and writes nothing before the flush
+// (--write-delay 1h); the values reach the files at a FLUSH (rrdtool
+// flushcached --daemon, the writer's entries counted) and at spoold's stop
+// (SIGTERM writes what is pending).
+func TestCollectdThroughSpoold(t *testing.T) {
+	for _, how := range []string{"flushcached", "stop"} {
+		t.Run(how, func(t *testing.T) {
+			r := newProtoRig(t)
+			p := r.start(t, "--write-delay", "1h")
+			metric := func(name string) float64 {
+				m, err := parseMetrics(string(get(t, p.admin+"/metrics")))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return m[name]
+			}
+			peer := collectdPeer{addr: "unix:" + r.sock, dataDir: r.rrd("collectd"),
+				updates: func() (float64, error) { return metric("spoold_rrdcached_updates_spooled_total"), nil }}
+			flush := func(files ...string) {
+				if n := fileValues(t, files); n != 0 {
+					t.Errorf("%d values in the files before the flush, with --write-delay 1h", n)
+				}
+				commands, spooled := metric("spoold_rrdcached_update_commands_total"), metric("spoold_rrdcached_updates_spooled_total")
+				if commands != spooled {
+					t.Errorf("spoold counts %v UPDATE commands and %v updates spooled; collectd sends one value per UPDATE", commands, spooled)
+				}
+				if how == "stop" {
+					if err := p.stop(t, syscall.SIGTERM); err != nil {
+						t.Fatalf("spoold's stop: %v\n%s", err, p.stderr)
+					}
+					return
+				}
+				before := metric("spoold_writer_entries_written_total")
+				flushcached(t, peer.addr)(files...)
+				// The counter follows the write, not the FLUSH's reply.
+				deadline := time.Now().Add(30 * time.Second)
+				for metric("spoold_writer_entries_written_total")-before < spooled {
+					if time.Now().After(deadline) {
+						t.Fatalf("the writer counts %v entries written since the flush, %v updates spooled", metric("spoold_writer_entries_written_total")-before, spooled)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				if got := metric("spoold_writer_entries_written_total") - before; got != spooled {
+					t.Errorf("the flush wrote %v entries, %v updates spooled", got, spooled)
+				}
+			}
+			runCollectd(t, peer, flush)
+		})
+	}
+}
+
+// fileValues counts the known values in the files' rows of the last hour
+// (rrdtool fetch, no daemon).
+func fileValues(t *testing.T, files []string) int {
+	n := 0
+	now := time.Now().Unix()
+	for _, f := range files {
+		_, rows := fetchRows(t, f, 1, now-3600, now)
+		for _, vals := range rows {
+			for _, v := range vals {
+				if !math.IsNaN(v) {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
