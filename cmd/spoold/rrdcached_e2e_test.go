@@ -403,18 +403,7 @@ func TestRRDCachedKillTrials(t *testing.T) {
 // compares the replies (rrdctest.Normalize's differences aside, and the
 // RRAs' cur_row, which librrd's create sets at random).
 func TestConformanceWithRRDCached(t *testing.T) {
-	requireRRDTool(t)
-	base := t.TempDir()
-	rdir := filepath.Join(base, "rrdcached")
-	if err := os.Mkdir(rdir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	rrdctest.Prepare(t, rdir)
-	rsock := filepath.Join(base, "rrdcached.sock")
-	rrdctest.Start(t, rdir, "-l", "unix:"+rsock)
-	r := newProtoRig(t)
-	rrdctest.Prepare(t, r.rrd(""))
-	r.start(t, "--write-delay", "1h")
+	rsock, rdir, r := startFixturePair(t, nil, nil)
 	script := rrdctest.Script(true)
 	want, err := rrdctest.Run("unix", rsock, script, 10*time.Second)
 	if err != nil {
