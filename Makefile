@@ -42,12 +42,12 @@ FUZZ_SHORT := \
 	./spool:FuzzDecode ./spool:FuzzParseSegment ./spool:FuzzParseName ./spool:FuzzParseLevels ./spool:FuzzParseFsyncPolicy \
 	./shm:FuzzParseSize ./loader:FuzzParseCPU \
 	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue ./poller:FuzzInstanceSegment ./poller:FuzzWalkAnswer ./poller/mib:FuzzResolve \
-	./admin:FuzzParseGraphQuery ./rrdwriter:FuzzRRDPath ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
+	./admin:FuzzParseGraphQuery ./rrdwriter:FuzzRRDPath ./rrdwriter:FuzzParseGraphTemplate ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
 	./rrdcached:FuzzParseCommand ./rrdcached:FuzzServerReply \
 	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./poller:FuzzParseShard ./rrdwriter:FuzzParseRemoteInfo \
 	./rrdwriter:FuzzParseUpdate
 FUZZ_LONG := $(FUZZ_SHORT) \
-	./rrdwriter:FuzzParseHeader ./simulate:FuzzAnswer ./simulate:FuzzGetNext ./poller/mib:FuzzLoadMIB \
+	./rrdwriter:FuzzParseHeader ./rrdwriter:FuzzParseLayout ./simulate:FuzzAnswer ./simulate:FuzzGetNext ./poller/mib:FuzzLoadMIB \
 	./doctor:FuzzMounts ./diskstat:FuzzCompute ./diskstat:FuzzParseTaskIO
 
 # fuzz-short runs each of FUZZ_SHORT for 3 s (inside check); fuzz-long each
