@@ -21,10 +21,10 @@ type fleet struct {
 	mibErr error
 }
 
-// loadFleet reads the MIB directories, the profiles file (if any) and the
-// targets file.
-func loadFleet(cfg *config) (*fleet, error) {
-	res, mibErr := mib.Load(mib.Options{Dirs: cfg.mibDirs}, nil, nil)
+// loadFleet reads the MIB directories (counting their problems in m, if
+// not nil), the profiles file (if any) and the targets file.
+func loadFleet(cfg *config, m *mib.Metrics) (*fleet, error) {
+	res, mibErr := mib.Load(mib.Options{Dirs: cfg.mibDirs}, nil, m)
 	var profiles poller.Profiles
 	if cfg.profilesFile != "" {
 		p, err := poller.LoadProfilesMIB(cfg.profilesFile, res)

@@ -43,7 +43,7 @@ func runWalk(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "spoold walk:", err)
 		return exitUsage
 	}
-	f, err := loadFleet(&cfg)
+	f, err := loadFleet(&cfg, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "spoold walk:", err)
 		return exitError

@@ -26,10 +26,11 @@ type fileObject struct {
 
 // buildModules loads the modules named (those of the MIB directories)
 // with gosmi, the other modules of srcs as they import them, and returns
-// the named modules' objects with OIDs, in module order, and a FileError
+// the named modules' objects with OIDs, in module order, how many of them
+// loaded, and a FileError
 // for each module it could not load and each import from a module that is
 // not there, or of a name that a partial (generated) module lacks.
-func buildModules(srcs map[string]*source, names []string, partial map[string]map[string]bool) (objs []fileObject, errs []error) {
+func buildModules(srcs map[string]*source, names []string, partial map[string]map[string]bool) (objs []fileObject, loaded int, errs []error) {
 	fsys := memFS{}
 	for name, s := range srcs {
 		fsys[name] = s.text
@@ -37,7 +38,7 @@ func buildModules(srcs map[string]*source, names []string, partial map[string]ma
 	gosmiMu.Lock()
 	defer gosmiMu.Unlock()
 	if !smi.Init("spoold") {
-		return nil, []error{errors.New("initialize the MIB library")}
+		return nil, 0, []error{errors.New("initialize the MIB library")}
 	}
 	defer smi.Exit()
 	smi.SetFS(smi.NewNamedFS("mib", fsys))
@@ -52,6 +53,7 @@ func buildModules(srcs map[string]*source, names []string, partial map[string]ma
 			errs = append(errs, loadError(s))
 			continue
 		}
+		loaded++
 		missing := false
 		for _, imp := range mod.GetImports() {
 			defined, isPartial := partial[imp.Module]
@@ -80,7 +82,7 @@ func buildModules(srcs map[string]*source, names []string, partial map[string]ma
 				name, strings.Join(untyped, ", "))})
 		}
 	}
-	return objs, errs
+	return objs, loaded, errs
 }
 
 // loadModule has gosmi load a module (nil if it cannot), turning a panic

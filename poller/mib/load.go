@@ -55,18 +55,31 @@ func (e *FileError) Error() string {
 func (e *FileError) Unwrap() error { return e.Err }
 
 // Metrics counts what loading MIB files found. One Metrics serves every
-// Load of a process (each reload).
+// Load of a process (each reload). It is a prometheus.Collector, for a
+// registry made after the first Load.
 type Metrics struct {
 	errors  prometheus.Counter
 	modules prometheus.Gauge
 }
 
-// NewMetrics registers the MIB metrics with reg (nil: not registered).
+// Describe and Collect make a Metrics a prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	m.errors.Describe(ch)
+	m.modules.Describe(ch)
+}
+
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	m.errors.Collect(ch)
+	m.modules.Collect(ch)
+}
+
+// NewMetrics returns the MIB metrics, registered with reg (nil: not yet,
+// the caller registers the Metrics itself).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		errors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "spoold_mib_file_errors_total",
-			Help: "MIB files that did not parse or import from a module no MIB directory holds, at each load.",
+			Help: "Problems with MIB files, at each load: a file that does not parse, an import from a module no MIB directory holds, objects whose syntax does not resolve.",
 		}),
 		modules: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "spoold_mib_modules_loaded",
@@ -74,7 +87,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.errors, m.modules)
+		reg.MustRegister(m)
 	}
 	return m
 }
@@ -109,9 +122,10 @@ func Load(opts Options, logger *slog.Logger, m *Metrics) (*Resolver, error) {
 	if err != nil {
 		return Builtin(), err
 	}
-	r := Builtin()
+	r, modules := Builtin(), 0
 	if len(loaded) > 0 {
-		objs, problems := buildModules(srcs, loaded, partial)
+		objs, n, problems := buildModules(srcs, loaded, partial)
+		modules = n
 		errs = append(errs, problems...)
 		r = r.clone()
 		for _, o := range objs {
@@ -120,7 +134,7 @@ func Load(opts Options, logger *slog.Logger, m *Metrics) (*Resolver, error) {
 	}
 	if m != nil {
 		m.errors.Add(float64(len(errs)))
-		m.modules.Set(float64(len(loaded)))
+		m.modules.Set(float64(modules))
 	}
 	for _, e := range errs {
 		logger.Error("MIB file not loaded whole", "err", e)
