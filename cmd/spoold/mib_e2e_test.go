@@ -74,3 +74,55 @@ func waitMetric(t *testing.T, p *daemonProc, want string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// vendorMIB is a small SMIv2 module of a vendor, importing from SNMPv2-SMI.
+const vendorMIB = `ACME-ENV-MIB DEFINITIONS ::= BEGIN
+IMPORTS MODULE-IDENTITY, OBJECT-TYPE, enterprises, Integer32 FROM SNMPv2-SMI;
+acmeEnv MODULE-IDENTITY
+    LAST-UPDATED "202611250000Z"
+    ORGANIZATION "Acme"
+    CONTACT-INFO "noc@acme.example"
+    DESCRIPTION  "Environment."
+    ::= { enterprises 99996 }
+acmeEnvTemperature OBJECT-TYPE
+    SYNTAX      Integer32
+    MAX-ACCESS  read-only
+    STATUS      current
+    DESCRIPTION "The temperature."
+    ::= { acmeEnv 1 }
+END
+`
+
+// TestProfileUsesAVendorMIBName: a profile may name a vendor's object of
+// a --mib-dir file; without the directory the name is an error naming
+// the profiles file, its line and the name.
+func TestProfileUsesAVendorMIBName(t *testing.T) {
+	dir := t.TempDir()
+	mibs := filepath.Join(dir, "mibs")
+	files := map[string]string{
+		filepath.Join(mibs, "acme-env.my"): vendorMIB,
+		filepath.Join(dir, "profiles.conf"): "profile env\nds temp ACME-ENV-MIB::acmeEnvTemperature.0 GAUGE\nds uptime sysUpTime.0 GAUGE\n",
+		filepath.Join(dir, "targets.conf"):  "r1 127.0.0.1 profile=env community=x\n",
+	}
+	if err := os.Mkdir(mibs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for path, text := range files {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"-t", "--targets", filepath.Join(dir, "targets.conf"), "--profiles", filepath.Join(dir, "profiles.conf"), "--rrd-dir", t.TempDir()}
+	var stdout, stderr bytes.Buffer
+	if code := run(append(args, "--mib-dir", mibs), &stdout, &stderr); code != exitOK {
+		t.Fatalf("with --mib-dir: exit %d: %s", code, stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code := run(args, &stdout, &stderr)
+	for _, want := range []string{filepath.Join(dir, "profiles.conf") + ":2:", `"ACME-ENV-MIB::acmeEnvTemperature.0"`, "module ACME-ENV-MIB"} {
+		if code == exitOK || !strings.Contains(stderr.String(), want) {
+			t.Errorf("without --mib-dir: exit %d, stderr %q: want a failure naming %q", code, stderr.String(), want)
+		}
+	}
+}
