@@ -16,8 +16,10 @@ type fleet struct {
 	targets []*poller.Target
 	byName  map[string]*poller.Target
 	step    time.Duration
-	// mibErr is what of --mib-dir did not load (the rest did): the
-	// daemon logs it and carries on, spoold -t fails on it.
+	// mibs resolves the MIB names of the built-in objects and of
+	// --mib-dir; mibErr is what of --mib-dir did not load (the rest did):
+	// the daemon logs it and carries on, spoold -t fails on it.
+	mibs   *mib.Resolver
 	mibErr error
 }
 
@@ -37,7 +39,7 @@ func loadFleet(cfg *config, m *mib.Metrics) (*fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fleet{targets: targets, byName: make(map[string]*poller.Target, len(targets)), step: cfg.poller.Interval, mibErr: mibErr}
+	f := &fleet{targets: targets, byName: make(map[string]*poller.Target, len(targets)), step: cfg.poller.Interval, mibs: res, mibErr: mibErr}
 	for _, t := range targets {
 		f.byName[t.Name] = t
 	}
