@@ -12,8 +12,9 @@ import (
 // RFC 3339 strings in UTC (null when unknown), durations as float seconds in
 // fields ending in _seconds, and "uptime_seconds" at the top. Top-level
 // members: version, started, now, uptime_seconds, settings, loader, index,
-// spool, writer, writer_errors, orphans (count and targets: keys with
+// spool, writer (with forward: the --forward peer's state, when set), writer_errors, orphans (count and targets: keys with
 // entries in the spool but no profile and no RRD file), last_cycle (null before the first cycle),
+// shard (the --shard K/N, the targets it polls and the targets in the file),
 // poll_interval_seconds, targets_by_health, targets and disk (the devices
 // behind the directories with their iostat -x rates, the process's
 // /proc/self/io, and the I/O of poll cycles and RRD updates).

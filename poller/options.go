@@ -35,6 +35,9 @@ type Options struct {
 	BackoffAfter int
 	// BackoffMax is the longest gap between two probes of a failing device.
 	BackoffMax time.Duration
+	// Shard is the part of the targets this instance polls (--shard K/N;
+	// see Shard); the zero Shard polls them all.
+	Shard Shard
 	// MaxRepetitions is the max-repetitions of the GetBulk requests of
 	// table walks, at discovery and in bulk polls (--poll-max-repetitions;
 	// snmp_exporter's default is 25).
@@ -134,6 +137,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("check poller options: max varbinds %d, want 1 to %d", o.MaxVarbinds, MaxVarbinds)
 	case o.BackoffAfter < 1:
 		return fmt.Errorf("check poller options: backoff after %d failures, want at least 1", o.BackoffAfter)
+	case o.Shard.Validate() != nil:
+		return fmt.Errorf("check poller options: %w", o.Shard.Validate())
 	case o.MaxRepetitions < 1 || o.MaxRepetitions > MaxRepetitions:
 		return fmt.Errorf("check poller options: max repetitions %d, want 1 to %d", o.MaxRepetitions, MaxRepetitions)
 	case o.MaxTableRows < 1 || o.MaxTableRows > MaxTableRows:

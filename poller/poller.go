@@ -28,6 +28,7 @@ type Poller struct {
 	mu      sync.RWMutex
 	devices []*device
 	byName  map[string]*device
+	inFile  int // targets given to SetTargets, before Options.Shard's selection
 	last    CycleStats
 	seq     uint64
 
@@ -80,10 +81,13 @@ func New(opts Options, targets []*Target, w Writer, sink Sink, logger *slog.Logg
 }
 
 // SetTargets replaces the targets, as after a reload of the targets file;
-// it takes effect at the next cycle. A device whose name stays keeps its
-// status, backoff, uptime and v3 engine state (unless its address, version
-// or profile changed: then it starts afresh).
+// it takes effect at the next cycle. Only the targets of Options.Shard are
+// polled. A device whose name stays keeps its status, backoff, uptime and
+// v3 engine state (unless its address, version or profile changed: then
+// it starts afresh).
 func (p *Poller) SetTargets(targets []*Target) error {
+	inFile := len(targets)
+	targets = p.opts.Shard.Select(targets)
 	devs := make([]*device, 0, len(targets))
 	byName := make(map[string]*device, len(targets))
 	p.mu.RLock()
@@ -107,10 +111,25 @@ func (p *Poller) SetTargets(targets []*Target) error {
 		byName[t.Name] = d
 	}
 	p.mu.Lock()
-	p.devices, p.byName = devs, byName
+	p.devices, p.byName, p.inFile = devs, byName, inFile
 	p.mu.Unlock()
 	p.wakeDiscovery()
 	return nil
+}
+
+// ShardStatus is the instance's part of the fleet.
+type ShardStatus struct {
+	Shard   string `json:"shard"`   // "K/N"; empty: every target
+	Polled  int    `json:"polled"`  // targets of this shard
+	Targets int    `json:"targets"` // targets in the file, all shards'
+}
+
+// ShardStatus returns the shard and how many of the file's targets it
+// polls.
+func (p *Poller) ShardStatus() ShardStatus {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return ShardStatus{Shard: p.opts.Shard.String(), Polled: len(p.devices), Targets: p.inFile}
 }
 
 func sameDevice(a, b *Target) bool {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -346,7 +344,9 @@ func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item,
 	if ierr != nil {
 		t.known = false
 		t.ahead.Store(nil)
-		if kind == KindValue || kind == KindOther {
+		if ik := classify(ierr); ik == KindRemote {
+			kind = ik // the peer is gone: nothing is known of the file
+		} else if kind == KindValue || kind == KindOther {
 			kind = KindCorrupt
 		}
 		return todo, kindError(kind, fmt.Errorf("%w; then %w", uerr, ierr))
@@ -446,9 +446,6 @@ func (w *Writer) ensureFile(t *target, first, until int64) error {
 	}
 	if err := p.Validate(); err != nil {
 		return kindError(KindNoProfile, fmt.Errorf("create rrd %s: %w", t.path, err))
-	}
-	if err := os.MkdirAll(filepath.Dir(t.path), 0o750); err != nil {
-		return kindError(classify(err), fmt.Errorf("create rrd directory: %w", err))
 	}
 	if err := w.o.RRD.Create(t.path, p, first-1); err != nil {
 		return kindError(classify(err), err)

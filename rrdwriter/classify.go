@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"syscall"
+
+	"github.com/spoold/spoold/rrdcached"
 )
 
 // ErrorKind sorts write failures by what the writer does about them.
@@ -22,10 +24,11 @@ const (
 	KindNoProfile                   // no profile for a target whose file does not exist
 	KindSpoolRead                   // a spool entry could not be read (not corruption)
 	KindStale                       // written, but entries older than the file's last update were quarantined
+	KindRemote                      // the forward peer could not be reached, or did not confirm (see forward.go)
 	numKinds
 )
 
-var kindNames = [numKinds]string{"other", "value", "permission", "nospace", "corrupt", "mismatch", "noprofile", "spoolread", "stale"}
+var kindNames = [numKinds]string{"other", "value", "permission", "nospace", "corrupt", "mismatch", "noprofile", "spoolread", "stale", "remote"}
 
 func (k ErrorKind) String() string {
 	if k < numKinds {
@@ -56,6 +59,10 @@ var kindMessages = []struct {
 // message. An unrecognized error is KindOther (target-level: never
 // quarantines an entry on a guess).
 func classify(err error) ErrorKind {
+	var pe *rrdcached.PeerError
+	if errors.As(err, &pe) || errors.Is(err, errUnconfirmed) {
+		return KindRemote
+	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		switch errno {

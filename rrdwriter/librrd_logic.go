@@ -42,6 +42,9 @@ func (libRRD) Create(path string, p Profile, start int64) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("create rrd %s: %w", path, err)
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return fmt.Errorf("create rrd directory: %w", err)
+	}
 	tmp := filepath.Join(filepath.Dir(path), tempName(filepath.Base(path)))
 	var ds []rrdDS
 	for _, d := range p.DS {
@@ -171,32 +174,33 @@ func updateArgs(b []byte, path string, template []string, rows []Row) []byte {
 		b = append(b, 0)
 	}
 	for _, r := range rows {
-		b = strconv.AppendInt(b, r.Time, 10)
-		if r.Milli > 0 {
-			b = append(b, '.', byte('0'+r.Milli/100), byte('0'+r.Milli/10%10), byte('0'+r.Milli%10))
-		}
-		for _, v := range r.Values {
-			b = append(b, ':')
-			b = append(b, v...)
-		}
-		b = append(b, 0)
+		b = append(appendRow(b, r), 0)
 	}
 	return b
 }
 
-var graphColors = []string{"0000FF", "00A000", "FF0000", "A000A0", "FF8000", "00A0A0", "808000", "404040"}
-
-// rrdLine is one data source a graph draws: a DEF of it and a LINE.
-type rrdLine struct{ vname, def, ds, color, legend string }
-
-// Graph draws one line per data source.
-func (libRRD) Graph(path string, ds []string, o GraphOptions) ([]byte, error) {
-	def := strings.ReplaceAll(path, ":", `\:`)
-	lines := make([]rrdLine, len(ds))
-	for i, name := range ds {
-		lines[i] = rrdLine{"v" + strconv.Itoa(i), def, name, graphColors[i%len(graphColors)], name}
+// appendRow appends r as rrd_update and rrdcached's UPDATE take it:
+// "<seconds>[.<ms>]:v:v...".
+func appendRow(b []byte, r Row) []byte {
+	b = strconv.AppendInt(b, r.Time, 10)
+	if r.Milli > 0 {
+		b = append(b, '.', byte('0'+r.Milli/100), byte('0'+r.Milli/10%10), byte('0'+r.Milli%10))
 	}
-	img, err := librrdGraph(o, lines)
+	for _, v := range r.Values {
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	return b
+}
+
+// Graph draws o.Template, or without one each of ds as a line; ds are the
+// data sources the template's DEFs name (Writer.Graph checked them).
+func (libRRD) Graph(path string, ds []string, o GraphOptions) ([]byte, error) {
+	t := o.Template
+	if t == nil {
+		t = lineTemplate(ds)
+	}
+	img, err := librrdGraph(t.render(path, o))
 	if err != nil {
 		return nil, fmt.Errorf("graph rrd %s: %w", path, err)
 	}

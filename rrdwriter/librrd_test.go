@@ -84,12 +84,41 @@ func newLibEnv(t *testing.T, edit func(*Options)) *env {
 	return newEnv(t, LibRRD(), edit)
 }
 
+// putFourPolls spools four polls of key; checkFourPolls checks that the
+// RRD file at path holds them exactly, created from testProfile.
+func putFourPolls(e *env, key string) []spool.Ref {
+	var refs []spool.Ref
+	for i, g := range []float64{1.5, 2.25, 1024.125, 0.5} {
+		refs = append(refs, e.putCG(key, t0+300*int64(i), uint64(3000*i*i), g))
+	}
+	return refs
+}
+
+func checkFourPolls(t *testing.T, path string) {
+	t.Helper()
+	last, vals := lastUpdate(t, path)
+	if last != t0+900 || vals["c"] != "27000" || vals["g"] != "0.5" {
+		t.Fatalf("lastupdate of %s: %d %v", path, last, vals)
+	}
+	got := fetch(t, path, t0, t0+900)
+	// c's rate is Δ/300: 3000/300, 9000/300, 15000/300.
+	want := map[int64]string{t0 + 300: "10 2.25", t0 + 600: "30 1024.125", t0 + 900: "50 0.5"}
+	for ts, w := range want {
+		if got[ts] != w {
+			t.Fatalf("fetch of %s at %d: %q, want %q (all: %v)", path, ts, got[ts], w, got)
+		}
+	}
+	info := rrdtool(t, "info", path)
+	for _, s := range []string{"step = 300", `ds[c].type = "COUNTER"`, `ds[g].type = "GAUGE"`, "rra[7].rows = 797", `rra[7].cf = "MAX"`} {
+		if !strings.Contains(info, s) {
+			t.Fatalf("rrdtool info of %s lacks %q", path, s)
+		}
+	}
+}
+
 func TestLibRRDValuesLandExactly(t *testing.T) {
 	e := newLibEnv(t, nil)
-	gauges := []float64{1.5, 2.25, 1024.125, 0.5}
-	for i, g := range gauges {
-		e.putCG("site/r1", t0+300*int64(i), uint64(3000*i*i), g)
-	}
+	putFourPolls(e, "site/r1")
 	if err := e.w.FlushAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -97,24 +126,7 @@ func TestLibRRDValuesLandExactly(t *testing.T) {
 	if want := filepath.Join(e.dir, "site", "r1.rrd"); path != want {
 		t.Fatalf("path %s, want %s", path, want)
 	}
-	last, vals := lastUpdate(t, path)
-	if last != t0+900 || vals["c"] != "27000" || vals["g"] != "0.5" {
-		t.Fatalf("lastupdate %d %v", last, vals)
-	}
-	got := fetch(t, path, t0, t0+900)
-	// c's rate is Δ/300: 3000/300, 9000/300, 15000/300.
-	want := map[int64]string{t0 + 300: "10 2.25", t0 + 600: "30 1024.125", t0 + 900: "50 0.5"}
-	for ts, w := range want {
-		if got[ts] != w {
-			t.Fatalf("fetch at %d: %q, want %q (all: %v)", ts, got[ts], w, got)
-		}
-	}
-	info := rrdtool(t, "info", path)
-	for _, s := range []string{"step = 300", `ds[c].type = "COUNTER"`, `ds[g].type = "GAUGE"`, "rra[7].rows = 797", `rra[7].cf = "MAX"`} {
-		if !strings.Contains(info, s) {
-			t.Fatalf("rrdtool info lacks %q", s)
-		}
-	}
+	checkFourPolls(t, path)
 	if s := e.w.Stats(); s.UpdateCalls != 1 || s.EntriesWritten != 4 || s.ValuesWritten != 8 || s.Creates != 1 {
 		t.Fatalf("stats %+v", s)
 	}

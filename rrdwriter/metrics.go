@@ -27,6 +27,9 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 	}{s.ErrorsByKind()})
 }
 
+// MarshalJSON renders ForwardStats by their tags (jsonfmt's times).
+func (f ForwardStats) MarshalJSON() ([]byte, error) { return jsonfmt.Marshal(f) }
+
 // MarshalJSON renders a TargetError by its tags (jsonfmt's times).
 func (e TargetError) MarshalJSON() ([]byte, error) { return jsonfmt.Marshal(e) }
 
@@ -58,10 +61,28 @@ var metrics = statmetric.Table[Stats]{
 	statmetric.Counter("spoold_writer_backoffs_total", "Failed batches, each backing its target off.", func(s Stats) uint64 { return s.Backoffs }),
 	statmetric.Counter("spoold_writer_priority_flushes_total", "Flushes of one target before a graph that took a batch.", func(s Stats) uint64 { return s.FlushesPriority }),
 	statmetric.Counter("spoold_writer_graphs_total", "Graphs rendered.", func(s Stats) uint64 { return s.Graphs }),
+	forwardMetric("spoold_writer_forward_up", "1 when the last exchange with the forward peer succeeded or it answered; 0 when it could not be reached.", prometheus.GaugeValue,
+		func(f *ForwardStats) float64 { return statmetric.Bool(f.Up) }),
+	forwardMetric("spoold_writer_forward_sent_rows_total", "Rows sent to the forward peer in UPDATEs.", prometheus.CounterValue,
+		func(f *ForwardStats) float64 { return float64(f.Sent) }),
+	forwardMetric("spoold_writer_forward_confirmed_rows_total", "Rows the forward peer's file showed at or before its last update (then their entries were removed).", prometheus.CounterValue,
+		func(f *ForwardStats) float64 { return float64(f.Confirmed) }),
+	forwardMetric("spoold_writer_forward_failures_total", "Exchanges with the forward peer that failed: unreachable, refused or unconfirmed (the entries stayed spooled).", prometheus.CounterValue,
+		func(f *ForwardStats) float64 { return float64(f.Failed) }),
 	statmetric.Vec("spoold_writer_errors_total", "Failed write batches by kind.", prometheus.CounterValue, []string{"kind"},
 		func(s Stats, emit statmetric.Emit) {
 			for k, n := range s.Errors {
 				emit(float64(n), ErrorKind(k).String())
 			}
 		}),
+}
+
+// forwardMetric is a metric of the forward peer, labelled with its
+// address, present only when the writer forwards.
+func forwardMetric(name, help string, typ prometheus.ValueType, v func(*ForwardStats) float64) statmetric.Metric[Stats] {
+	return statmetric.Vec(name, help, typ, []string{"peer"}, func(s Stats, emit statmetric.Emit) {
+		if s.Forward != nil {
+			emit(v(s.Forward), s.Forward.Peer)
+		}
+	})
 }

@@ -65,7 +65,16 @@ type Options struct {
 	// readiness); nil means all are. A key that is not ready is never
 	// taken by Run; FlushKey and FlushAll make keys ready first.
 	Ready Readiness
-	// RRD is the librrd boundary; nil means LibRRD().
+	// Forward, when not empty, is the address of a remote rrdcached or
+	// spoold ("unix:PATH", "tcp:HOST:PORT"; see rrdcached.ParseAddress)
+	// that every file is written to instead of librrd (forward.go). RRD
+	// must then be nil, Prefetch is off and RRDFsync must be SyncNone:
+	// the files are the remote's.
+	Forward string
+	// ForwardTimeout bounds one exchange with the forward peer (a file's
+	// batch: BATCH, FLUSH, INFO). Default 30 s.
+	ForwardTimeout time.Duration
+	// RRD is the librrd boundary; nil means LibRRD() (or the forwarder).
 	RRD RRD
 	// Logger receives failures and quarantines; nil discards.
 	Logger *slog.Logger
@@ -98,6 +107,7 @@ func DefaultOptions() Options {
 		Tick:        time.Second,
 
 		FutureTolerance: 10 * time.Minute,
+		ForwardTimeout:  30 * time.Second,
 	}
 }
 
@@ -126,6 +136,12 @@ func (o Options) Validate() error {
 		return fmt.Errorf("backoff %s..%s is not a positive range", o.BackoffMin, o.BackoffMax)
 	case o.MaxRetries < 1 || o.Tick <= 0:
 		return fmt.Errorf("max retries %d and tick %s must be positive", o.MaxRetries, o.Tick)
+	case o.Forward != "" && o.RRD != nil:
+		return fmt.Errorf("forward to %s and an RRD implementation given: choose one", o.Forward)
+	case o.Forward != "" && o.RRDFsync != SyncNone:
+		return fmt.Errorf("rrd fsync %s with forwarding to %s: the RRD files are the remote's (use none)", o.RRDFsync, o.Forward)
+	case o.Forward != "" && o.ForwardTimeout <= 0:
+		return fmt.Errorf("forward timeout %s must be positive", o.ForwardTimeout)
 	}
 	return nil
 }
@@ -135,14 +151,21 @@ func (o *Options) check() error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	if o.RRD == nil {
-		o.RRD = LibRRD()
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Forward != "" {
+		f, err := newForwarder(o)
+		if err != nil {
+			return err
+		}
+		o.RRD, o.Prefetch = f, false
+	}
+	if o.RRD == nil {
+		o.RRD = LibRRD()
 	}
 	if o.Profile == nil {
 		o.Profile = func(string) (Profile, bool) { return Profile{}, false }

@@ -59,6 +59,8 @@ type Stats struct {
 	RRDSyncErrors         uint64 `json:"rrd_sync_errors"`          // failed ones: the entries were kept
 	RemovalsPending       int    `json:"removals_pending"`         // applied entries waiting for a sync to be removed (RRDFsync batch)
 	Prefetches            uint64 `json:"-"`                        // files whose update pages were asked for ahead (Prefetch)
+	// Forward is the forward peer's state; nil unless Options.Forward.
+	Forward *ForwardStats `json:"forward,omitempty"`
 	// Errors counts failed batches by kind, indexed by ErrorKind.
 	Errors [numKinds]uint64 `json:"-"`
 }
@@ -83,6 +85,9 @@ func (w *Writer) Stats() Stats {
 	}
 	for k := range s.Errors {
 		s.Errors[k] = c.errors[k].Load()
+	}
+	if w.fwd != nil {
+		s.Forward = w.fwd.stats(s.EntriesPending)
 	}
 	w.errMu.Lock()
 	s.TargetsFailing = len(w.errs)

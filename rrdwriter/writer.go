@@ -44,6 +44,7 @@ type Writer struct {
 	// the shutdown's), so that WaitFlushes can wait for them all before the
 	// spool is closed under them.
 	flushes sync.WaitGroup
+	fwd     *forwarder // nil unless Options.Forward
 }
 
 // New returns a writer of the entries indexed in ix, stored in sp, into
@@ -64,7 +65,17 @@ func New(sp *spool.Spool, ix *shm.Index, o Options) (*Writer, error) {
 		lim:      newLimiter(o.WriteRate),
 	}
 	w.rm = newRemover(w)
+	w.fwd, _ = o.RRD.(*forwarder)
 	return w, nil
+}
+
+// Close closes the connection to the forward peer, if any (the next write
+// would open it again). It is safe to call twice.
+func (w *Writer) Close() error {
+	if w.fwd == nil {
+		return nil
+	}
+	return w.fwd.close()
 }
 
 // Run writes due targets until ctx ends: every Tick, and whenever a writer

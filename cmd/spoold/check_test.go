@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/loader"
+	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -37,6 +38,7 @@ func TestCheckConfigRefusesWhatTheDaemonRefuses(t *testing.T) {
 		"--keys-zone=0", "--keys-zone=1", "--admin-listen=garbage", "--admin-listen=127.0.0.1:99999",
 		"--write-rate=NaN", "--write-rate=1e-12", "--write-rate=1e-300", "--write-rate=+Inf", "--write-rate=-1",
 		"--loader-cpu=5e-324", "--loader-cpu=0.00001%",
+		"--shard=0/3", "--shard=4/3", "--shard=1/4097", "--shard=2", "--forward=unix:", "--forward=tcp:", "--forward=::1:42217",
 	} {
 		t.Run(arg, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -61,6 +63,7 @@ func TestCheckConfigAcceptsTheEdgesOfTheRanges(t *testing.T) {
 		"--poll-max-varbinds=1000", "--keys-zone=1k", "--admin-listen=", "--admin-listen=[::1]:0",
 		"--admin-listen=localhost:8780", "--write-rate=0", "--write-rate=0.001", "--write-rate=1000000",
 		"--loader-cpu=0.1%", "--loader-cpu=100%", "--loader-cpu=0",
+		"--shard=1/1", "--shard=4096/4096", "--shard=", "--forward=tcp:127.0.0.1:42217", "--forward=/run/rrdcached.sock", "--forward=[::1]",
 	} {
 		t.Run(arg, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -73,7 +76,7 @@ func TestCheckConfigAcceptsTheEdgesOfTheRanges(t *testing.T) {
 
 // rangedFlags are the flags whose documented range FuzzDaemonFlags checks.
 var rangedFlags = []string{"write-rate", "keys-zone", "loader-cpu", "poll-retries", "poll-max-varbinds",
-	"poll-cycle-timeout", "poll-interval", "admin-listen", "loader-files", "loader-sleep", "loader-threshold"}
+	"poll-cycle-timeout", "poll-interval", "admin-listen", "loader-files", "loader-sleep", "loader-threshold", "shard"}
 
 // FuzzDaemonFlags: whatever value of a flag the daemon's check accepts
 // (the daemon and -t share it) lies in the range docs/configuration.md
@@ -129,6 +132,7 @@ func checkRanges(t *testing.T, arg string, c *config) {
 		{c.poller.MaxVarbinds >= 1 && c.poller.MaxVarbinds <= 1000, "--poll-max-varbinds 1 to 1000"},
 		{c.poller.CycleTimeout >= 0 && c.poller.CycleTimeout <= c.poller.Interval, "--poll-cycle-timeout 0 to --poll-interval"},
 		{c.poller.Interval >= time.Second, "--poll-interval at least 1s"},
+		{c.poller.Shard == (poller.Shard{}) || c.poller.Shard.K >= 1 && c.poller.Shard.K <= c.poller.Shard.N && c.poller.Shard.N <= 4096, "--shard K/N, 1 ≤ K ≤ N ≤ 4096"},
 	} {
 		if !r.ok {
 			t.Fatalf("%s accepted: want %s", arg, r.what)

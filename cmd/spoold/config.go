@@ -84,6 +84,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.IntVar(&c.poller.Retries, "poll-retries", c.poller.Retries, "resends after a timeout; a target's retries= overrides it")
 	fs.DurationVar(&c.poller.CycleTimeout, "poll-cycle-timeout", c.poller.CycleTimeout, "end a cycle after this long (0 = 90% of --poll-interval)")
 	fs.IntVar(&c.poller.MaxVarbinds, "poll-max-varbinds", c.poller.MaxVarbinds, "most OIDs in one SNMP Get")
+	addShardFlags(fs, &c.poller)
 	addTableFlags(fs, c)
 
 	addSpoolFlags(g[1].fs, &c.spool)
@@ -103,6 +104,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.Float64Var(&c.writer.WriteRate, "write-rate", c.writer.WriteRate, "most RRD files written per second (0 = no cap); graphs and shutdown bypass it")
 	fs.DurationVar(&c.writer.BackoffMin, "write-backoff-min", c.writer.BackoffMin, "first wait before retrying an RRD file whose write failed (full disk, read-only, permissions); doubles per failure")
 	fs.DurationVar(&c.writer.BackoffMax, "write-backoff-max", c.writer.BackoffMax, "longest wait before retrying an RRD file whose write failed")
+	addForwardFlags(fs, &c.writer)
 
 	fs = g[4].fs
 	fs.StringVar(&c.adminListen, "admin-listen", c.adminListen, "address of the admin HTTP server (status, metrics, graphs); empty = off")
@@ -142,6 +144,9 @@ const minKeysZone = 1 << 10
 // from the flags (what New would refuse), named by the flags behind them.
 func (c *config) check() error {
 	if err := c.checkFlags(); err != nil {
+		return err
+	}
+	if err := c.checkForwardFlags(); err != nil {
 		return err
 	}
 	if err := c.loader.Params.Validate(); err != nil {

@@ -104,10 +104,12 @@ func (d *daemon) build(cfg config, f *fleet) error {
 	wo := cfg.writer
 	wo.Profile, wo.Logger, wo.Ready = d.fleet.rrdProfile, d.log.With("component", "writer"), d.ld
 	wo.OnTick = d.live.writerWoke
-	if wo.RRD == nil {
+	if wo.RRD == nil && wo.Forward == "" {
 		wo.RRD = rrdwriter.LibRRD()
 	}
-	wo.RRD = meteredRRD{wo.RRD, &d.disk.Updates}
+	if wo.Forward == "" { // forwarded updates do no local disk I/O to meter
+		wo.RRD = meteredRRD{wo.RRD, &d.disk.Updates}
+	}
 	if d.wr, err = rrdwriter.New(d.sp, d.ix, wo); err != nil {
 		return err
 	}
@@ -255,6 +257,9 @@ func (d *daemon) stopOrdered() error {
 		if err := d.admin.Shutdown(ctx); err != nil {
 			d.log.Warn("stop admin server", "err", err)
 		}
+	}
+	if err := d.wr.Close(); err != nil {
+		d.log.Warn("close the connection to the forward peer", "err", err)
 	}
 	ws := d.wr.Stats()
 	d.log.Info("spoold stopped", "entries_left", d.ix.Len(), "values_written", ws.ValuesWritten, "update_calls", ws.UpdateCalls)

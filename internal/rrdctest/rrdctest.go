@@ -3,9 +3,10 @@
 // two transcripts with the differences that do not matter (the RRD
 // directory's path, STATS values, LIST's order) taken out. It also starts
 // Debian's rrdcached for a test. rrdcached's own conformance test and the
-// e2e tests of cmd/spoold share it. Start runs one rrdcached process and
-// one goroutine waiting for it, until the test's cleanup; nothing else
-// starts goroutines.
+// e2e tests of cmd/spoold share it, and the tests of the rrdcached client
+// and of forwarding kill and restart it (server.go). Each rrdcached process
+// has one goroutine waiting for it, until it is stopped or the test's
+// cleanup; nothing else starts goroutines.
 package rrdctest
 
 import (
@@ -14,14 +15,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
-	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/testenv"
 	"github.com/spoold/spoold/rrdcached"
 )
 
@@ -185,55 +182,4 @@ func show(e Exchange) string {
 		return "(no reply)"
 	}
 	return fmt.Sprintf("%q", e.Reply.String())
-}
-
-// Start runs Debian's rrdcached as the conformance tests need it:
-// `rrdcached -g -B -b DIR -F -j JDIR` with the listener arguments given
-// (e.g. "-l", "unix:/path", "-P", "PING", "-l", "unix:/other"), until the
-// test ends. It returns when every unix socket named answers. A missing
-// rrdcached ends the test as testenv.Missing does.
-func Start(t testing.TB, dir string, listen ...string) {
-	t.Helper()
-	bin := testenv.LookPath(t, "rrdcached", "the conformance test compares spoold's replies with rrdcached's")
-	jdir := t.TempDir()
-	args := append([]string{"-g", "-B", "-b", dir, "-F", "-j", jdir, "-p", filepath.Join(jdir, "pid")}, listen...)
-	cmd := exec.Command(bin, args...)
-	logf, err := os.Create(filepath.Join(jdir, "log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	log := func() string { b, _ := os.ReadFile(logf.Name()); return string(b) }
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start rrdcached %v: %v", args, err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
-	for i := 0; i+1 < len(listen); i++ {
-		if listen[i] != "-l" || !strings.HasPrefix(listen[i+1], "unix:") {
-			continue
-		}
-		sock := strings.TrimPrefix(listen[i+1], "unix:")
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			c, err := net.Dial("unix", sock)
-			if err == nil {
-				c.Close()
-				break
-			}
-			select {
-			case err := <-exited:
-				t.Fatalf("rrdcached %v exited before listening: %v\n%s", args, err, log())
-			case <-time.After(10 * time.Millisecond):
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("rrdcached %v does not answer on %s within 10 s: %v\n%s", args, sock, err, log())
-			}
-		}
-	}
 }

@@ -1,0 +1,278 @@
+// Command rrdcachedbench measures servers of rrdcached's protocol with one
+// client, spoold's (package rrdcached): -files RRD files of -ds GAUGE data
+// sources (step 1 s) are created with CREATE (not timed); then, per
+// round, one BATCH of -updates UPDATEs per file, file after file (acked:
+// the rate of acknowledged updates), and a FLUSH of every file (written:
+// updates over the time from the first UPDATE until the last FLUSH
+// returned). Then -kills times: another round of BATCHes, SIGKILL right
+// after the last acknowledgement, a restart, a FLUSH of every file, and
+// the acknowledged updates missing from the files counted from their
+// headers (read in Go, not through the server). Each server runs with its
+// own directory under -dir, started by the command of -rrdcached or
+// -spoold (words split on spaces; {SOCK} {DIR} {WORK} replaced), which
+// must stay in the foreground.
+//
+// It prints one line per server, "<name>: acked_per_s=<n>
+// written_per_s=<n> lost=<n> kills=<n> acked=<n>", then the issue's line
+// when both ran.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spoold/spoold/rrdcached"
+	"github.com/spoold/spoold/rrdwriter"
+)
+
+var (
+	work         = flag.String("dir", "", "work directory (one sub-directory per server)")
+	files        = flag.Int("files", 10000, "RRD files")
+	dsCount      = flag.Int("ds", 40, "data sources per file")
+	updates      = flag.Int("updates", 12, "UPDATEs per file in one BATCH")
+	kills        = flag.Int("kills", 1, "SIGKILL trials per server")
+	rrdcachedCmd = flag.String("rrdcached", "rrdcached -g -l unix:{SOCK} -b {DIR} -B -R -j {WORK}/journal -p {WORK}/pid -w 3600 -f 7200",
+		"rrdcached's command line (empty: skip)")
+	spooldCmd = flag.String("spoold", "", "spoold's command line, e.g. \"spoold --listen unix:{SOCK} --rrd-dir {DIR} --spool-dir {WORK}/spool ...\" (empty: skip)")
+)
+
+// epoch is the first update's time (the files accept updates after it).
+const epoch = int64(1_700_000_000)
+
+type result struct {
+	acked, written float64 // per second
+	lost, kills    int
+	ackedTotal     int
+}
+
+func main() {
+	log.SetFlags(0)
+	flag.Parse()
+	if *work == "" || *files < 1 || *dsCount < 1 || *updates < 1 || *kills < 0 {
+		log.Fatal("rrdcachedbench: need -dir, and positive -files, -ds, -updates")
+	}
+	res := map[string]result{}
+	for _, s := range []struct{ name, cmd string }{{"rrdcached", *rrdcachedCmd}, {"spoold", *spooldCmd}} {
+		if s.cmd == "" {
+			continue
+		}
+		r, err := runServer(s.name, s.cmd)
+		if err != nil {
+			log.Fatalf("rrdcachedbench: %s: %v", s.name, err)
+		}
+		res[s.name] = r
+		fmt.Printf("%s: acked_per_s=%.0f written_per_s=%.0f lost=%d kills=%d acked=%d\n", s.name, r.acked, r.written, r.lost, r.kills, r.ackedTotal)
+	}
+	sp, ok1 := res["spoold"]
+	rc, ok2 := res["rrdcached"]
+	if ok1 && ok2 {
+		fmt.Printf("rrdcached_proto: spoold_acked_per_s=%.0f rrdcached_acked_per_s=%.0f spoold_written_per_s=%.0f rrdcached_written_per_s=%.0f spoold_lost=%d rrdcached_lost=%d\n",
+			sp.acked, rc.acked, sp.written, rc.written, sp.lost, rc.lost)
+	}
+}
+
+// server is one server process of the benchmark.
+type server struct {
+	name, sock, dir, work string
+	argv                  []string
+	cmd                   *exec.Cmd
+	done                  chan error
+}
+
+func runServer(name, cmdline string) (result, error) {
+	wd := filepath.Join(*work, name)
+	s := &server{name: name, sock: filepath.Join(wd, "sock"), dir: filepath.Join(wd, "rrd"), work: wd}
+	for _, d := range []string{s.dir, filepath.Join(wd, "journal")} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return result{}, err
+		}
+	}
+	r := strings.NewReplacer("{SOCK}", s.sock, "{DIR}", s.dir, "{WORK}", wd)
+	s.argv = strings.Fields(r.Replace(cmdline))
+	if err := s.start(); err != nil {
+		return result{}, err
+	}
+	defer s.kill()
+	c, err := rrdcached.NewClient("unix:"+s.sock, rrdcached.DefaultClientOptions())
+	if err != nil {
+		return result{}, err
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if err := createFiles(ctx, c); err != nil {
+		return result{}, err
+	}
+	var res result
+	t0 := time.Now()
+	acked, err := round(ctx, c, 0)
+	if err != nil {
+		return result{}, err
+	}
+	res.acked = float64(acked) / time.Since(t0).Seconds()
+	if err := flushAll(ctx, c); err != nil {
+		return result{}, err
+	}
+	res.written = float64(acked) / time.Since(t0).Seconds()
+	res.ackedTotal = acked
+	for k := 1; k <= *kills; k++ {
+		n, err := round(ctx, c, k)
+		if err != nil {
+			return result{}, err
+		}
+		s.kill() // right after the last acknowledgement
+		c.Close()
+		if err := s.start(); err != nil {
+			return result{}, err
+		}
+		if err := flushAll(ctx, c); err != nil {
+			return result{}, err
+		}
+		lost, err := s.missing(k)
+		if err != nil {
+			return result{}, err
+		}
+		res.lost += lost
+		res.kills++
+		res.ackedTotal += n
+	}
+	return res, nil
+}
+
+func fileName(i int) string { return fmt.Sprintf("d%02d/f%05d.rrd", i%100, i) }
+
+// createFiles creates the files with CREATE, in BATCHes of 100.
+func createFiles(ctx context.Context, c *rrdcached.Client) error {
+	var defs []string
+	for j := 0; j < *dsCount; j++ {
+		defs = append(defs, fmt.Sprintf("DS:v%d:GAUGE:86400:U:U", j))
+	}
+	// Rows for every update of every round, and a margin.
+	defs = append(defs, fmt.Sprintf("RRA:LAST:0:1:%d", (*kills+1)**updates+10))
+	var cmds []string
+	for i := 0; i < *files; i++ {
+		cmds = append(cmds, rrdcached.CreateLine(fileName(i), rrdcached.CreateArgs{Step: time.Second, Begin: time.Unix(epoch, 0), NoOverwrite: true, Defs: defs}))
+		if len(cmds) == 100 || i == *files-1 {
+			errs, err := c.Batch(ctx, cmds)
+			if err != nil {
+				return err
+			}
+			if len(errs) > 0 {
+				return fmt.Errorf("create: command %d: %s", errs[0].Command, errs[0].Message)
+			}
+			cmds = cmds[:0]
+		}
+	}
+	return nil
+}
+
+// stamp is the time of update u (0-based) of round k.
+func stamp(k, u int) int64 { return epoch + 1 + int64(k**updates+u) }
+
+// round sends one BATCH of -updates UPDATEs per file and returns how many
+// updates were acknowledged.
+func round(ctx context.Context, c *rrdcached.Client, k int) (int, error) {
+	vals := make([]string, *dsCount)
+	cmds := make([]string, *updates)
+	acked := 0
+	for i := 0; i < *files; i++ {
+		for u := range cmds {
+			for j := range vals {
+				vals[j] = strconv.Itoa((i + j + u) % 1000)
+			}
+			cmds[u] = rrdcached.UpdateLine(fileName(i), strconv.FormatInt(stamp(k, u), 10)+":"+strings.Join(vals, ":"))
+		}
+		errs, err := c.Batch(ctx, cmds)
+		if err != nil {
+			return acked, err
+		}
+		if len(errs) > 0 {
+			return acked, fmt.Errorf("round %d, %s: command %d: %s", k, fileName(i), errs[0].Command, errs[0].Message)
+		}
+		acked += len(cmds)
+	}
+	return acked, nil
+}
+
+// flushAll sends FLUSH of every file; each returns once the file is
+// written.
+func flushAll(ctx context.Context, c *rrdcached.Client) error {
+	for i := 0; i < *files; i++ {
+		if err := c.Flush(ctx, fileName(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// missing counts the updates of round k that their files do not show,
+// from the files' headers.
+func (s *server) missing(k int) (int, error) {
+	rrd := rrdwriter.LibRRD()
+	lost := 0
+	for i := 0; i < *files; i++ {
+		fi, err := rrd.Info(filepath.Join(s.dir, fileName(i)))
+		if err != nil {
+			return 0, err
+		}
+		for u := 0; u < *updates; u++ {
+			if stamp(k, u) > fi.Last {
+				lost++
+			}
+		}
+	}
+	return lost, nil
+}
+
+func (s *server) start() error {
+	os.Remove(s.sock)
+	out, err := os.OpenFile(filepath.Join(s.work, "log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	s.cmd = exec.Command(s.argv[0], s.argv[1:]...)
+	s.cmd.Stdout, s.cmd.Stderr = out, out
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("start %v: %w", s.argv, err)
+	}
+	s.done = make(chan error, 1)
+	go func(cmd *exec.Cmd, done chan error) { done <- cmd.Wait() }(s.cmd, s.done)
+	deadline := time.Now().Add(10 * time.Minute) // a restart may replay a long journal
+	for {
+		c, err := net.Dial("unix", s.sock)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case err := <-s.done:
+			s.cmd = nil
+			return fmt.Errorf("%v exited at start (%v); see %s", s.argv, err, filepath.Join(s.work, "log"))
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.kill()
+			return errors.New("the server does not accept connections on " + s.sock)
+		}
+	}
+}
+
+func (s *server) kill() {
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	<-s.done
+	s.cmd = nil
+}
