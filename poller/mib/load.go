@@ -117,14 +117,14 @@ func Load(opts Options, logger *slog.Logger, m *Metrics) (*Resolver, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	srcs, errs := readDirs(opts.Dirs, logger)
-	loaded := sortedNames(srcs)
+	found := sortedNames(srcs) // the modules of the directories
 	partial, err := addBase(srcs)
 	if err != nil {
 		return Builtin(), err
 	}
 	r, modules := Builtin(), 0
-	if len(loaded) > 0 {
-		objs, n, problems := buildModules(srcs, loaded, partial)
+	if len(found) > 0 {
+		objs, n, problems := buildModules(srcs, found, partial)
 		modules = n
 		errs = append(errs, problems...)
 		r = r.clone()
