@@ -50,7 +50,7 @@ func (d *daemon) metricsRegistry() *prometheus.Registry {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		admin.NewCollector(d, nil),
 		poller.NewDiscoveryCollector(d.pl.DiscoveryStats),
-		d.mibMetrics,
+		d.mibs,
 	)
 	return reg
 }

@@ -57,8 +57,9 @@ type daemon struct {
 	// loadFleet reads the targets and profiles files, at start and on
 	// SIGHUP (tests replace it).
 	loadFleet func() (*fleet, error)
-	// mibMetrics counts the problems of --mib-dir at each load.
-	mibMetrics *mib.Metrics
+	// mibs is what the loads of --mib-dir keep: their counts, and the
+	// last load, which a SIGHUP with every MIB file unchanged reuses.
+	mibs *mib.Loader
 }
 
 // adminServer is what the daemon needs of the admin HTTP server.
@@ -72,9 +73,9 @@ type adminServer interface {
 func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemon, error) {
 	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now()}
 	d.flushCtx, d.flushCancel = context.WithCancel(context.Background())
-	d.mibMetrics = mib.NewMetrics(nil) // registered with /metrics' registry
-	d.loadFleet = func() (*fleet, error) { return loadFleet(&cfg, d.mibMetrics) }
-	f, err := preflight(cfg, d.mibMetrics)
+	d.mibs = mib.NewLoader(nil) // registered with /metrics' registry
+	d.loadFleet = func() (*fleet, error) { return loadFleet(&cfg, d.mibs) }
+	f, err := preflight(cfg, d.mibs)
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +372,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 // config.check did), and all that `spoold -t` checks: the targets and
 // profiles files parse, and files can be created in --rrd-dir. It returns
 // the fleet of the files.
-func preflight(cfg config, m *mib.Metrics) (*fleet, error) {
+func preflight(cfg config, m *mib.Loader) (*fleet, error) {
 	f, err := loadFleet(&cfg, m)
 	if err != nil {
 		return nil, err

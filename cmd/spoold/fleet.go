@@ -23,9 +23,10 @@ type fleet struct {
 	mibErr error
 }
 
-// loadFleet reads the MIB directories (counting their problems in m, if
-// not nil), the profiles file (if any) and the targets file.
-func loadFleet(cfg *config, m *mib.Metrics) (*fleet, error) {
+// loadFleet reads the MIB directories (with m, if not nil: counted, and
+// not parsed again if unchanged), the profiles file (if any) and the
+// targets file.
+func loadFleet(cfg *config, m *mib.Loader) (*fleet, error) {
 	res, mibErr := mib.Load(mib.Options{Dirs: cfg.mibDirs}, nil, m)
 	var profiles poller.Profiles
 	if cfg.profilesFile != "" {

@@ -100,7 +100,7 @@ func TestProfileUsesAVendorMIBName(t *testing.T) {
 	dir := t.TempDir()
 	mibs := filepath.Join(dir, "mibs")
 	files := map[string]string{
-		filepath.Join(mibs, "acme-env.my"): vendorMIB,
+		filepath.Join(mibs, "acme-env.my"):  vendorMIB,
 		filepath.Join(dir, "profiles.conf"): "profile env\nds temp ACME-ENV-MIB::acmeEnvTemperature.0 GAUGE\nds uptime sysUpTime.0 GAUGE\n",
 		filepath.Join(dir, "targets.conf"):  "r1 127.0.0.1 profile=env community=x\n",
 	}
