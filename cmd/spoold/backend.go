@@ -51,7 +51,9 @@ func (d *daemon) metricsRegistry() *prometheus.Registry {
 		admin.NewCollector(d, nil),
 		poller.NewDiscoveryCollector(d.pl.DiscoveryStats),
 		d.mibs,
+		rrdwriter.NewBackendCollector(d.proto.backend.BackendStats),
 	)
+	d.reg = reg
 	return reg
 }
 
