@@ -50,7 +50,9 @@ func (d *daemon) metricsRegistry() *prometheus.Registry {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		admin.NewCollector(d, nil),
 		poller.NewDiscoveryCollector(d.pl.DiscoveryStats),
+		rrdwriter.NewBackendCollector(d.proto.backend.BackendStats),
 	)
+	d.reg = reg
 	return reg
 }
 

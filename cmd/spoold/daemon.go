@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	"github.com/spoold/spoold/diskstat"
 	"github.com/spoold/spoold/loader"
@@ -36,6 +37,7 @@ type daemon struct {
 	ld    *loader.Loader
 	wr    *rrdwriter.Writer
 	pl    *poller.Poller
+	proto protocol // the rrdcached protocol (rrdcached.go)
 	fleet fleetHolder
 	admin adminServer
 	disk  *diskstat.Load
@@ -43,6 +45,9 @@ type daemon struct {
 	// nextRescan is when the loader loop walks the spool again, Unix
 	// nanoseconds; 0 while a walk runs or when no rescan is scheduled.
 	nextRescan atomic.Int64
+
+	// reg is the registry /metrics serves (nil without the admin server).
+	reg *prometheus.Registry
 
 	// flushCtx is the context of flushes the daemon starts on its own
 	// (SIGUSR1); the stop cancels it after the shutdown flush.
@@ -109,6 +114,7 @@ func (d *daemon) build(cfg config, f *fleet) error {
 	if d.wr, err = rrdwriter.New(d.sp, d.ix, wo); err != nil {
 		return err
 	}
+	d.proto.backend = rrdwriter.NewBackend(d.wr, rrdwriter.BackendOptions{FlushContext: d.flushCtx})
 	d.disk.Resolve(cfg.spool.Dir, cfg.writer.Dir)
 	po := cfg.poller
 	onCycle := po.OnCycle
@@ -238,6 +244,8 @@ func (d *daemon) stopOrdered() error {
 	d.log.Info("stopping: polling")
 	d.pollCancel()
 	<-d.pollDone
+	d.log.Info("stopping: rrdcached protocol")
+	d.stopProtocol()
 	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.shutdownTimeout)
 	defer cancel()
 	d.finishWalk()
@@ -414,6 +422,11 @@ func serve(cfg config, settings map[string]string, log *slog.Logger) int {
 		d.sp.Close()
 		return exitError
 	}
+	if err := d.startProtocol(d.reg); err != nil {
+		log.Error("start spoold", "err", err)
+		d.abortStart()
+		return exitError
+	}
 	// The pid file last: a start that fails leaves the file of a spoold
 	// already running alone.
 	if cfg.pidFile != "" {
@@ -442,6 +455,7 @@ func serve(cfg config, settings map[string]string, log *slog.Logger) int {
 
 // abortStart undoes a start that failed after the admin server started.
 func (d *daemon) abortStart() {
+	d.stopProtocol()
 	if d.admin != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.shutdownTimeout)
 		defer cancel()
