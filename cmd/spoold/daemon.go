@@ -18,6 +18,7 @@ import (
 	"github.com/spoold/spoold/diskstat"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/poller/mib"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
@@ -61,6 +62,9 @@ type daemon struct {
 	// loadFleet reads the targets and profiles files, at start and on
 	// SIGHUP (tests replace it).
 	loadFleet func() (*fleet, error)
+	// mibs is what the loads of --mib-dir keep: their counts, and the
+	// last load, which a SIGHUP with every MIB file unchanged reuses.
+	mibs *mib.Loader
 }
 
 // adminServer is what the daemon needs of the admin HTTP server.
@@ -74,8 +78,9 @@ type adminServer interface {
 func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemon, error) {
 	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now()}
 	d.flushCtx, d.flushCancel = context.WithCancel(context.Background())
-	d.loadFleet = func() (*fleet, error) { return loadFleet(&cfg) }
-	f, err := preflight(cfg)
+	d.mibs = mib.NewLoader(nil) // registered with /metrics' registry
+	d.loadFleet = func() (*fleet, error) { return loadFleet(&cfg, d.mibs) }
+	f, err := preflight(cfg, d.mibs)
 	if err != nil {
 		return nil, err
 	}
@@ -375,8 +380,8 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 // config.check did), and all that `spoold -t` checks: the targets and
 // profiles files parse, and files can be created in --rrd-dir. It returns
 // the fleet of the files.
-func preflight(cfg config) (*fleet, error) {
-	f, err := loadFleet(&cfg)
+func preflight(cfg config, m *mib.Loader) (*fleet, error) {
+	f, err := loadFleet(&cfg, m)
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +397,7 @@ func preflight(cfg config) (*fleet, error) {
 // checkConfig is `spoold -t`: the flags were checked as the daemon checks
 // them; preflight as at the daemon's start; settings printed.
 func checkConfig(cfg config, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
-	f, err := preflight(cfg)
+	f, err := preflight(cfg, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "spoold: configuration test failed:", err)
 		return exitError
