@@ -37,7 +37,7 @@ func (w *Writer) apply(b shm.Batch) error {
 // segmentStore reads and removes spool segments: the spool, or the level
 // directory of the batch's hash (one openat or unlinkat per segment).
 type segmentStore interface {
-	ReadSegment(spool.Ref) (spool.Segment, error)
+	ReadSegmentInto(spool.Ref, *spool.SegmentBuffer) (spool.Segment, error)
 	Remove(spool.Ref) error
 }
 
@@ -51,7 +51,12 @@ func (w *Writer) write(b shm.Batch) (settled []int64, key, path string, err erro
 		defer d.Close()
 		st = d
 	}
-	p := &pass{w: w, st: st}
+	// The segments' entries and values are decoded into a buffer of an
+	// earlier pass: nothing of them outlives this one (buildRows copies
+	// the values into the rows).
+	buf := w.segBufs.Get().(*spool.SegmentBuffer)
+	defer func() { buf.Reset(); w.segBufs.Put(buf) }()
+	p := &pass{w: w, st: st, buf: buf}
 	if err := p.read(&b); err != nil {
 		return p.settled, b.Key, "", err
 	}
@@ -73,6 +78,7 @@ type pass struct {
 	w       *Writer
 	t       *target // the file, once locked; nil if nothing is applied
 	st      segmentStore
+	buf     *spool.SegmentBuffer // the segs' memory
 	segs    []spool.Segment
 	items   []item // the entries to apply, by poll time
 	bad     []badPart
@@ -100,7 +106,7 @@ type badPart struct {
 func (p *pass) read(b *shm.Batch) error {
 	for _, ts := range b.Times {
 		ref := spool.Ref{Hash: b.Hash, Time: ts}
-		g, err := p.st.ReadSegment(ref)
+		g, err := p.st.ReadSegmentInto(ref, p.buf)
 		var ce *spool.CorruptionError
 		switch {
 		case err == nil:
