@@ -24,7 +24,7 @@ test: deps
 
 # test-nocgo: the packages that do not need librrd, built and tested
 # without cgo (rrdwriter's logic included: only its shims need cgo).
-NOCGO_PKGS := ./spool ./shm ./loader ./rrdwriter ./rrdcached ./internal/enum ./internal/testenv
+NOCGO_PKGS := ./spool ./shm ./loader ./rrdwriter ./rrdcached ./poller/mib ./internal/enum ./internal/testenv
 test-nocgo:
 	CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PKGS)
 
@@ -41,13 +41,13 @@ check: vet test test-nocgo fuzz-short
 FUZZ_SHORT := \
 	./spool:FuzzDecode ./spool:FuzzParseSegment ./spool:FuzzParseName ./spool:FuzzParseLevels ./spool:FuzzParseFsyncPolicy \
 	./shm:FuzzParseSize ./loader:FuzzParseCPU \
-	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue ./poller:FuzzInstanceSegment ./poller/mib:FuzzResolve \
-	./admin:FuzzParseGraphQuery ./rrdwriter:FuzzRRDPath ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
+	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue ./poller:FuzzInstanceSegment ./poller:FuzzWalkAnswer ./poller/mib:FuzzResolve \
+	./admin:FuzzParseGraphQuery ./rrdwriter:FuzzRRDPath ./rrdwriter:FuzzParseGraphTemplate ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
 	./rrdcached:FuzzParseCommand ./rrdcached:FuzzServerReply \
 	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./poller:FuzzParseShard ./rrdwriter:FuzzParseRemoteInfo \
 	./rrdwriter:FuzzParseUpdate
 FUZZ_LONG := $(FUZZ_SHORT) \
-	./rrdwriter:FuzzParseHeader ./simulate:FuzzAnswer ./simulate:FuzzGetNext ./poller/mib:FuzzLoadMIB \
+	./rrdwriter:FuzzParseHeader ./rrdwriter:FuzzParseLayout ./simulate:FuzzAnswer ./simulate:FuzzGetNext ./poller/mib:FuzzLoadMIB \
 	./doctor:FuzzMounts ./diskstat:FuzzCompute ./diskstat:FuzzParseTaskIO
 
 # fuzz-short runs each of FUZZ_SHORT for 3 s (inside check); fuzz-long each

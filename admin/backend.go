@@ -16,6 +16,10 @@ import (
 // configured target; the handler answers 404.
 var ErrUnknownTarget = errors.New("unknown target")
 
+// ErrUnknownTemplate is returned by Backend.GraphTemplate for a template
+// name the key's profile does not draw; the handler answers 404.
+var ErrUnknownTemplate = errors.New("unknown graph template")
+
 // Backend is what the admin interface needs of the daemon. Its methods are
 // called from the http.Server's goroutines, concurrently, and must be safe
 // for that.
@@ -27,7 +31,22 @@ type Backend interface {
 	// has passed ValidTargetName; the Backend returns an error wrapping
 	// ErrUnknownTarget unless it is a configured target, and must not turn
 	// the name into a path other than through rrdwriter.RRDPath.
-	Graph(ctx context.Context, target string, o rrdwriter.GraphOptions) ([]byte, error)
+	//
+	// A key is a target name or a row key "<target>/<instance>" that Rows
+	// lists; the handler calls Graph only with keys ValidGraphKey accepts.
+	Graph(ctx context.Context, key string, o rrdwriter.GraphOptions) ([]byte, error)
+	// GraphTemplate returns key's graph template of that name (one of
+	// TargetStatus.Graphs or RowStatus.Graphs) and the values its title
+	// and legends name. It returns an error wrapping ErrUnknownTarget for a
+	// key that is neither a configured target nor one of its rows, and
+	// ErrUnknownTemplate for a name the key's profile does not draw.
+	GraphTemplate(key, name string) (*rrdwriter.GraphTemplate, rrdwriter.GraphVars, error)
+	// Rows returns target's table rows (an interface, a disk: each its
+	// own RRD file), in the order to show them; nil for a target without
+	// tables, an error wrapping ErrUnknownTarget for a name that is not a
+	// configured target. It is called once per device page and should not
+	// block on I/O.
+	Rows(target string) ([]RowStatus, error)
 	// FlushAll writes every pending entry now (rrdwriter.Writer.FlushAll).
 	// Orphans are no failure of it.
 	FlushAll(ctx context.Context) error
@@ -121,6 +140,28 @@ type TargetStatus struct {
 	GoneRows       []string  `json:"gone_rows"`
 	LastDiscovery  time.Time `json:"last_discovery"`
 	DiscoveryError string    `json:"discovery_error"`
+
+	// Graphs are the graph templates of the target's own RRD file (its
+	// scalars), in the order to show them; empty: the file's data sources
+	// are drawn as lines. TablesOnly says the target has no file of its
+	// own (a profile of tables and no scalars, as if-mib): no own graph.
+	Graphs     []string `json:"graphs"`
+	TablesOnly bool     `json:"tables_only"`
+}
+
+// RowStatus is one table row of a target, as the device page shows it.
+type RowStatus struct {
+	// Key is the row's RRD file key, "<target>/<instance>".
+	Key string `json:"key"`
+	// Instance is the row's instance name as the device gives it (ifName),
+	// Alias its description (ifAlias), both as text to show.
+	Instance string `json:"instance"`
+	Alias    string `json:"alias"`
+	// State is the row's state in a word: "up", "down", "gone" (not found
+	// by the last discovery; its file is kept), ...
+	State string `json:"state"`
+	// Graphs are the row's graph templates, in the order to show them.
+	Graphs []string `json:"graphs"`
 }
 
 // NewTargetStatus builds a target's status from the poller's view of it and

@@ -15,7 +15,14 @@
 //	GET  /status            JSON (see Status.MarshalJSON)
 //	GET  /metrics           Prometheus exposition (promhttp): spoold_ metrics
 //	                        (NewCollector) and the registry's others
-//	GET  /graph/{target}.png?ds=&start=&end=&width=&height=
+//	GET  /graph/{target}.png?ds=&start=&end=&width=&height=&template=
+//	GET  /graph?key=&template=&start=&end=&width=&height=
+//	                        key: a target or a table row <target>/<instance>
+//	GET  /device/{target}?template=&page=
+//	                        a device's own graphs and its rows (name, alias,
+//	                        state), each with a graph of the template chosen;
+//	                        Options.DeviceRows rows a page, graphs loaded as
+//	                        they scroll into view (page.js), 3 at a time
 //	POST /flush             write every pending entry now
 //	POST /loader            change loader_files, loader_sleep,
 //	                        loader_threshold, loader_cpu while it runs
@@ -24,6 +31,8 @@
 //
 //	ds      data source names, comma-separated or repeated ([A-Za-z0-9_]{1,19},
 //	        at most 32); none means every data source
+//	template a graph template of the key (Backend.GraphTemplate: a built-in
+//	        or a profile's, rrdwriter.GraphTemplate); not with ds
 //	start   unix seconds, "now", or a negative offset from now: "-6h", "-90m",
 //	        "-2d", "-1w" (s, m, h, d, w and Go durations such as "-1h30m");
 //	        default end - 1 day

@@ -45,10 +45,28 @@ func ValidTargetName(name string) bool {
 	return true
 }
 
+// ValidGraphKey reports whether key may name a graph in a URL: a target
+// name ValidTargetName accepts, or a row key "<target>/<segment>" or
+// "<target>/<subdir>/<segment>" (a table with a subdirectory, as the host
+// profile's storage) whose every part it accepts. Like ValidTargetName it
+// checks syntax only.
+func ValidGraphKey(key string) bool {
+	parts := strings.Split(key, "/")
+	if len(parts) > 3 {
+		return false
+	}
+	for _, p := range parts {
+		if !ValidTargetName(p) {
+			return false
+		}
+	}
+	return true
+}
+
 // GraphQueryError is a bad graph request parameter; the handler answers 400
 // with its message.
 type GraphQueryError struct {
-	Param string // "ds", "start", "end", "width", "height", or the unknown name
+	Param string // "ds", "start", "end", "width", "height", "template", "key", or the unknown name
 	Value string
 	Why   string
 }
@@ -60,18 +78,29 @@ func (e *GraphQueryError) Error() string {
 // ParseGraphQuery turns the query of a /graph request into GraphOptions with
 // explicit Start, End, Width and Height; now is the reference of relative
 // times. See the package doc for the accepted forms; any other parameter is
-// an error.
+// an error. It checks the syntax of "template" (a template name, with which
+// "ds" may not be given) and "key" (ValidGraphKey) and leaves them to the
+// caller.
 func ParseGraphQuery(q url.Values, now time.Time) (rrdwriter.GraphOptions, error) {
 	o := rrdwriter.GraphOptions{Width: DefaultGraphWidth, Height: DefaultGraphHeight}
 	for k, vs := range q {
 		switch k {
-		case "ds", "start", "end", "width", "height":
+		case "ds", "start", "end", "width", "height", "template", "key":
 			if k != "ds" && len(vs) > 1 {
 				return o, &GraphQueryError{k, strings.Join(vs, ","), "given more than once"}
 			}
 		default:
-			return o, &GraphQueryError{k, strings.Join(vs, ","), "unknown parameter (want ds, start, end, width, height)"}
+			return o, &GraphQueryError{k, strings.Join(vs, ","), "unknown parameter (want key, template, ds, start, end, width, height)"}
 		}
+	}
+	if v, ok := q["template"]; ok && !rrdwriter.ValidTemplateName(v[0]) {
+		return o, &GraphQueryError{"template", v[0], "a template name is 1 to 32 of a-z 0-9 _ -, starting with a letter"}
+	}
+	if _, ok := q["template"]; ok && q.Has("ds") {
+		return o, &GraphQueryError{"ds", strings.Join(q["ds"], ","), "a template names its data sources; give ds or template"}
+	}
+	if v, ok := q["key"]; ok && !ValidGraphKey(v[0]) {
+		return o, &GraphQueryError{"key", v[0], "want a target name or a row key <target>/[<subdir>/]<instance>"}
 	}
 	var err error
 	if o.DS, err = parseDS(q["ds"]); err != nil {

@@ -35,6 +35,10 @@ type Options struct {
 	// first ones in Status.Targets order; every target is listed). Each
 	// graph flushes and renders on every refresh. Default 24.
 	PageGraphs int
+	// DeviceRows is the most table rows a device page shows at once (its
+	// graphs load as they scroll into view); more go to further pages.
+	// Default 500.
+	DeviceRows int
 	// PageGraphSpan is the time range of the page's graphs, ending now.
 	// Default 1 day; the demo, polling every few seconds, shows less.
 	PageGraphSpan time.Duration
@@ -74,7 +78,7 @@ type Options struct {
 // DefaultOptions returns the defaults documented on Options.
 func DefaultOptions() Options {
 	return Options{
-		Listen: "127.0.0.1:8780", Refresh: 30 * time.Second, PageGraphs: 24, PageGraphSpan: 24 * time.Hour,
+		Listen: "127.0.0.1:8780", Refresh: 30 * time.Second, PageGraphs: 24, DeviceRows: 500, PageGraphSpan: 24 * time.Hour,
 		GraphTimeout: 30 * time.Second, FlushTimeout: 2 * time.Minute,
 		GraphMaxDS: rrdwriter.DefaultGraphMaxDS, GraphMaxBytes: rrdwriter.DefaultGraphMaxBytes,
 		GraphConcurrency: 2, GraphQueue: 16,
@@ -118,6 +122,8 @@ func NewHandler(b Backend, o Options) http.Handler {
 	mux.HandleFunc("GET /status", h.status)
 	mux.Handle("GET /metrics", metricsHandler(g, &h.metricsFamilies, o.Logger))
 	mux.HandleFunc("GET /graph/{file}", h.graph)
+	mux.HandleFunc("GET /graph", h.graphByKey)
+	mux.HandleFunc("GET /device/{target}", h.device)
 	mux.Handle("POST /flush", h.auth(h.flush))
 	mux.Handle("POST /loader", h.auth(h.loader))
 	cop := http.NewCrossOriginProtection()
@@ -138,6 +144,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.PageGraphs <= 0 {
 		o.PageGraphs = d.PageGraphs
+	}
+	if o.DeviceRows <= 0 {
+		o.DeviceRows = d.DeviceRows
 	}
 	if o.GraphTimeout <= 0 {
 		o.GraphTimeout = d.GraphTimeout
@@ -227,13 +236,27 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) graph(w http.ResponseWriter, r *http.Request) {
-	file := r.PathValue("file")
-	target, ok := strings.CutSuffix(file, ".png")
-	if !ok || !ValidTargetName(target) {
-		httpError(w, http.StatusNotFound, "no such graph: want /graph/<configured target>.png")
+	target, ok := strings.CutSuffix(r.PathValue("file"), ".png")
+	if !ok || !ValidTargetName(target) || r.URL.Query().Has("key") {
+		httpError(w, http.StatusNotFound, "no such graph: want /graph/<configured target>.png or /graph?key=<key>")
 		return
 	}
-	o, err := ParseGraphQuery(r.URL.Query(), h.o.Now())
+	h.serveGraph(w, r, target)
+}
+
+// graphByKey serves /graph?key=<target or target/instance>&template=...
+func (h *handler) graphByKey(w http.ResponseWriter, r *http.Request) {
+	key := r.URL.Query().Get("key")
+	if !ValidGraphKey(key) {
+		httpError(w, http.StatusBadRequest, (&GraphQueryError{"key", key, "want a target name or a row key <target>/[<subdir>/]<instance>"}).Error())
+		return
+	}
+	h.serveGraph(w, r, key)
+}
+
+func (h *handler) serveGraph(w http.ResponseWriter, r *http.Request, key string) {
+	q := r.URL.Query()
+	o, err := ParseGraphQuery(q, h.o.Now())
 	if err == nil && len(o.DS) > h.o.GraphMaxDS {
 		err = &GraphQueryError{"ds", strings.Join(o.DS, ","), fmt.Sprintf("more than %d data sources (--graph-max-ds)", h.o.GraphMaxDS)}
 	}
@@ -241,20 +264,26 @@ func (h *handler) graph(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	o.Title, o.MaxDS, o.MaxBytes = target, h.o.GraphMaxDS, h.o.GraphMaxBytes
+	o.Title, o.MaxDS, o.MaxBytes = key, h.o.GraphMaxDS, h.o.GraphMaxBytes
+	if name := q.Get("template"); name != "" {
+		if o.Template, o.Vars, err = h.b.GraphTemplate(key, name); err != nil {
+			h.graphError(w, key, r.Context(), err)
+			return
+		}
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.o.GraphTimeout)
 	defer cancel()
 	release, err := h.graphs.enter(ctx)
 	if err != nil {
-		h.log.Warn("graph refused", "target", target, "err", err)
+		h.log.Warn("graph refused", "target", key, "err", err)
 		w.Header().Set("Retry-After", strconv.Itoa(graphRetryAfter))
-		httpError(w, http.StatusServiceUnavailable, "graph of "+quote(target)+" refused: "+err.Error())
+		httpError(w, http.StatusServiceUnavailable, "graph of "+quote(key)+" refused: "+err.Error())
 		return
 	}
 	defer release()
-	png, err := h.b.Graph(ctx, target, o)
+	png, err := h.b.Graph(ctx, key, o)
 	if err != nil {
-		h.graphError(w, target, ctx, err)
+		h.graphError(w, key, ctx, err)
 		return
 	}
 	w.Header().Set("Content-Type", "image/png")
@@ -269,6 +298,8 @@ func (h *handler) graphError(w http.ResponseWriter, target string, ctx context.C
 	switch {
 	case errors.Is(err, ErrUnknownTarget):
 		httpError(w, http.StatusNotFound, "unknown target "+quote(target))
+	case errors.Is(err, ErrUnknownTemplate):
+		httpError(w, http.StatusNotFound, "no such graph template for "+quote(target))
 	case errors.Is(err, rrdwriter.ErrNoDataSource), errors.Is(err, rrdwriter.ErrGraphTooLarge):
 		h.log.Debug("graph refused", "target", target, "err", err)
 		httpError(w, http.StatusBadRequest, err.Error())

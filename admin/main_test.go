@@ -11,6 +11,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +46,7 @@ type fakeBackend struct {
 	flushes  int
 	flushErr error
 	setErr   error
+	rows     map[string][]RowStatus // by target
 }
 
 func newFakeBackend(targets ...TargetStatus) *fakeBackend {
@@ -62,15 +64,54 @@ func (f *fakeBackend) Status() Status {
 func (f *fakeBackend) Graph(ctx context.Context, target string, o rrdwriter.GraphOptions) ([]byte, error) {
 	f.mu.Lock()
 	f.graphs = append(f.graphs, graphCall{target, o})
-	known := false
-	for _, t := range f.status.Targets {
-		known = known || t.Name == target
-	}
 	f.mu.Unlock()
-	if !known {
-		return nil, ErrUnknownTarget
+	if _, err := f.graphsOf(target); err != nil {
+		return nil, err
 	}
 	return drawPNG(o.Width+80, o.Height+40), nil
+}
+
+// graphsOf returns the templates of key, a target or one of its rows.
+func (f *fakeBackend) graphsOf(key string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	target, _, row := strings.Cut(key, "/")
+	for _, t := range f.status.Targets {
+		if t.Name != target {
+			continue
+		}
+		if !row {
+			return t.Graphs, nil
+		}
+		for _, r := range f.rows[target] {
+			if r.Key == key {
+				return r.Graphs, nil
+			}
+		}
+	}
+	return nil, ErrUnknownTarget
+}
+
+func (f *fakeBackend) GraphTemplate(key, name string) (*rrdwriter.GraphTemplate, rrdwriter.GraphVars, error) {
+	names, err := f.graphsOf(key)
+	if err != nil {
+		return nil, rrdwriter.GraphVars{}, err
+	}
+	t, ok := rrdwriter.BuiltinGraphTemplate(name)
+	if !ok || !slices.Contains(names, name) {
+		return nil, rrdwriter.GraphVars{}, ErrUnknownTemplate
+	}
+	target, _, _ := strings.Cut(key, "/")
+	return t, rrdwriter.GraphVars{Target: target, Instance: key[strings.LastIndexByte(key, '/')+1:], Key: key}, nil
+}
+
+func (f *fakeBackend) Rows(target string) ([]RowStatus, error) {
+	if _, err := f.graphsOf(target); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rows[target], nil
 }
 
 func (f *fakeBackend) FlushAll(ctx context.Context) error {

@@ -108,6 +108,7 @@ type cycleView struct {
 type targetView struct {
 	TargetStatus
 	GraphURL    string // empty for a name ValidTargetName refuses
+	DeviceURL   string // likewise
 	LastSuccess string
 	RTT         string
 	Problem     string
@@ -169,8 +170,7 @@ func (h *handler) pageData(s Status) pageData {
 			d.Cycle.Load = float64(c.Duration) / float64(s.PollInterval)
 		}
 	}
-	q := url.Values{"start": {"-" + strconv.FormatInt(int64(h.o.PageGraphSpan/time.Second), 10) + "s"}, "width": {strconv.Itoa(pageGraphWidth)},
-		"height": {strconv.Itoa(pageGraphHeight)}}
+	q := h.pageGraphQuery()
 	for _, t := range s.Targets {
 		v := targetViewOf(t, now, q)
 		d.Targets = append(d.Targets, v)
@@ -197,6 +197,12 @@ func (h *handler) pageData(s Status) pageData {
 		d.Settings = append(d.Settings, setting{k, s.Settings[k]})
 	}
 	return d
+}
+
+// pageGraphQuery is the range and size of the pages' graphs.
+func (h *handler) pageGraphQuery() url.Values {
+	return url.Values{"start": {"-" + strconv.FormatInt(int64(h.o.PageGraphSpan/time.Second), 10) + "s"},
+		"width": {strconv.Itoa(pageGraphWidth)}, "height": {strconv.Itoa(pageGraphHeight)}}
 }
 
 func loaderViewOf(s Status) loaderView {
@@ -227,7 +233,14 @@ func loaderViewOf(s Status) loaderView {
 func targetViewOf(t TargetStatus, now time.Time, q url.Values) targetView {
 	v := targetView{TargetStatus: t, LastSuccess: "never"}
 	if ValidTargetName(t.Name) {
-		v.GraphURL = GraphURL(t.Name, q)
+		v.DeviceURL = DeviceURL(t.Name)
+		switch {
+		case t.TablesOnly:
+		case len(t.Graphs) > 0:
+			v.GraphURL = GraphKeyURL(t.Name, t.Graphs[0], q)
+		default:
+			v.GraphURL = GraphURL(t.Name, q)
+		}
 	}
 	if !t.LastSuccess.IsZero() {
 		v.LastSuccess = ago(now, t.LastSuccess)

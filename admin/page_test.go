@@ -35,7 +35,7 @@ func TestPageListsTargetsWithEscapedGraphURLs(t *testing.T) {
 		t.Fatalf("%d graph images, want 4", len(srcs))
 	}
 	for _, name := range []string{"core-1", odd, script, "edge-2"} {
-		if !strings.Contains(body, "<td>"+html.EscapeString(name)+"</td>") {
+		if !strings.Contains(body, `<td><a href="`+html.EscapeString(DeviceURL(name))+`">`+html.EscapeString(name)+"</a></td>") {
 			t.Errorf("target %q not listed", name)
 		}
 	}

@@ -8,8 +8,17 @@
 # Goals on 2 cores: (a) <= 3 s, (b) <= 6 s.
 # The first cycle of a case runs on an empty spool (level directories are
 # created); the second is the steady state.
+# Then the tables case (issue 14): TABLE_DEVICES (2,500) simulated devices of
+# 48 interfaces numbered as vendors do (1, 2, 10101...: non-contiguous), the
+# if-mib profile, spooled not written; then TABLE_WRITE (250) of them polled
+# once more and their interface files (12,000) created and written:
+#   tables: devices=2500 interfaces=120000 discovery_s=<s> cycle_s=<s> write_s=<s> pdus_per_device=<n>
+#   tables-disk: files=12000 bytes=<n> bytes_per_file=<n>
+# Goals on 2 cores: discovery_s <= 30, cycle_s <= 5, write_s <= 30.
 # Usage: bench/poller.sh [DEVICES] [CONCURRENCY] [SPOOL_PARENT]
 #   (defaults 10000 1000 /tmp; use /dev/shm to leave the disk out)
+#   TABLE_DEVICES, TABLE_WRITE, TABLE_MODE (auto|get|bulk) in the environment;
+#   CASES="a b tables" (the default) picks the cases.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICES=${1:-10000}
@@ -25,6 +34,7 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$WORK/pollbench" ./bench/pollbench
+go build -o "$WORK/tablebench" ./bench/tablebench
 go build -o "$WORK/spoold" ./cmd/spoold
 SIM=("$WORK/spoold" simulate)
 
@@ -43,5 +53,24 @@ run_case() { # name dead-fraction [target timeout] [target retries]
 	kill "$SIM_PID"; wait "$SIM_PID" 2>/dev/null || true; SIM_PID=""
 	port=$((port + 1))
 }
-run_case a 0
-run_case b 0.1 1s 1
+run_tables() {
+	local devices=${TABLE_DEVICES:-2500} write=${TABLE_WRITE:-250} mode=${TABLE_MODE:-auto}
+	rm -f "$WORK/targets"
+	"${SIM[@]}" --listen "127.0.0.1:$port" --devices "$devices" --interfaces 48 --numbering vendor \
+		--targets-profile if-mib --targets-out "$WORK/targets" >/dev/null 2>&1 &
+	SIM_PID=$!
+	for _ in $(seq 100); do [ -s "$WORK/targets" ] && break; sleep 0.1; done
+	sleep 0.2
+	echo "# (tables) devices=$devices interfaces=48 numbering=vendor profile=if-mib mode=$mode write=$write concurrency=$CONC spool=$SPOOL rrd=$WORK/rrd"
+	"$WORK/tablebench" --targets "$WORK/targets" --spool-dir "$SPOOL/tables" --rrd-dir "$WORK/rrd" \
+		--poll-concurrency "$CONC" --write-devices "$write" --poll-table-mode "$mode"
+	kill "$SIM_PID"; wait "$SIM_PID" 2>/dev/null || true; SIM_PID=""
+	port=$((port + 1))
+}
+for c in ${CASES:-a b tables}; do
+	case $c in
+	a) run_case a 0 ;;
+	b) run_case b 0.1 1s 1 ;;
+	tables) run_tables ;;
+	esac
+done

@@ -33,6 +33,15 @@
 #   and nothing else, on WRITERS threads> spoold_us=<spoold's µs of CPU
 #   per file> rrdcached_us=<rrdcached's> librrd=<rrdfloor's values/s>
 # (CPU: user + system of the process over its timed part.)
+# FS=loop (root only) runs everything (RRD files, spool, rrdcached's
+# journal, fio's file) on a scratch ext4 image instead, loop-mounted
+# noatime without discard, with direct I/O to its image (so that pages
+# dropped from its page cache are read from the disk, not from the image's
+# own cache), removed on exit: the root file system here is mounted with
+# online discard, where every unlink waits for a TRIM, the setting `spoold
+# doctor` tells operators to change. With FS=loop, pgpgin counts each page
+# twice (read from the loop device and from the disk under it) and fio reads
+# through the loop device: compare writer_limit only without FS=loop.
 # Usage: bench/writer.sh [FILES] [CLI_FILES]   (defaults 10000 500)
 # Disk: each file is about 1.8 MB (40 DS x 5,744 rows x 8 B); the script
 # creates three sets of FILES files plus CLI_FILES, in a temp directory.
@@ -52,18 +61,41 @@ fi
 RRDCACHED=$(command -v rrdcached || echo /usr/bin/rrdcached)
 WORK=$(mktemp -d /tmp/spoold-bench-writer.XXXXXX)
 CACHED_PID=""
+LOOP=""
+SCRATCH=""
 cleanup() {
 	if [ -n "$CACHED_PID" ]; then kill "$CACHED_PID" 2>/dev/null || true; fi
+	if [ -n "$SCRATCH" ] && mountpoint -q "$SCRATCH"; then umount "$SCRATCH" || umount -l "$SCRATCH" || true; fi
+	if [ -n "$LOOP" ]; then losetup -d "$LOOP" || true; fi
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
+if [ "${FS:-}" = loop ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "bench/writer.sh: FS=loop needs root (it loop-mounts a scratch ext4 file system)" >&2
+		exit 1
+	fi
+	# Three sets of RRD files, the CLI set, fio's file (at most 4 GiB)
+	# and room for the spool and the journal.
+	img_gib=$(((3 * FILES + CLI_FILES) * 2 / 1000 + 6))
+	truncate -s "${img_gib}G" "$WORK/fs.img"
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$WORK/fs.img"
+	LOOP=$(losetup -f --show --direct-io=on "$WORK/fs.img")
+	SCRATCH="$WORK/mnt"
+	mkdir "$SCRATCH"
+	mount -o noatime,nodiscard "$LOOP" "$SCRATCH"
+	DATA="$SCRATCH"
+else
+	DATA="$WORK"
+fi
 
 go build -o "$WORK/writerbench" ./rrdwriter/internal/writerbench
 gcc -O2 -Wall -pthread -o "$WORK/rrdfloor" bench/rrdfloor.c $(pkg-config --cflags --libs librrd)
 B="$WORK/writerbench -files $FILES -ds $DS -values $VALUES $COLDFLAG"
-$B -mode create -dir "$WORK/spoold-rrd"
-$B -mode create -dir "$WORK/cached-rrd"
-"$WORK/writerbench" -mode create -files "$CLI_FILES" -ds "$DS" -dir "$WORK/cli-rrd"
+$B -mode create -dir "$DATA/spoold-rrd"
+$B -mode create -dir "$DATA/cached-rrd"
+"$WORK/writerbench" -mode create -files "$CLI_FILES" -ds "$DS" -dir "$DATA/cli-rrd"
 sync
 
 fio_iops=""
@@ -76,9 +108,9 @@ if [ "$COLD" = 1 ]; then
 	# As large as spoold's RRD files (at most 4 GiB), so that fio spreads
 	# its reads as widely (a small file may sit in a virtual disk's host
 	# cache).
-	rrd_mib=$(du -sm "$WORK/spoold-rrd" | cut -f1)
+	rrd_mib=$(du -sm "$DATA/spoold-rrd" | cut -f1)
 	FIO_SIZE=${FIO_SIZE:-$((rrd_mib < 4096 ? rrd_mib : 4096))m}
-	fio_iops=$(fio --name=writer_limit --filename="$WORK/fio.dat" --size="$FIO_SIZE" \
+	fio_iops=$(fio --name=writer_limit --filename="$DATA/fio.dat" --size="$FIO_SIZE" \
 		--rw=randread --bs=4k --iodepth=32 --ioengine=libaio --direct=1 \
 		--runtime="${FIO_SECONDS:-10}" --time_based --output-format=json |
 		python3 -c 'import json, sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["iops"]))')
@@ -86,22 +118,22 @@ if [ "$COLD" = 1 ]; then
 fi
 
 WRITERS=${WRITERS:-4}
-spoold=$($B -mode spoold -dir "$WORK/spoold-rrd" -spool "$WORK/spool" -writers "$WRITERS" ${NOPREFETCH:+-no-prefetch})
+spoold=$($B -mode spoold -dir "$DATA/spoold-rrd" -spool "$DATA/spool" -writers "$WRITERS" ${NOPREFETCH:+-no-prefetch})
 
-mkdir -p "$WORK/journal"
-"$RRDCACHED" -g -t 4 -w 3600 -l "unix:$WORK/sock" -j "$WORK/journal" \
-	-b "$WORK/cached-rrd" -B -p "$WORK/rrdcached.pid" >"$WORK/rrdcached.log" 2>&1 &
+mkdir -p "$DATA/journal"
+"$RRDCACHED" -g -t 4 -w 3600 -l "unix:$WORK/sock" -j "$DATA/journal" \
+	-b "$DATA/cached-rrd" -B -p "$WORK/rrdcached.pid" >"$WORK/rrdcached.log" 2>&1 &
 CACHED_PID=$!
 for _ in $(seq 100); do [ -S "$WORK/sock" ] && break; sleep 0.1; done
-rrdcached=$($B -mode rrdcached -pid "$CACHED_PID" -dir "$WORK/cached-rrd" -sock "$WORK/sock")
+rrdcached=$($B -mode rrdcached -pid "$CACHED_PID" -dir "$DATA/cached-rrd" -sock "$WORK/sock")
 kill "$CACHED_PID"; wait "$CACHED_PID" 2>/dev/null || true; CACHED_PID=""
 
 # Made now, not with the others: three sets at once may not all stay in
 # the page cache (COLD=0), and the first two are done with.
-$B -mode create -dir "$WORK/floor-rrd"
-floor=$("$WORK/rrdfloor" ${COLDFLAG:+-c} "$WORK/floor-rrd" "$FILES" "$DS" "$VALUES" "$WRITERS")
+$B -mode create -dir "$DATA/floor-rrd"
+floor=$("$WORK/rrdfloor" ${COLDFLAG:+-c} "$DATA/floor-rrd" "$FILES" "$DS" "$VALUES" "$WRITERS")
 
-cli=$($B -mode cli -files "$CLI_FILES" -dir "$WORK/cli-rrd")
+cli=$($B -mode cli -files "$CLI_FILES" -dir "$DATA/cli-rrd")
 
 read -r s s_pages s_rps s_cpu <<<"$spoold"
 read -r c c_pages c_cpu <<<"$rrdcached"
@@ -118,5 +150,5 @@ PY
 echo "writer_floor: librrd_us=$f_cpu spoold_us=$s_cpu rrdcached_us=$c_cpu librrd=$f"
 if [ "$COLD" = 1 ]; then
 	echo "writer_limit: fio_iops=$fio_iops spoold_iops=$s_rps"
-	echo "(fio on a $FIO_SIZE file for ${FIO_SECONDS:-10} s; RRD directory on $(df --output=source,fstype "$WORK" | tail -1 | tr -s ' '), $(findmnt -no OPTIONS -T "$WORK"))"
+	echo "(fio on a $FIO_SIZE file for ${FIO_SECONDS:-10} s; RRD directory on $(df --output=source,fstype "$DATA" | tail -1 | tr -s ' '), $(findmnt -no OPTIONS -T "$DATA"))"
 fi

@@ -27,6 +27,7 @@ const (
 	faultDuplicate fault = "duplicate"  // the right answer, twice
 	faultLate      fault = "late"       // the right answer, after the timeout
 	faultSilent    fault = "silent"     // no answer
+	faultLoop      fault = "loop"       // walks: ifIndex.5 for every varbind, again and again
 )
 
 // faultyAgent answers SNMP Gets on 127.0.0.1 with one fault. Good values
@@ -96,6 +97,19 @@ func (a *faultyAgent) answer(t *testing.T, req *gosnmp.SnmpPacket, to *net.UDPAd
 		}))
 	case faultWrongType:
 		send(response(t, req, 0, wrongValue))
+	case faultLoop:
+		b := response(t, req, 0, goodValue)
+		if req.PDUType == gosnmp.GetBulkRequest || req.PDUType == gosnmp.GetNextRequest {
+			resp := &gosnmp.SnmpPacket{Version: req.Version, Community: req.Community, PDUType: gosnmp.GetResponse, RequestID: req.RequestID}
+			for range req.Variables {
+				resp.Variables = append(resp.Variables, gosnmp.SnmpPDU{Name: ".1.3.6.1.2.1.2.2.1.1.5", Type: gosnmp.Integer, Value: 5})
+			}
+			var err error
+			if b, err = resp.MarshalMsg(); err != nil {
+				t.Errorf("faulty agent: marshal response: %v", err)
+			}
+		}
+		send(b)
 	}
 }
 
@@ -225,4 +239,32 @@ func entriesOf(t *testing.T, sp *spool.Spool, name string) int {
 		}
 	}
 	return n
+}
+
+// TestLoopingAgentEndsItsDiscovery: an agent whose walk never moves on
+// (the same OID again) ends that device's discovery with an error after
+// two requests, in its status and counters; the other devices' rows land.
+func TestLoopingAgentEndsItsDiscovery(t *testing.T) {
+	sim := startSim(t, simOptions(2))
+	a := startFaultyAgent(t, faultLoop, 0)
+	text := fmt.Sprintf("loop %s community=public profile=if-mib timeout=300ms retries=0\n", a.conn.LocalAddr())
+	for i := range 2 {
+		text += fmt.Sprintf("%s %s community=%s profile=if-mib\n", sim.Fleet().Name(i), sim.Addr(), sim.Fleet().Name(i))
+	}
+	ts, err := poller.ParseTargets(strings.NewReader(text), "loop.targets", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := poller.New(pollOptions(), ts, openSpool(t), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Cycle(context.Background()); st.Rows != 2*4 {
+		t.Errorf("%+v: want the 8 rows of the simulated devices", st)
+	}
+	s, _ := p.Status("loop")
+	d := p.DiscoveryStats()
+	if !strings.Contains(s.DiscoveryError, "agent breaks the walk") || d.Failures != 1 || d.Discoveries != 2 || d.Requests > 2+2*2 {
+		t.Errorf("discovery error %q, stats %+v", s.DiscoveryError, d)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,13 +112,17 @@ func (p *Poller) poll(ctx context.Context, d *device, pl *pollPlan, probe bool) 
 	}
 	start := time.Now()
 	var err error
-	for lo := 0; lo < len(pl.oids) && err == nil; lo += p.opts.MaxVarbinds {
+	// A plan whose only Get is sysUpTime.0 asks for it in its first bulk
+	// walk (as a non-repeater): one request fewer.
+	uptimeInBulk := len(pl.oids) == 1 && g.Version != gosnmp.Version1 && slices.ContainsFunc(pl.tables, func(t tablePlan) bool { return t.bulk })
+	for lo := 0; lo < len(pl.oids) && err == nil && !uptimeInBulk; lo += p.opts.MaxVarbinds {
 		hi := min(lo+p.opts.MaxVarbinds, len(pl.oids))
 		err = p.get(g, d, pl, lo, hi, &res)
 	}
 	for i := 0; i < len(pl.tables) && err == nil; i++ {
 		if pl.tables[i].bulk {
-			err = p.bulkTable(g, &pl.tables[i], pl, &res)
+			err = p.bulkTable(g, &pl.tables[i], pl, &res, uptimeInBulk)
+			uptimeInBulk = false
 		}
 	}
 	if d.t.V3 != nil {
@@ -223,13 +228,18 @@ func (res *pollResult) take(pl *pollPlan, at int, pdu *gosnmp.SnmpPDU) {
 
 // bulkTable walks tp's columns up to its last row and stores the cells of
 // its rows in res; a row missing from a column's walk lost its row.
-func (p *Poller) bulkTable(g *gosnmp.GoSNMP, tp *tablePlan, pl *pollPlan, res *pollResult) error {
+// With uptime, the walk's first request asks for sysUpTime.0 too.
+func (p *Poller) bulkTable(g *gosnmp.GoSNMP, tp *tablePlan, pl *pollPlan, res *pollResult, uptime bool) error {
 	lim := walkLimits{maxReps: min(p.opts.MaxRepetitions, len(tp.rows)), maxRows: p.opts.MaxTableRows, last: tp.last}
-	walked, n, err := walkColumns(g, tp.cols, lim)
+	if uptime {
+		lim.nonRep = []string{strings.TrimSuffix(OIDSysUpTime, ".0")}
+	}
+	walked, extra, n, err := walkColumnsWith(g, tp.cols, lim)
 	res.requests += n
 	if err != nil {
 		return fmt.Errorf("poll table %s: %w", tp.table.Name, err)
 	}
+	p.store(pl, []int{pl.uptimeAt}, extra, res)
 	found := make([]bool, len(tp.rows)*len(tp.table.Columns))
 	for c, w := range walked {
 		r := 0

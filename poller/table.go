@@ -5,10 +5,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gosnmp/gosnmp"
 
 	"github.com/spoold/spoold/poller/mib"
+	"github.com/spoold/spoold/rrdwriter"
 )
 
 // Table is an SNMP table of a profile. Discovery walks its Index column
@@ -244,4 +246,22 @@ func (t *Target) KeyDS(key string) ([]DS, bool) {
 		ds[i] = c.DS
 	}
 	return ds, true
+}
+
+// RRDProfile returns the RRD layout of a key of target t (KeyDS): one
+// data source per value, with a heartbeat of two steps, and the default
+// RRAs of step.
+func (t *Target) RRDProfile(key string, step time.Duration) (rrdwriter.Profile, bool) {
+	dss, ok := t.KeyDS(key)
+	if !ok {
+		return rrdwriter.Profile{}, false
+	}
+	p := rrdwriter.Profile{Step: step, RRAs: rrdwriter.DefaultRRAs(step)}
+	for _, ds := range dss {
+		p.DS = append(p.DS, rrdwriter.DataSource{
+			Name: ds.Name, Type: ds.Type, Heartbeat: 2 * step,
+			Min: ds.Min, Max: ds.Max, // NaN = U in both
+		})
+	}
+	return p, true
 }

@@ -26,6 +26,10 @@ type walkLimits struct {
 	maxReps int    // GetBulk max-repetitions
 	maxRows int    // most cells kept per column
 	last    string // if set, a column ends at the first index not before it
+	// nonRep are OIDs asked once, as the non-repeaters of the first
+	// GetBulk (the GetNext of each: sysUpTime for sysUpTime.0); their
+	// answers are the walk's first return value's extra (v2c and v3 only).
+	nonRep []string
 }
 
 // errWalk is wrapped by walk errors of an agent that breaks GetNext's
@@ -40,7 +44,15 @@ var errWalk = errors.New("agent breaks the walk")
 // the requests sent. Every request moves at least one column forward, so
 // a walk sends at most maxRows+1 requests per column.
 func walkColumns(g *gosnmp.GoSNMP, cols []string, lim walkLimits) ([]columnWalk, int, error) {
+	out, _, n, err := walkColumnsWith(g, cols, lim)
+	return out, n, err
+}
+
+// walkColumnsWith is walkColumns that also returns the answers to
+// lim.nonRep.
+func walkColumnsWith(g *gosnmp.GoSNMP, cols []string, lim walkLimits) ([]columnWalk, []gosnmp.SnmpPDU, int, error) {
 	out := make([]columnWalk, len(cols))
+	var extra []gosnmp.SnmpPDU
 	next := append([]string(nil), cols...)
 	active := make([]int, len(cols))
 	for i := range active {
@@ -54,14 +66,23 @@ func walkColumns(g *gosnmp.GoSNMP, cols []string, lim walkLimits) ([]columnWalk,
 		}
 		var pkt *gosnmp.SnmpPacket
 		var err error
-		if g.Version == gosnmp.Version1 {
+		nonRep := 0
+		switch {
+		case g.Version == gosnmp.Version1:
 			pkt, err = g.GetNext(oids)
-		} else {
+		case requests == 0 && len(lim.nonRep) > 0:
+			nonRep = len(lim.nonRep)
+			pkt, err = g.GetBulk(append(append([]string(nil), lim.nonRep...), oids...), uint8(nonRep), uint32(lim.maxReps))
+		default:
 			pkt, err = g.GetBulk(oids, 0, uint32(lim.maxReps))
 		}
 		requests++
 		if err != nil {
-			return nil, requests, fmt.Errorf("walk %d columns from %s:%d: %w", len(oids), g.Target, g.Port, err)
+			return nil, nil, requests, fmt.Errorf("walk %d columns from %s:%d: %w", len(oids), g.Target, g.Port, err)
+		}
+		if nonRep > 0 && pkt.Error == gosnmp.NoError {
+			k := min(nonRep, len(pkt.Variables))
+			extra, pkt.Variables = pkt.Variables[:k:k], pkt.Variables[k:]
 		}
 		if pkt.Error == gosnmp.NoSuchName && g.Version == gosnmp.Version1 && pkt.ErrorIndex >= 1 && int(pkt.ErrorIndex) <= len(active) {
 			k := int(pkt.ErrorIndex) - 1 // v1's end of the MIB view for that column
@@ -69,13 +90,13 @@ func walkColumns(g *gosnmp.GoSNMP, cols []string, lim walkLimits) ([]columnWalk,
 			continue
 		}
 		if pkt.Error != gosnmp.NoError {
-			return nil, requests, fmt.Errorf("walk %d columns from %s:%d: %w: %v at varbind %d", len(oids), g.Target, g.Port, errAgent, pkt.Error, pkt.ErrorIndex)
+			return nil, nil, requests, fmt.Errorf("walk %d columns from %s:%d: %w: %v at varbind %d", len(oids), g.Target, g.Port, errAgent, pkt.Error, pkt.ErrorIndex)
 		}
 		if active, err = takeWalkAnswer(pkt.Variables, cols, next, active, out, lim); err != nil {
-			return nil, requests, fmt.Errorf("walk %d columns from %s:%d: %w", len(oids), g.Target, g.Port, err)
+			return nil, nil, requests, fmt.Errorf("walk %d columns from %s:%d: %w", len(oids), g.Target, g.Port, err)
 		}
 	}
-	return out, requests, nil
+	return out, extra, requests, nil
 }
 
 // takeWalkAnswer files the varbinds of one answer (repetition r of column
@@ -93,14 +114,15 @@ func takeWalkAnswer(vars []gosnmp.SnmpPDU, cols, next []string, active []int, ou
 		c := active[k]
 		v := &vars[i]
 		name := strings.TrimPrefix(v.Name, ".")
-		if v.Type == gosnmp.EndOfMibView || !strings.HasPrefix(name, cols[c]+".") {
+		if v.Type == gosnmp.EndOfMibView || !strings.HasPrefix(name, cols[c]+".") || len(name) == len(cols[c])+1 {
 			ended[k], moved = true, true
 			continue
 		}
-		if compareOID(name, next[c]) <= 0 {
-			return nil, fmt.Errorf("%w: %s after %s", errWalk, name, next[c])
-		}
 		idx := name[len(cols[c])+1:]
+		// next[c] is the column or an OID in it: compare the indexes only.
+		if prev := next[c]; len(prev) > len(cols[c]) && compareOID(idx, prev[len(cols[c])+1:]) <= 0 {
+			return nil, fmt.Errorf("%w: %s after %s", errWalk, name, prev)
+		}
 		out[c].cells = append(out[c].cells, cell{index: idx, pdu: *v})
 		next[c], moved = name, true
 		switch {

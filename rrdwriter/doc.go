@@ -64,6 +64,17 @@
 // CREATE publishes through a temp file and refuses to replace a file with
 // updates still spooled; LIST never follows a symlink out of Options.Dir.
 //
+// # Graphs
+//
+// Graph draws a key's file with a GraphTemplate (graphtemplate.go: DEF,
+// CDEF, VDEF, AREA, LINE, GPRINT, HRULE, COMMENT; the built-ins of
+// graphtemplate_builtin.go, or one parsed from a profiles file by
+// ParseGraphTemplate), or without one each data source as a line. A
+// template names data sources only: every DEF is of the key's own file, and
+// its texts are escaped when it is formatted into librrd's arguments
+// (graphrender.go), so no template reads another file. Its DEFs count
+// against GraphOptions.MaxDS and MaxBytes (graphcost.go).
+//
 // # Concurrency
 //
 // One goroutine per file being written, at most Writers of them, is started
@@ -75,9 +86,12 @@
 // file never overlap: librrd's fcntl lock does not protect goroutines of one
 // process from each other.
 //
-// Only librrd.go calls librrd (through github.com/ziutek/rrd); everything else
+// Only librrd.go calls librrd (updates through its own shim of
+// rrd_update_r, the rest through github.com/ziutek/rrd); everything else
 // talks to the RRD interface, so the policy is tested with a fake. The last
 // update and data sources of a file are read from its header in Go
-// (rrdheader.go, one pread); librrd's rrd_info_r reads the files that reader
-// does not recognize.
+// (rrdheader.go, one pread) once per file; librrd's rrd_info_r reads the
+// files that reader does not recognize. The prefetch (prefetch.go) keeps
+// each file's layout and moves it on with every update librrd accepts, so
+// the header is not read again before each update.
 package rrdwriter

@@ -115,6 +115,9 @@ func graphCost(n int, fi FileInfo, rras []rraGeometry, o GraphOptions) int64 {
 // o.MaxBytes allow. Its errors name no path: they reach HTTP clients.
 func graphSelect(t *target, rras []rraGeometry, o GraphOptions) ([]string, error) {
 	perDS := graphCost(1, t.info, rras, o)
+	if o.Template != nil {
+		return templateSelect(t, perDS, o)
+	}
 	if len(o.DS) == 0 {
 		n := min(len(t.info.DS), o.MaxDS, int(min(o.MaxBytes/perDS, int64(len(t.info.DS)))))
 		if n == 0 {
@@ -136,6 +139,26 @@ func graphSelect(t *target, rras []rraGeometry, o GraphOptions) ([]string, error
 			ErrGraphTooLarge, len(o.DS), len(t.info.DS), mib(cost), mib(o.MaxBytes), o.MaxBytes/perDS)
 	}
 	return o.DS, nil
+}
+
+// templateSelect checks o.Template against the file: every DEF's data
+// source is one of the file's, and the DEFs (each one fetch of the whole
+// file, see above) are at most o.MaxDS and fetch at most o.MaxBytes.
+func templateSelect(t *target, perDS int64, o GraphOptions) ([]string, error) {
+	ds := o.Template.DS()
+	for _, name := range ds {
+		if _, ok := t.index[name]; !ok {
+			return nil, fmt.Errorf("%w %q for graph template %s: the file has %s", ErrNoDataSource, name, o.Template.Name, dsList(t.template()))
+		}
+	}
+	switch cost := int64(len(ds)) * perDS; {
+	case len(ds) > o.MaxDS:
+		return nil, fmt.Errorf("%w: graph template %s has %d DEFs, at most %d per graph", ErrGraphTooLarge, o.Template.Name, len(ds), o.MaxDS)
+	case cost > o.MaxBytes:
+		return nil, fmt.Errorf("%w: graph template %s's %d DEFs of a file with %d data sources over this range need %s, more than the %s a graph may take; choose a shorter range",
+			ErrGraphTooLarge, o.Template.Name, len(ds), len(t.info.DS), mib(cost), mib(o.MaxBytes))
+	}
+	return ds, nil
 }
 
 // dsList shows the first data source names of a file and how many it has.

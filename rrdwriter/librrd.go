@@ -117,15 +117,13 @@ func librrdUpdate(args []byte, rows int, template bool) error {
 	return errors.New(C.GoString(e))
 }
 
-func librrdGraph(o GraphOptions, lines []rrdLine) ([]byte, error) {
+func librrdGraph(c graphCall) ([]byte, error) {
 	g := rrd.NewGrapher()
-	g.SetTitle(o.Title)
-	g.SetSize(uint(o.Width), uint(o.Height))
-	for _, l := range lines {
-		g.Def(l.vname, l.def, l.ds, "AVERAGE")
-		g.Line(1, l.vname, l.color, l.legend)
-	}
-	_, img, err := g.Graph(o.Start, o.End)
+	g.SetTitle(c.title)
+	g.SetVLabel(c.vlabel)
+	g.SetSize(uint(c.width), uint(c.height))
+	g.AddOptions(c.args...)
+	_, img, err := g.Graph(c.start, c.end)
 	return img, err
 }
 

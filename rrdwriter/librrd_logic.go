@@ -193,19 +193,14 @@ func appendRow(b []byte, r Row) []byte {
 	return b
 }
 
-var graphColors = []string{"0000FF", "00A000", "FF0000", "A000A0", "FF8000", "00A0A0", "808000", "404040"}
-
-// rrdLine is one data source a graph draws: a DEF of it and a LINE.
-type rrdLine struct{ vname, def, ds, color, legend string }
-
-// Graph draws one line per data source.
+// Graph draws o.Template, or without one each of ds as a line; ds are the
+// data sources the template's DEFs name (Writer.Graph checked them).
 func (libRRD) Graph(path string, ds []string, o GraphOptions) ([]byte, error) {
-	def := strings.ReplaceAll(path, ":", `\:`)
-	lines := make([]rrdLine, len(ds))
-	for i, name := range ds {
-		lines[i] = rrdLine{"v" + strconv.Itoa(i), def, name, graphColors[i%len(graphColors)], name}
+	t := o.Template
+	if t == nil {
+		t = lineTemplate(ds)
 	}
-	img, err := librrdGraph(o, lines)
+	img, err := librrdGraph(t.render(path, o))
 	if err != nil {
 		return nil, fmt.Errorf("graph rrd %s: %w", path, err)
 	}

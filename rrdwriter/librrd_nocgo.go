@@ -15,7 +15,7 @@ var errNoCgo = errors.New("librrd not available: built without cgo")
 func librrdCreate(string, int64, uint, []rrdDS, []rrdRRA) error             { return errNoCgo }
 func librrdInfoMap(string) (map[string]any, error)                          { return nil, errNoCgo }
 func librrdUpdate([]byte, int, bool) error                                  { return errNoCgo }
-func librrdGraph(GraphOptions, []rrdLine) ([]byte, error)                   { return nil, errNoCgo }
+func librrdGraph(graphCall) ([]byte, error)                                 { return nil, errNoCgo }
 func librrdFirst(string, int) (int64, error)                                { return 0, errNoCgo }
 func librrdInfoItems(string) ([]rrdInfoItem, error)                         { return nil, errNoCgo }
 func librrdCreate2(string, uint64, int64, []string, string, []string) error { return errNoCgo }

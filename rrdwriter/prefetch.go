@@ -3,6 +3,7 @@ package rrdwriter
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,12 +18,15 @@ import (
 // time (it maps the file with MADV_RANDOM): the header, then the rows of
 // each RRA the update reaches. On a cold page cache that is about 15
 // synchronous reads per file, each waiting for the disk. The writer knows
-// which pages the update will touch, from the header it reads anyway: it
-// asks the kernel for all of them at once (posix_fadvise WILLNEED, which
-// only starts the reads), so they arrive in parallel and the update waits
-// for about one read instead of 15. It reads exactly the pages the update
-// would read: no more bytes from the disk, only sooner. A prefetch is a
-// hint: any failure just leaves librrd to read the pages itself.
+// which pages the update will touch, from the file's layout (the RRAs'
+// sizes and current rows): it asks the kernel for all of them at once
+// (posix_fadvise WILLNEED, which only starts the reads), so they arrive in
+// parallel and the update waits for about one read instead of 15. It reads
+// exactly the pages the update would read: no more bytes from the disk,
+// only sooner. The layout is read from the header once (two small preads)
+// and then kept, moved on by every update librrd accepts (advanced), so a
+// prefetch of a known file reads nothing itself. A prefetch is a hint: any
+// failure just leaves librrd to read the pages itself.
 
 // The rest of the header after live_head_t (rrd_format.h, LP64):
 //
@@ -96,7 +100,9 @@ func parseDefs(b []byte) (l rrdLayout, need int, err error) {
 	for i := range rra {
 		d := b[defs+i*rrdRRADefSize:]
 		r := rraLayout{start: start, rows: int64(ne.Uint64(d[24:])), pdpCnt: int64(ne.Uint64(d[32:]))}
-		if r.rows <= 0 || r.pdpCnt <= 0 || r.rows > 1<<40/l.rowLen {
+		// Bounded so that rows × row length and step × steps a row
+		// (rowRanges divides by it) cannot overflow.
+		if r.rows <= 0 || r.pdpCnt <= 0 || r.rows > 1<<40/l.rowLen || r.pdpCnt > math.MaxInt64/l.step {
 			return rrdLayout{}, 0, fmt.Errorf("%w: RRA %d has %d rows, %d steps a row", errHeaderUnknown, i, r.rows, r.pdpCnt)
 		}
 		l.rras = append(l.rras, r)
@@ -132,7 +138,7 @@ func (l *rrdLayout) advanced(until int64) *rrdLayout {
 		r := &n.rras[i]
 		span := l.step * r.pdpCnt
 		if k := until/span - l.last/span; k > 0 {
-			r.curRow = (r.curRow + k) % r.rows
+			r.curRow = (r.curRow + k%r.rows) % r.rows
 		}
 	}
 	return n
@@ -176,8 +182,11 @@ func (l *rrdLayout) rowRanges(until int64) []byteRange {
 // for with the rows). It returns the layout it used and, with info, the
 // file's info as the header says; ok is false (and librrd left to read the
 // pages itself) if the file cannot be read or its layout is not one the Go
-// reader knows.
-func prefetch(path string, known *rrdLayout, until int64, info bool) (l *rrdLayout, fi FileInfo, ok bool) {
+// reader knows. headerLen > 0 is the header's length as the file's profile
+// gives it: asked for before the first read, so that the read of the
+// current rows at the header's end finds them there or on their way (one
+// wait for the disk instead of two).
+func prefetch(path string, known *rrdLayout, until int64, info bool, headerLen int64) (l *rrdLayout, fi FileInfo, ok bool) {
 	if known != nil && !info {
 		fd, err := openNoAtime(path)
 		if err != nil {
@@ -192,6 +201,9 @@ func prefetch(path string, known *rrdLayout, until int64, info bool) (l *rrdLayo
 		return nil, FileInfo{}, false
 	}
 	defer unix.Close(fd)
+	if headerLen > 0 {
+		_ = unix.Fadvise(fd, 0, headerLen, unix.FADV_WILLNEED)
+	}
 	if l, fi, err = readLayout(fd, path, info); err != nil {
 		return nil, FileInfo{}, false
 	}
@@ -255,7 +267,12 @@ func (w *Writer) prefetch(t *target, until, lastKnown int64, info bool) (FileInf
 	if known != nil && lastKnown >= 0 && known.last != lastKnown {
 		known = nil
 	}
-	l, fi, ok := prefetch(t.path, known, until, info || known == nil)
+	read := info || known == nil
+	var headerLen int64
+	if p, ok := w.o.Profile(t.key); ok && read {
+		headerLen = rrdHeaderLen(int64(len(p.DS)), int64(len(p.RRAs)))
+	}
+	l, fi, ok := prefetch(t.path, known, until, read, headerLen)
 	if !ok {
 		return FileInfo{}, false
 	}
@@ -263,7 +280,7 @@ func (w *Writer) prefetch(t *target, until, lastKnown int64, info bool) (FileInf
 		t.layout.Store(l)
 	}
 	t.prefetchedUntil.Store(until)
-	if info || known == nil {
+	if read {
 		t.ahead.Store(&fi)
 	}
 	w.c.prefetches.Add(1)

@@ -64,17 +64,24 @@ type Row struct {
 	Values []string
 }
 
-// GraphOptions say what Graph draws. DS empty means the file's first data
-// sources, as many as MaxDS and MaxBytes allow; zero Start/End mean the last
-// day; zero Width/Height mean 600×200; zero MaxDS and MaxBytes mean
-// DefaultGraphMaxDS and DefaultGraphMaxBytes (see graphcost.go).
+// GraphOptions say what Graph draws. With a Template, DS is ignored and the
+// template's DEFs are the data sources drawn. Without one, DS empty means
+// the file's first data sources, as many as MaxDS and MaxBytes allow. Zero
+// Start/End mean the last day; zero Width/Height mean 600×200; zero MaxDS
+// and MaxBytes mean DefaultGraphMaxDS and DefaultGraphMaxBytes (see
+// graphcost.go).
 type GraphOptions struct {
 	DS            []string
 	Start, End    time.Time
 	Width, Height int
 	Title         string
-	MaxDS         int   // most data sources drawn
-	MaxBytes      int64 // most bytes of values librrd may fetch
+	// Template, when set, is how the graph is drawn (a built-in or a
+	// profile's); nil draws each data source of DS as a line. Vars are
+	// the values its title and legends name.
+	Template *GraphTemplate
+	Vars     GraphVars
+	MaxDS    int   // most data sources drawn (DEFs of a template)
+	MaxBytes int64 // most bytes of values librrd may fetch
 }
 
 // formatFloat formats v exactly: a whole number of magnitude up to 2^53 as

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -84,19 +85,24 @@ func TestParseHeader(t *testing.T) {
 	}
 }
 
+// accepted says whether a header reader's result is a decoded header: an
+// error must say the header is not recognized, and need > len(b) asks for
+// more bytes.
+func accepted(t *testing.T, b []byte, need int, err error) bool {
+	t.Helper()
+	if err != nil && !errors.Is(err, errHeaderUnknown) {
+		t.Fatalf("error %v does not wrap errHeaderUnknown", err)
+	}
+	return err == nil && need <= len(b)
+}
+
 func FuzzParseHeader(f *testing.F) {
 	f.Add(synthHeader("0003", 300, []DSInfo{{"c", Counter}, {"g", Gauge}}, 8, 1_700_000_000))
 	f.Add(synthHeader("0005", 60, []DSInfo{{"x", "DCOUNTER"}}, 1, -1))
 	f.Add([]byte("RRD\x000003\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fi, need, err := parseHeader(b)
-		if err != nil {
-			if !errors.Is(err, errHeaderUnknown) {
-				t.Fatalf("error %v does not wrap errHeaderUnknown", err)
-			}
-			return
-		}
-		if need > len(b) {
+		if !accepted(t, b, need, err) {
 			return
 		}
 		if need != 128+120*len(fi.DS)+120*int(binary.NativeEndian.Uint64(b[32:]))+16 || len(fi.DS) == 0 || fi.Step < time.Second {
@@ -123,4 +129,65 @@ func TestLibRRDInfoReadsTheHeaderInGo(t *testing.T) {
 	if err != nil || fi.Last != 1_700_000_000 || fi.Step != 300*time.Second || !reflect.DeepEqual(fi.DS, ds) {
 		t.Fatalf("Info = %+v, %v", fi, err)
 	}
+}
+
+// synthLayout is a whole header (synthHeader's, then pdp_prep, cdp_prep
+// and rra_ptr) of a file with ds COUNTERs and one RRA per {rows, steps a
+// row, current row}.
+func synthLayout(ds int, step uint64, last int64, rras [][3]uint64) []byte {
+	names := make([]DSInfo, ds)
+	for i := range names {
+		names[i] = DSInfo{Name: "d" + strconv.Itoa(i), Type: Counter}
+	}
+	b := synthHeader("0003", step, names, len(rras), last)
+	ne := binary.NativeEndian
+	for i, r := range rras {
+		d := b[rrdStatHeadSize+ds*rrdDSDefSize+i*rrdRRADefSize:]
+		ne.PutUint64(d[24:], r[0])
+		ne.PutUint64(d[32:], r[1])
+	}
+	b = append(b, make([]byte, rrdHeaderLen(int64(ds), int64(len(rras)))-int64(len(b)))...)
+	ptrs := len(b) - len(rras)*rrdRRAPtrSize
+	for i, r := range rras {
+		ne.PutUint64(b[ptrs+i*rrdRRAPtrSize:], r[2])
+	}
+	return b
+}
+
+// FuzzParseLayout: a header the layout reader accepts gives RRAs whose
+// rows lie back to back after the header, current rows inside them; the
+// ranges an update up to any time touches lie inside the rows, and the
+// layout moved on past such an update keeps every current row inside its
+// RRA. Anything else is refused as not recognized, never a panic.
+func FuzzParseLayout(f *testing.F) {
+	f.Add(synthLayout(2, 300, 1_700_000_000, [][3]uint64{{600, 1, 5}, {700, 6, 699}, {797, 288, 0}}), int64(1_700_003_600))
+	f.Add(synthLayout(1, 1<<31-1, -5, [][3]uint64{{1, 1 << 40, 0}}), int64(-1))
+	f.Fuzz(func(t *testing.T, b []byte, until int64) {
+		l, need, err := parseLayout(b)
+		if !accepted(t, b, need, err) {
+			return
+		}
+		if int64(need) != l.headerLen || len(l.rras) == 0 || l.step <= 0 || l.rowLen <= 0 {
+			t.Fatalf("need %d for layout %+v", need, l)
+		}
+		end := l.headerLen
+		for i, r := range l.rras {
+			if r.start != end || r.curRow < 0 || r.curRow >= r.rows {
+				t.Fatalf("RRA %d %+v, rows of the one before end at %d", i, r, end)
+			}
+			end += r.rows * l.rowLen
+		}
+		for _, u := range []int64{until, l.last, l.last + l.step, l.last + 1000*l.step} {
+			for _, rg := range l.rowRanges(u) {
+				if rg.n <= 0 || rg.off < l.headerLen || rg.off+rg.n > end {
+					t.Fatalf("range %+v for an update to %d, rows from %d to %d", rg, u, l.headerLen, end)
+				}
+			}
+			for i, r := range l.advanced(u).rras {
+				if r.curRow < 0 || r.curRow >= r.rows {
+					t.Fatalf("after an update to %d RRA %d's current row is %d of %d", u, i, r.curRow, r.rows)
+				}
+			}
+		}
+	})
 }

@@ -63,8 +63,16 @@ func (d *daemon) Status() admin.Status {
 	}
 	devices := d.pl.Statuses()
 	targets := make([]admin.TargetStatus, 0, len(devices))
+	fl := d.fleet.get()
 	for _, dev := range devices {
-		targets = append(targets, admin.NewTargetStatus(dev, byKey[dev.Name]))
+		ts := admin.NewTargetStatus(dev, byKey[dev.Name])
+		if t := fl.byName[dev.Name]; t != nil {
+			for _, g := range keyGraphs(t, dev.Name) {
+				ts.Graphs = append(ts.Graphs, g.Name)
+			}
+			ts.TablesOnly = len(t.Profile.DS) == 0
+		}
+		targets = append(targets, ts)
 	}
 	st := admin.Status{
 		Version: versionString(), Started: d.started, Settings: d.settings,
@@ -81,13 +89,14 @@ func (d *daemon) Status() admin.Status {
 	return st
 }
 
-// Graph renders a configured target's graph after flushing it (the
-// writer walks the target's leaf first if the start-up walk has not).
-func (d *daemon) Graph(ctx context.Context, target string, o rrdwriter.GraphOptions) ([]byte, error) {
-	if _, ok := d.fleet.get().byName[target]; !ok {
-		return nil, fmt.Errorf("graph %q: %w", target, admin.ErrUnknownTarget)
+// Graph renders a configured target's graph, or one of its table rows',
+// after flushing it (the writer walks the key's leaf first if the
+// start-up walk has not).
+func (d *daemon) Graph(ctx context.Context, key string, o rrdwriter.GraphOptions) ([]byte, error) {
+	if _, _, err := d.graphKey(key); err != nil {
+		return nil, err
 	}
-	return d.wr.Graph(ctx, target, o)
+	return d.wr.Graph(ctx, key, o)
 }
 
 // FlushAll writes everything pending now (POST /flush).

@@ -45,26 +45,15 @@ func loadFleet(cfg *config) (*fleet, error) {
 }
 
 // rrdProfile is the RRD layout of a key (a target's scalars, or a row of
-// one of its tables: poller.Target.KeyDS): one data source per value, with
-// a heartbeat of two steps, and the default RRAs.
+// one of its tables): poller.Target.RRDProfile with the poll interval as
+// the step.
 func (f *fleet) rrdProfile(key string) (rrdwriter.Profile, bool) {
 	name, _ := poller.SplitKey(key)
 	t, ok := f.byName[name]
 	if !ok {
 		return rrdwriter.Profile{}, false
 	}
-	dss, ok := t.KeyDS(key)
-	if !ok {
-		return rrdwriter.Profile{}, false
-	}
-	p := rrdwriter.Profile{Step: f.step, RRAs: rrdwriter.DefaultRRAs(f.step)}
-	for _, ds := range dss {
-		p.DS = append(p.DS, rrdwriter.DataSource{
-			Name: ds.Name, Type: ds.Type, Heartbeat: 2 * f.step,
-			Min: ds.Min, Max: ds.Max, // NaN = U in both
-		})
-	}
-	return p, true
+	return t.RRDProfile(key, f.step)
 }
 
 // fleetHolder is the current fleet, read by the writer and the admin API

@@ -6,34 +6,37 @@ import (
 	"sync"
 )
 
-// builtinSyntax is the base type and named numbers of each syntax the
-// built-in objects use: the SMI's own types and the textual conventions
-// of SNMPv2-TC, IF-MIB, IANAifType-MIB, HOST-RESOURCES-MIB and
-// UCD-SNMP-MIB. An object's inline enumeration ("INTEGER") is its own.
-var builtinSyntax = map[string]struct{ base, enums string }{
-	"INTEGER":                    {BaseInteger, ""},
-	"Integer32":                  {BaseInteger, ""},
-	"Unsigned32":                 {BaseGauge32, ""},
-	"Counter32":                  {BaseCounter32, ""},
-	"Counter64":                  {BaseCounter64, ""},
-	"Gauge32":                    {BaseGauge32, ""},
-	"TimeTicks":                  {BaseTimeTicks, ""},
-	"IpAddress":                  {BaseIPAddress, ""},
-	"OBJECT IDENTIFIER":          {BaseOID, ""},
-	"DisplayString":              {BaseOctetString, ""},
-	"PhysAddress":                {BaseOctetString, ""},
-	"DateAndTime":                {BaseOctetString, ""},
-	"TimeStamp":                  {BaseTimeTicks, ""},
-	"TruthValue":                 {BaseInteger, "true(1), false(2)"},
-	"AutonomousType":             {BaseOID, ""},
-	"InterfaceIndex":             {BaseInteger, ""},
-	"IANAifType":                 {BaseInteger, ianaIfTypes},
-	"KBytes":                     {BaseInteger, ""},
-	"ProductID":                  {BaseOID, ""},
-	"InternationalDisplayString": {BaseOctetString, ""},
-	"CounterBasedGauge64":        {BaseCounter64, ""},
-	"UCDErrorFlag":               {BaseInteger, "noError(0), error(1)"},
-	"Float":                      {BaseOpaque, ""},
+// builtinSyntax is the base type, named numbers and defining module of
+// each syntax the built-in objects use: the SMI's own types and the
+// textual conventions of SNMPv2-TC, HCNUM-TC, IF-MIB, IANAifType-MIB,
+// HOST-RESOURCES-MIB and UCD-SNMP-MIB ("" for ASN.1's own). An object's
+// inline enumeration ("INTEGER") is its own.
+var builtinSyntax = map[string]struct{ module, base, enums string }{
+	"INTEGER":                    {"", BaseInteger, ""},
+	"OBJECT IDENTIFIER":          {"", BaseOID, ""},
+	"Integer32":                  {"SNMPv2-SMI", BaseInteger, ""},
+	"Unsigned32":                 {"SNMPv2-SMI", BaseGauge32, ""},
+	"Counter32":                  {"SNMPv2-SMI", BaseCounter32, ""},
+	"Counter64":                  {"SNMPv2-SMI", BaseCounter64, ""},
+	"Gauge32":                    {"SNMPv2-SMI", BaseGauge32, ""},
+	"TimeTicks":                  {"SNMPv2-SMI", BaseTimeTicks, ""},
+	"IpAddress":                  {"SNMPv2-SMI", BaseIPAddress, ""},
+	"Opaque":                     {"SNMPv2-SMI", BaseOpaque, ""},
+	"DisplayString":              {"SNMPv2-TC", BaseOctetString, ""},
+	"PhysAddress":                {"SNMPv2-TC", BaseOctetString, ""},
+	"DateAndTime":                {"SNMPv2-TC", BaseOctetString, ""},
+	"TimeStamp":                  {"SNMPv2-TC", BaseTimeTicks, ""},
+	"TruthValue":                 {"SNMPv2-TC", BaseInteger, "true(1), false(2)"},
+	"AutonomousType":             {"SNMPv2-TC", BaseOID, ""},
+	"CounterBasedGauge64":        {"HCNUM-TC", BaseCounter64, ""},
+	"InterfaceIndex":             {"IF-MIB", BaseInteger, ""},
+	"InterfaceIndexOrZero":       {"IF-MIB", BaseInteger, ""},
+	"IANAifType":                 {"IANAifType-MIB", BaseInteger, ianaIfTypes},
+	"KBytes":                     {"HOST-RESOURCES-MIB", BaseInteger, ""},
+	"ProductID":                  {"HOST-RESOURCES-MIB", BaseOID, ""},
+	"InternationalDisplayString": {"HOST-RESOURCES-MIB", BaseOctetString, ""},
+	"UCDErrorFlag":               {"UCD-SNMP-MIB", BaseInteger, "noError(0), error(1)"},
+	"Float":                      {"UCD-SNMP-MIB", BaseOpaque, ""},
 }
 
 // builtinDef is one object of the built-in table. enums is set only for
@@ -93,6 +96,7 @@ var builtinModules = []struct {
 		{Scalar, "snmpInPkts", "1.3.6.1.2.1.11.1", "Counter32", ""},
 		{Scalar, "snmpOutPkts", "1.3.6.1.2.1.11.2", "Counter32", ""},
 		{Node, "snmpMIB", "1.3.6.1.6.3.1", "", ""},
+		{Node, "snmpMIBObjects", "1.3.6.1.6.3.1.1", "", ""},
 		{Node, "snmpTrap", "1.3.6.1.6.3.1.1.4", "", ""},
 		{Scalar, "snmpTrapOID", "1.3.6.1.6.3.1.1.4.1", "OBJECT IDENTIFIER", ""},
 	}},
@@ -185,6 +189,7 @@ var builtinModules = []struct {
 		{Column, "hrProcessorFrwID", "1.3.6.1.2.1.25.3.3.1.1", "ProductID", ""},
 		{Column, "hrProcessorLoad", "1.3.6.1.2.1.25.3.3.1.2", "Integer32", ""},
 	}},
+	{"IANAifType-MIB", nil},
 	{"HOST-RESOURCES-TYPES", []builtinDef{
 		{Node, "hrStorageOther", "1.3.6.1.2.1.25.2.1.1", "", ""},
 		{Node, "hrStorageRam", "1.3.6.1.2.1.25.2.1.2", "", ""},

@@ -10,9 +10,10 @@
 // An operator's MIB files (--mib-dir) are parsed with
 // github.com/sleepinggenius2/gosmi; the base modules that nearly every
 // MIB imports (SNMPv2-SMI, SNMPv2-TC, SNMPv2-CONF, HCNUM-TC) come with
-// this package, in base/, written for it, so vendor MIBs load on a
-// machine without the IETF files (Debian ships none). A file of the same
-// module name in a MIB directory takes precedence.
+// this package, in base/, written for it, and the built-in modules' text
+// is generated from the table (gen.go), so vendor MIBs that import from
+// them load on a machine without the IETF files (Debian ships none). A
+// file of the same module name in a MIB directory takes precedence.
 //
 // gosmi keeps its modules in one global of the process, like libsmi; Load
 // uses it under a package lock and copies what it needs out, so a

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/sleepinggenius2/gosmi"
@@ -23,10 +24,12 @@ type fileObject struct {
 	file string
 }
 
-// buildModules loads every module of srcs with gosmi and returns their
-// objects with OIDs, in module order, and a FileError for each module it
-// could not load and each import from a module that is not there.
-func buildModules(srcs map[string]*source) (objs []fileObject, errs []error) {
+// buildModules loads the modules named (those of the MIB directories)
+// with gosmi, the other modules of srcs as they import them, and returns
+// the named modules' objects with OIDs, in module order, and a FileError
+// for each module it could not load and each import from a module that is
+// not there, or of a name that a partial (generated) module lacks.
+func buildModules(srcs map[string]*source, names []string, partial map[string]map[string]bool) (objs []fileObject, errs []error) {
 	fsys := memFS{}
 	for name, s := range srcs {
 		fsys[name] = s.text
@@ -38,7 +41,7 @@ func buildModules(srcs map[string]*source) (objs []fileObject, errs []error) {
 	}
 	defer smi.Exit()
 	smi.SetFS(smi.NewNamedFS("mib", fsys))
-	for _, name := range sortedNames(srcs) {
+	for _, name := range names {
 		s := srcs[name]
 		mod, err := loadModule(name)
 		if err != nil {
@@ -49,15 +52,32 @@ func buildModules(srcs map[string]*source) (objs []fileObject, errs []error) {
 			errs = append(errs, loadError(s))
 			continue
 		}
+		missing := false
 		for _, imp := range mod.GetImports() {
-			if srcs[imp.Module] == nil && !smiV1Modules[imp.Module] {
-				errs = append(errs, missingImport(s, name, imp.Name, imp.Module))
+			defined, isPartial := partial[imp.Module]
+			if (srcs[imp.Module] == nil && !smiV1Modules[imp.Module]) || (isPartial && !defined[imp.Name]) {
+				errs = append(errs, missingImport(s, name, imp.Name, imp.Module, isPartial))
+				missing = true
 			}
 		}
+		var untyped []string
+		line := 0
 		for _, n := range mod.GetNodes() {
-			if o := objectOf(name, n); o != nil {
-				objs = append(objs, fileObject{o, s.file})
+			o := objectOf(name, n)
+			if o == nil {
+				continue
 			}
+			objs = append(objs, fileObject{o, s.file})
+			if (o.Kind == Scalar || o.Kind == Column) && o.Syntax == "" {
+				if untyped = append(untyped, o.Name); line == 0 {
+					line = smi.GetNodeLine(n.GetRaw())
+				}
+			}
+		}
+		if len(untyped) > 0 && !missing { // else the missing module is the cause
+			errs = append(errs, &FileError{File: s.file, Line: line, Err: fmt.Errorf(
+				"module %s: the syntax of %s does not resolve (a type it names is unknown, or one defined before it in the module: gosmi then drops the module's later types)",
+				name, strings.Join(untyped, ", "))})
 		}
 	}
 	return objs, errs

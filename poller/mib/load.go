@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/participle"
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,8 +32,8 @@ type Options struct {
 func DefaultOptions() Options { return Options{} }
 
 // ErrMissingModule is the reason of a FileError for an import from a
-// module that is neither in a MIB directory nor one of the base modules
-// this package carries.
+// module that is neither in a MIB directory nor one this package carries
+// or generates, or of a name the built-in module's generated text lacks.
 var ErrMissingModule = errors.New("no MIB directory holds that module")
 
 // FileError is a problem with one MIB file: it does not parse, or it
@@ -103,13 +104,14 @@ func Load(opts Options, logger *slog.Logger, m *Metrics) (*Resolver, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	srcs, errs := readDirs(opts.Dirs, logger)
-	loaded := len(srcs)
-	if err := addBase(srcs); err != nil {
+	loaded := sortedNames(srcs)
+	partial, err := addBase(srcs)
+	if err != nil {
 		return Builtin(), err
 	}
 	r := Builtin()
-	if loaded > 0 {
-		objs, problems := buildModules(srcs)
+	if len(loaded) > 0 {
+		objs, problems := buildModules(srcs, loaded, partial)
 		errs = append(errs, problems...)
 		r = r.clone()
 		for _, o := range objs {
@@ -118,7 +120,7 @@ func Load(opts Options, logger *slog.Logger, m *Metrics) (*Resolver, error) {
 	}
 	if m != nil {
 		m.errors.Add(float64(len(errs)))
-		m.modules.Set(float64(loaded))
+		m.modules.Set(float64(len(loaded)))
 	}
 	for _, e := range errs {
 		logger.Error("MIB file not loaded whole", "err", e)
@@ -216,22 +218,28 @@ func loadError(s *source) *FileError {
 }
 
 // missingImport is the error of an import from a module that is not
-// there, at the line of its FROM clause when the text has one.
-func missingImport(s *source, module, name, from string) *FileError {
+// there (or, partial, not whole), at the line of its FROM clause when the
+// text has one.
+func missingImport(s *source, module, name, from string, partial bool) *FileError {
 	line := 0
 	if loc := regexp.MustCompile(`FROM\s+` + regexp.QuoteMeta(from) + `\b`).FindIndex(s.text); loc != nil {
 		line = bytes.Count(s.text[:loc[0]], []byte("\n")) + 1
 	}
-	return &FileError{File: s.file, Line: line,
-		Err: fmt.Errorf("module %s imports %s from %s: %w (objects that need it are missing)", module, name, from, ErrMissingModule)}
+	err := fmt.Errorf("module %s imports %s from %s: %w (objects that need it are missing or have no syntax)", module, name, from, ErrMissingModule)
+	if partial {
+		err = fmt.Errorf("module %s imports %s from %s, which is built in only in part: %w (objects that need it are missing or have no syntax)", module, name, from, ErrMissingModule)
+	}
+	return &FileError{File: s.file, Line: line, Err: err}
 }
 
-// addBase adds the base modules this package carries (SNMPv2-SMI,
-// SNMPv2-TC, SNMPv2-CONF, HCNUM-TC) where no directory has them.
-func addBase(srcs map[string]*source) error {
+// addBase adds, where no directory has them, the base modules this
+// package carries (SNMPv2-SMI, SNMPv2-TC, SNMPv2-CONF, HCNUM-TC) and the
+// built-in modules' generated text; it returns the names each generated
+// module defines, by module.
+func addBase(srcs map[string]*source) (map[string]map[string]bool, error) {
 	names, err := fs.Glob(baseFiles, "base/*.txt")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, n := range names {
 		name := strings.TrimSuffix(filepath.Base(n), ".txt")
@@ -240,11 +248,33 @@ func addBase(srcs map[string]*source) error {
 		}
 		text, err := baseFiles.ReadFile(n)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		srcs[name] = &source{file: n, text: text}
 	}
-	return nil
+	gen, err := generated()
+	if err != nil {
+		return nil, err
+	}
+	partial := map[string]map[string]bool{}
+	for name, text := range gen.texts {
+		if srcs[name] == nil {
+			srcs[name] = &source{file: "built-in " + name, text: text}
+			partial[name] = gen.names[name]
+		}
+	}
+	return partial, nil
+}
+
+// generated is generatedModules' result, made once.
+var generated = sync.OnceValues(func() (generatedText, error) {
+	texts, names, err := generatedModules()
+	return generatedText{texts, names}, err
+})
+
+type generatedText struct {
+	texts map[string][]byte
+	names map[string]map[string]bool
 }
 
 func sortedNames(srcs map[string]*source) []string {

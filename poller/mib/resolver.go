@@ -59,7 +59,9 @@ func (r *Resolver) clone() *Resolver {
 	c := newResolver()
 	for k, o := range r.byQualified {
 		c.byQualified[k] = o
-		c.byOID[o.OID] = o
+	}
+	for oid, o := range r.byOID {
+		c.byOID[oid] = o
 	}
 	for k, os := range r.byName {
 		c.byName[k] = append([]*Object(nil), os...)

@@ -258,13 +258,18 @@ func deviceReads(dir string) (string, diskstat.Stat) {
 }
 
 // reportReads prints the reads the device completed since prev, per
-// second of wall and their mean size: read-ahead and prefetch make a read
-// of several pages.
+// second of wall, their mean size (read-ahead and prefetch make a read of
+// several pages), how many were in flight on average (the time all reads
+// took, /proc/diskstats' read ticks, over the wall time: the queue depth
+// the writer kept) and their mean latency. The device counts every
+// process's reads.
 func reportReads(mode, dev string, prev diskstat.Stat, wall time.Duration) {
 	if name, cur := deviceReads(*dir); name != "" && name == dev {
 		n := cur.ReadIOs - prev.ReadIOs
-		fmt.Fprintf(os.Stderr, "%s: %.0f reads/s completed by %s, %.1f KiB each\n", mode,
-			float64(n)/wall.Seconds(), dev, float64(cur.ReadSectors-prev.ReadSectors)/2/float64(max(n, 1)))
+		ticks := float64(cur.ReadTicks - prev.ReadTicks) // ms
+		fmt.Fprintf(os.Stderr, "%s: %.0f reads/s completed by %s, %.1f KiB each, %.1f in flight on average, %.2f ms each\n", mode,
+			float64(n)/wall.Seconds(), dev, float64(cur.ReadSectors-prev.ReadSectors)/2/float64(max(n, 1)),
+			ticks/float64(wall.Milliseconds()), ticks/float64(max(n, 1)))
 	}
 }
 

@@ -1,0 +1,166 @@
+package admin
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+)
+
+// The device page, /device/{target}: a target's own graphs, then its table
+// rows (an interface, a disk) with instance name, alias and state and one
+// graph each of the chosen template, a page of Options.DeviceRows rows at a
+// time. The graphs are loaded lazily by page.js (an IntersectionObserver
+// starts a graph as it comes near the window, a few at a time), so a
+// device of thousands of interfaces costs the graphs on screen, not all.
+
+//go:embed device.html
+var deviceHTML string
+
+var deviceTemplate = template.Must(template.New("device").Parse(deviceHTML))
+
+type devicePage struct {
+	Style     template.CSS
+	Script    template.JS
+	Target    targetView
+	Own       []graphView
+	Templates []templateLink
+	Template  string
+	Rows      []rowView
+	Total     int
+	First     int // row number of Rows[0], from 1
+	Last      int
+	Page      int
+	Pages     int
+	Prev      string
+	Next      string
+	Width     int
+	Height    int
+}
+
+type graphView struct{ Name, URL string }
+
+type templateLink struct {
+	Name, URL string
+	Selected  bool
+}
+
+type rowView struct {
+	RowStatus
+	N        int // from 1, over all rows
+	GraphURL string
+}
+
+// GraphKeyURL returns the URL of key's graph: /graph?key=...&template=...
+// and the other parameters of q.
+func GraphKeyURL(key, tmpl string, q url.Values) string {
+	v := url.Values{"key": {key}}
+	if tmpl != "" {
+		v.Set("template", tmpl)
+	}
+	for k, vs := range q {
+		v[k] = vs
+	}
+	return "/graph?" + v.Encode()
+}
+
+// DeviceURL returns the URL of target's device page.
+func DeviceURL(target string) string { return "/device/" + url.PathEscape(target) }
+
+func (h *handler) device(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("target")
+	q := r.URL.Query()
+	var t *TargetStatus
+	s := h.snapshot()
+	for i := range s.Targets {
+		if s.Targets[i].Name == name {
+			t = &s.Targets[i]
+		}
+	}
+	if t == nil || !ValidTargetName(name) {
+		httpError(w, http.StatusNotFound, "unknown target "+quote(name))
+		return
+	}
+	rows, err := h.b.Rows(name)
+	if errors.Is(err, ErrUnknownTarget) {
+		httpError(w, http.StatusNotFound, "unknown target "+quote(name))
+		return
+	}
+	if err != nil {
+		h.log.Error("list rows", "target", name, "err", err)
+		httpError(w, http.StatusInternalServerError, "list the rows of "+quote(name)+" failed; see the log")
+		return
+	}
+	page := 1
+	if v := q.Get("page"); v != "" {
+		if page, err = strconv.Atoi(v); err != nil || page < 1 {
+			httpError(w, http.StatusBadRequest, (&GraphQueryError{"page", v, "want a page number from 1"}).Error())
+			return
+		}
+	}
+	d := h.devicePage(*t, rows, q.Get("template"), page, s)
+	var buf bytes.Buffer
+	if err := deviceTemplate.Execute(&buf, d); err != nil {
+		h.log.Error("render device page", "err", err)
+		httpError(w, http.StatusInternalServerError, "render page: see the log")
+		return
+	}
+	w.Header().Set("Content-Security-Policy", pageCSP)
+	writeBody(w, http.StatusOK, "text/html; charset=utf-8", buf.Bytes())
+}
+
+func (h *handler) devicePage(t TargetStatus, rows []RowStatus, tmpl string, page int, s Status) devicePage {
+	gq := h.pageGraphQuery()
+	d := devicePage{Style: template.CSS(pageCSS), Script: template.JS(pageJS),
+		Target: targetViewOf(t, s.Now, gq), Total: len(rows), Width: pageGraphWidth, Height: pageGraphHeight}
+	for _, g := range t.Graphs {
+		d.Own = append(d.Own, graphView{g, GraphKeyURL(t.Name, g, gq)})
+	}
+	if len(t.Graphs) == 0 && d.Target.GraphURL != "" {
+		d.Own = append(d.Own, graphView{"data sources", d.Target.GraphURL})
+	}
+	// The row templates: the union of the rows', in their order.
+	seen := map[string]bool{}
+	for _, r := range rows {
+		for _, g := range r.Graphs {
+			if !seen[g] {
+				seen[g] = true
+				d.Templates = append(d.Templates, templateLink{Name: g})
+			}
+		}
+	}
+	if !seen[tmpl] && len(d.Templates) > 0 {
+		tmpl = d.Templates[0].Name
+	}
+	d.Template = tmpl
+	for i := range d.Templates {
+		l := &d.Templates[i]
+		l.Selected, l.URL = l.Name == tmpl, DeviceURL(t.Name)+"?"+url.Values{"template": {l.Name}}.Encode()
+	}
+	per := h.o.DeviceRows
+	d.Pages = max(1, (len(rows)+per-1)/per)
+	d.Page = min(page, d.Pages)
+	lo, hi := (d.Page-1)*per, min(d.Page*per, len(rows))
+	pageURL := func(p int) string {
+		return DeviceURL(t.Name) + "?" + url.Values{"template": {tmpl}, "page": {strconv.Itoa(p)}}.Encode()
+	}
+	if d.Page > 1 {
+		d.Prev = pageURL(d.Page - 1)
+	}
+	if d.Page < d.Pages {
+		d.Next = pageURL(d.Page + 1)
+	}
+	d.First, d.Last = lo+1, hi
+	for i, r := range rows[lo:hi] {
+		v := rowView{RowStatus: r, N: lo + i + 1}
+		if ValidGraphKey(r.Key) && slices.Contains(r.Graphs, tmpl) {
+			v.GraphURL = GraphKeyURL(r.Key, tmpl, gq)
+		}
+		d.Rows = append(d.Rows, v)
+	}
+	return d
+}
