@@ -27,7 +27,7 @@ go build -o "$WORK/bin/spoold" ./cmd/spoold
 SPOOLD=""
 if "$WORK/bin/spoold" --help 2>&1 | grep -q -- '--listen '; then
 	: >"$WORK/targets.conf"
-	SPOOLD="$WORK/bin/spoold --listen unix:{SOCK} --rrd-dir {DIR} --spool-dir {WORK}/spool --targets $WORK/targets.conf --admin-listen 127.0.0.1:0 --fsync $FSYNC --shutdown-timeout 30m --log-level warn"
+	SPOOLD="$WORK/bin/spoold --listen unix:{SOCK} --rrd-dir {DIR} --spool-dir {WORK}/spool --targets $WORK/targets.conf --admin-listen= --fsync $FSYNC --shutdown-timeout 30m --log-level warn"
 else
 	echo "bench/rrdcached.sh: this spoold has no --listen (its rrdcached server is not wired yet): rrdcached only" >&2
 fi

@@ -73,6 +73,8 @@ func (p *Poller) newSNMP(ctx context.Context, d *device, probe bool) *gosnmp.GoS
 // the engine time advanced by the time since, so a poll needs neither
 // engine discovery nor a time-window resync; or fresh ones.
 func (d *device) usmParams(now time.Time) *gosnmp.UsmSecurityParameters {
+	d.usmMu.Lock()
+	defer d.usmMu.Unlock()
 	if d.usm != nil {
 		sp := d.usm.Copy().(*gosnmp.UsmSecurityParameters)
 		if dt := now.Sub(d.usmAt); dt > 0 {
@@ -94,6 +96,8 @@ func (d *device) usmParams(now time.Time) *gosnmp.UsmSecurityParameters {
 func (d *device) keepUSM(g *gosnmp.GoSNMP, now time.Time) {
 	sp, ok := g.SecurityParameters.(*gosnmp.UsmSecurityParameters)
 	if ok && sp.AuthoritativeEngineID != "" {
+		d.usmMu.Lock()
+		defer d.usmMu.Unlock()
 		d.usm, d.usmAt = sp, now
 	}
 }

@@ -37,8 +37,9 @@ type Poller struct {
 }
 
 // device is a target and what the poller keeps about it between cycles.
-// Its poll state (usm, uptime) is touched only by the one worker polling it;
-// st is guarded by mu for readers of Status.
+// Its uptime state is touched only by the one worker polling it; its v3
+// engine state (usm) by that worker and a discovery beside it, under
+// usmMu; st and known are guarded by mu for readers of Status.
 type device struct {
 	t    *Target
 	plan atomic.Pointer[pollPlan] // never nil: the scalars', then the last discovery's
@@ -47,6 +48,7 @@ type device struct {
 	discovering atomic.Bool     // a discovery is in flight
 	known       map[string]bool // row keys any discovery found; guarded by mu
 
+	usmMu sync.Mutex
 	usm   *gosnmp.UsmSecurityParameters // v3 engine state from the last poll
 	usmAt time.Time
 
@@ -378,7 +380,9 @@ func (p *Poller) afterRestart(ctx context.Context, d *device, pl *pollPlan, res 
 	if !pl.disc.At.Before(booted) {
 		return pl, res
 	}
-	if p.discoverDevice(ctx, d) == nil {
+	// A discovery already in flight (in the background) may have started
+	// before the restart: only a plan discovered since the boot will do.
+	if p.discoverDevice(ctx, d) == nil && !d.plan.Load().disc.At.Before(booted) {
 		npl := d.plan.Load()
 		if again, err := p.poll(ctx, d, npl, false); err == nil {
 			c.requests.Add(int64(again.requests))

@@ -144,3 +144,17 @@ func backoffSkips(n, after, max int) int {
 	}
 	return s
 }
+
+// Discovery returns the last completed discovery of the named device's
+// tables (its rows: index, instance name, key), false if it has none yet.
+// It is shared: read it, do not change it.
+func (p *Poller) Discovery(name string) (*Discovery, bool) {
+	p.mu.RLock()
+	d := p.byName[name]
+	p.mu.RUnlock()
+	if d == nil {
+		return nil, false
+	}
+	disc := d.plan.Load().disc
+	return disc, disc != nil
+}

@@ -151,6 +151,16 @@ func checkTables(t *testing.T, p *Profile) {
 			t.Fatalf("bad table %+v", tb)
 		}
 		subdirs[tb.Subdir] = true
+		// A row key of this table finds this table back (the writer's
+		// Profile(key)), whatever the instance name.
+		for _, name := range []string{"x", "Gi0/1", ".."} {
+			key := RowKey("t", tb.keyRest(InstanceSegment(name)))
+			if _, rest := SplitKey(key); rest == "" {
+				t.Fatalf("row key %q has no row part", key)
+			} else if got, ok := p.TableOf(rest); !ok || got != tb {
+				t.Fatalf("row key %q of table %s finds table %v", key, tb.Name, got)
+			}
+		}
 		for _, c := range tb.Columns {
 			if c.OID != c.Alternatives[0] || !rrdwriter.ValidDSName(c.Name) {
 				t.Fatalf("bad column %+v", c)

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/spool"
@@ -206,5 +207,42 @@ func TestSnmpsimTables(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSnmpdV3DiscoveryBesideCycles: background discoveries and cycles of
+// one v3 device share its engine state (the race detector watches).
+func TestSnmpdV3DiscoveryBesideCycles(t *testing.T) {
+	port := startSnmpd(t)
+	ts := parseOne(t, fmt.Sprintf("sw 127.0.0.1:%d profile=if-mib version=3 user=%s auth=SHA auth-pass=%s priv=AES priv-pass=%s",
+		port, v3User, v3AuthPass, v3PrivPass))
+	p, err := poller.New(pollOptions(), ts, openSpool(t), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				p.Discover(context.Background(), true)
+			}
+		}
+	}()
+	for i := range 5 {
+		if st := p.Cycle(context.Background()); st.OK != 1 {
+			s, _ := p.Status("sw")
+			t.Errorf("cycle %d: %+v %s", i, st, s.LastError)
+		}
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second))) // one entry per key and second
+	}
+	close(stop)
+	<-done
+	if d := p.DiscoveryStats(); d.Failures != 0 || d.Discoveries < 2 {
+		t.Errorf("%+v", d)
 	}
 }

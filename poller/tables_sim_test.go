@@ -2,6 +2,7 @@ package poller_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -160,6 +161,16 @@ func TestTablesRenumberedDeviceKeepsKeys(t *testing.T) {
 	if s, _ := r.p.Status(f.Name(0)); s.Discoveries != 2 || len(s.GoneRows) != 0 {
 		t.Errorf("status: %d discoveries, gone %v", s.Discoveries, s.GoneRows)
 	}
+	disc, ok := r.p.Discovery(f.Name(0))
+	if !ok || len(disc.Tables[0].Rows) != len(after) {
+		t.Fatalf("discovery %v %v", disc, ok)
+	}
+	for _, row := range disc.Tables[0].Rows {
+		i := slices.IndexFunc(after, func(x simulate.Interface) bool { return x.Name == row.Name })
+		if i < 0 || strconv.Itoa(after[i].Index) != row.Index {
+			t.Errorf("row %+v: not the interface's index after the restart", row)
+		}
+	}
 }
 
 // Rows that vanish: the poll sees noSuchInstance, the next discovery
@@ -248,4 +259,72 @@ func TestTablesV1(t *testing.T) {
 	}
 	// v1 has no Counter64: the rows fall back to ifInOctets.
 	checkRows(t, r, 0, at, oidIfInOctets)
+}
+
+// Rediscovery is due after SetTargets (SIGHUP) and after
+// RediscoverInterval, and not before.
+func TestRediscoveryIsDue(t *testing.T) {
+	po := pollOptions()
+	po.RediscoverInterval = time.Hour
+	r := newRig(t, vendorSim(1), po, "if-mib", 0)
+	ctx := context.Background()
+	if ok, _ := r.p.Discover(ctx, false); ok != 1 {
+		t.Fatalf("first discovery: %d", ok)
+	}
+	if ok, _ := r.p.Discover(ctx, false); ok != 0 {
+		t.Fatalf("discovered again at once: %d", ok)
+	}
+	r.clock.Advance(61 * time.Minute)
+	if ok, _ := r.p.Discover(ctx, false); ok != 1 {
+		t.Fatalf("not rediscovered after the interval: %d", ok)
+	}
+	if err := r.p.SetTargets(simTargets(t, r.sim, "if-mib", "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := r.p.Discover(ctx, false); ok != 1 {
+		t.Fatalf("not rediscovered after SetTargets: %d", ok)
+	}
+}
+
+// Run rediscovers in the background when a poll loses known rows, and
+// leaves no goroutine when it returns (goleak in TestMain).
+func TestRunRediscoversLostRows(t *testing.T) {
+	so := vendorSim(1)
+	so.Now = nil
+	sim := startSim(t, so)
+	po := pollOptions()
+	po.Interval = 200 * time.Millisecond
+	cycles := make(chan poller.CycleStats, 100)
+	po.OnCycle = func(st poller.CycleStats) { cycles <- st }
+	p, err := poller.New(po, simTargets(t, sim, "if-mib", "", 0), openSpool(t), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != context.Canceled {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	<-cycles
+	all := len(sim.Fleet().Interfaces(0, time.Now()))
+	sim.Fleet().SetBehavior(0, simulate.Behavior{Missing: true})
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case <-cycles:
+		case <-deadline:
+			s, _ := p.Status(sim.Fleet().Name(0))
+			t.Fatalf("no background rediscovery: %+v", s)
+		}
+		if s, _ := p.Status(sim.Fleet().Name(0)); s.Discoveries >= 2 && len(s.GoneRows) > 0 {
+			if s.Rows+len(s.GoneRows) != all {
+				t.Errorf("%d rows and %d gone, the device had %d", s.Rows, len(s.GoneRows), all)
+			}
+			return
+		}
+	}
 }

@@ -80,11 +80,12 @@ func bench(po poller.Options, targetsFile, spoolDir, rrdDir string, writeDevices
 	if err != nil {
 		return err
 	}
-	p, _, _, closeSpool, err := newPoller(po, ts, filepath.Join(spoolDir, "poll"))
+	r, err := newRig(po, ts, filepath.Join(spoolDir, "poll"))
 	if err != nil {
 		return err
 	}
-	defer closeSpool()
+	defer r.sp.Close()
+	p := r.p
 	start := time.Now()
 	if ok, failed := p.Discover(context.Background(), true); failed > 0 || ok != len(ts) {
 		return fmt.Errorf("discovery: %d ok, %d failed of %d", ok, failed, len(ts))
@@ -116,35 +117,40 @@ func bench(po poller.Options, targetsFile, spoolDir, rrdDir string, writeDevices
 	return diskUse(rrdDir)
 }
 
-func newPoller(po poller.Options, ts []*poller.Target, dir string) (*poller.Poller, *spool.Spool, *shm.Index, func(), error) {
+// rig is a poller of some targets into its own spool and index.
+type rig struct {
+	p  *poller.Poller
+	sp *spool.Spool
+	ix *shm.Index
+}
+
+func newRig(po poller.Options, ts []*poller.Target, dir string) (*rig, error) {
 	so := spool.DefaultOptions()
 	so.PrecreateDirs, so.Dir = true, dir
 	sp, err := spool.Open(so)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, err
 	}
-	ix, err := shm.New(shm.DefaultOptions())
+	r := &rig{sp: sp}
+	if r.ix, err = shm.New(shm.DefaultOptions()); err == nil {
+		r.p, err = poller.New(po, ts, sp, r.ix, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	}
 	if err != nil {
 		sp.Close()
-		return nil, nil, nil, nil, err
+		return nil, err
 	}
-	p, err := poller.New(po, ts, sp, ix, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		sp.Close()
-		return nil, nil, nil, nil, err
-	}
-	return p, sp, ix, func() { sp.Close() }, nil
+	return r, nil
 }
 
 // writeFiles polls ts once (discovering them first) and times the writer's
 // creation and update of every file of that cycle.
 func writeFiles(po poller.Options, ts []*poller.Target, spoolDir, rrdDir string) (time.Duration, error) {
-	p, sp, ix, closeSpool, err := newPoller(po, ts, spoolDir)
+	r, err := newRig(po, ts, spoolDir)
 	if err != nil {
 		return 0, err
 	}
-	defer closeSpool()
-	if st := p.Cycle(context.Background()); st.OK != len(ts) {
+	defer r.sp.Close()
+	if st := r.p.Cycle(context.Background()); st.OK != len(ts) {
 		return 0, fmt.Errorf("write cycle: %+v", st)
 	}
 	byName := map[string]*poller.Target{}
@@ -160,7 +166,7 @@ func writeFiles(po poller.Options, ts []*poller.Target, spoolDir, rrdDir string)
 		}
 		return rrdwriter.Profile{}, false
 	}
-	w, err := rrdwriter.New(sp, ix, wo)
+	w, err := rrdwriter.New(r.sp, r.ix, wo)
 	if err != nil {
 		return 0, err
 	}
