@@ -28,12 +28,6 @@ func centralArgs(t *testing.T, r *ledgerRig, dir string) (args []string, sock st
 // the backlog drains. After both shut down, the ledger of the poller's
 // spool finds every entry in its RRD file on the central, none twice.
 func TestForwardThroughAKilledCentralSpooldLosesNothing(t *testing.T) {
-	cfg := defaultConfig()
-	if fs, _ := daemonFlags(&cfg); fs.Lookup("listen") == nil {
-		// Until the rrdcached protocol's flags are wired (issue 13 item
-		// 1; the branch that wires them makes this test run).
-		t.Skip("spoold has no --listen yet: no central spoold to forward to")
-	}
 	requireRRDTool(t)
 	r := newLedgerRig(t, t.TempDir(), rigOptions{devices: forwardDevices, precreate: true})
 	cdir, err := os.MkdirTemp("", "central") // short: a socket path has at most 107 bytes
