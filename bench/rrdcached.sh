@@ -22,11 +22,11 @@ command -v rrdcached >/dev/null || scripts/install-deps.sh
 WORK=$(mktemp -d /tmp/spoold-bench-rrdcached.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 go build -o "$WORK/rrdcachedbench" ./bench/rrdcachedbench
-go build -o "$WORK/spoold" ./cmd/spoold
+go build -o "$WORK/spoold.bin" ./cmd/spoold  # not $WORK/spoold: the bench makes that directory
 SPOOLD=""
-if "$WORK/spoold" --help 2>&1 | grep -q -- '--listen '; then
+if "$WORK/spoold.bin" --help 2>&1 | grep -q -- '--listen '; then
 	: >"$WORK/targets.conf"
-	SPOOLD="$WORK/spoold --listen unix:{SOCK} --rrd-dir {DIR} --spool-dir {WORK}/spool --targets $WORK/targets.conf --admin-listen= --fsync $FSYNC --log-level warn"
+	SPOOLD="$WORK/spoold.bin --listen unix:{SOCK} --rrd-dir {DIR} --spool-dir {WORK}/spool --targets $WORK/targets.conf --admin-listen= --fsync $FSYNC --log-level warn"
 else
 	echo "bench/rrdcached.sh: this spoold has no --listen (its rrdcached server is not wired yet): rrdcached only" >&2
 fi

@@ -43,14 +43,16 @@ func newConn(s *Server, l *listener, nc net.Conn) *conn {
 func (c *conn) interrupt() { c.nc.SetReadDeadline(time.Unix(1, 0)) }
 
 // armRead sets the idle deadline for the next line, unless the server is
-// closing.
+// closing. A line already in the buffer needs no read, so no new deadline.
 func (c *conn) armRead() bool {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
 	if c.s.closing {
 		return false
 	}
-	c.nc.SetReadDeadline(time.Now().Add(c.s.opts.IdleTimeout))
+	if buf, _ := c.r.Peek(c.r.Buffered()); bytes.IndexByte(buf, '\n') < 0 {
+		c.nc.SetReadDeadline(time.Now().Add(c.s.opts.IdleTimeout))
+	}
 	return true
 }
 
@@ -156,11 +158,7 @@ func (c *conn) dispatch(cmd Command) bool {
 		name = spec.name
 		rep, keep = c.run(spec, cmd.Args)
 	}
-	result := "ok"
-	if !rep.OK() {
-		result = "error"
-	}
-	c.s.m.commands.WithLabelValues(name, result).Inc()
+	c.s.m.command(name, rep.OK())
 	if !keep {
 		return false
 	}

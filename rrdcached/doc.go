@@ -48,6 +48,8 @@
 // New starts one goroutine per listener, accepting until Close, and each
 // accepted connection runs in its own goroutine until the client leaves,
 // a limit or timeout ends it, or Close. Close stops accepting, lets each
-// connection finish the command it is carrying out and send its reply, and
-// returns when every one of these goroutines has ended.
+// connection finish the command it is carrying out and send its reply
+// (canceling the command's Backend call after Options.ShutdownGrace; one
+// goroutine waits for the connections meanwhile), and returns when every
+// one of these goroutines has ended.
 package rrdcached

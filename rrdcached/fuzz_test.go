@@ -9,9 +9,10 @@ import (
 	"github.com/spoold/spoold/rrdcached"
 )
 
-// FuzzParseCommand: a line parses without panic; only a broken command
-// word is an error; a parsed command serialises to a line that parses to
-// the same command.
+// FuzzParseCommand: a line parses without panic into the fields
+// rrdcached's buffer_get_field reads from it (cFields); only a broken
+// command word is an error; a parsed command serialises to a line that
+// parses to the same command.
 func FuzzParseCommand(f *testing.F) {
 	for _, s := range []string{"PING", "UPDATE a.rrd 1:2", `UPDATE a\ b 1`, "x\x00y", `a \`, `\`, "", "  ", `BATCH\\`} {
 		f.Add([]byte(s))
@@ -19,11 +20,15 @@ func FuzzParseCommand(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		line = bytes.ReplaceAll(line, []byte("\n"), nil)
 		c, err := rrdcached.ParseCommand(line)
+		want, broken := cFields(line)
 		if err != nil {
-			if !bytes.HasSuffix(line, []byte(`\`)) {
-				t.Fatalf("ParseCommand(%q): %v without a trailing backslash", line, err)
+			if len(want) != 0 || !broken {
+				t.Fatalf("ParseCommand(%q): %v; rrdcached reads %q", line, err, want)
 			}
 			return
+		}
+		if got := append([]string{c.Name}, c.Args...); !reflect.DeepEqual(got, want) || c.Broken != broken {
+			t.Fatalf("ParseCommand(%q) = %q broken %v; rrdcached reads %q broken %v", line, got, c.Broken, want, broken)
 		}
 		again, err := rrdcached.ParseCommand([]byte(c.Line()))
 		if err != nil {
@@ -64,4 +69,38 @@ func FuzzServerReply(f *testing.F) {
 			t.Fatalf("%q, then PING: %#v", line, pong)
 		}
 	})
+}
+
+// cFields reads line's fields as rrd_daemon.c does: the line ends in a NUL
+// byte, and buffer_get_field is called while bytes are left; a field that
+// runs off the end (a lone backslash escaping the final NUL) fails, and the
+// fields stop there.
+func cFields(line []byte) (fields []string, broken bool) {
+	buf := append(append([]byte{}, line...), 0)
+	pos := 0
+	for pos < len(buf) {
+		var field []byte
+		ok := false
+		for pos < len(buf) {
+			b := buf[pos]
+			if b == ' ' || b == 0 {
+				pos++
+				ok = true
+				break
+			}
+			if b == '\\' {
+				if pos >= len(buf)-1 {
+					break
+				}
+				pos++
+			}
+			field = append(field, buf[pos])
+			pos++
+		}
+		if !ok {
+			return fields, true
+		}
+		fields = append(fields, string(field))
+	}
+	return fields, false
 }

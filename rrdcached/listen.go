@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -93,6 +94,9 @@ func listen(o ListenerOptions) (net.Listener, error) {
 	return listenUnix(o, addr)
 }
 
+// tmpSeq numbers the temporary socket names of one process.
+var tmpSeq atomic.Uint64
+
 // listenUnix binds a socket under a temporary name beside path, gives it
 // its mode and group, and links it to path: link(2) never replaces a file,
 // so the socket is never reachable with the wrong permissions and nothing
@@ -100,8 +104,9 @@ func listen(o ListenerOptions) (net.Listener, error) {
 // on (a crashed server's) is removed first; anything else is left alone
 // and is an error.
 func listenUnix(o ListenerOptions, path string) (net.Listener, error) {
-	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	os.Remove(tmp) // our own pid's leftover, if any
+	// Short, so that a socket path rrdcached could bind (at most 107
+	// bytes) fits here too.
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%x.%x.tmp", os.Getpid(), tmpSeq.Add(1)))
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", o.Spec, err)

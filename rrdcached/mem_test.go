@@ -69,24 +69,28 @@ func (b *memBackend) exists(file string) error {
 	return nil
 }
 
-func (b *memBackend) Update(_ context.Context, file string, updates []string) (int, error) {
+func (b *memBackend) Update(ctx context.Context, file string, updates []string) (int, error) {
 	b.mu.Lock()
 	gate, entered := b.gate, b.entered
 	b.gate = nil
 	b.mu.Unlock()
 	if gate != nil {
 		close(entered)
-		<-gate
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.updates = append(b.updates, file)
 	b.received++
-	if err := b.exists(file); err != nil {
-		return 0, err
-	}
 	f := b.cache[file]
-	if f == nil {
+	if f == nil { // stat only a file not cached yet, as rrdcached does
+		if err := b.exists(file); err != nil {
+			return 0, err
+		}
 		f = &memFile{last: b.fileLast[file]}
 		b.cache[file] = f
 	}

@@ -25,6 +25,19 @@ type metrics struct {
 	commands    *prometheus.CounterVec // by command, result
 	refusals    *prometheus.CounterVec // by reason, listener
 	batchSize   prometheus.Histogram
+
+	// byCommand are commands' counters by command name, then ok and
+	// error, looked up once (WithLabelValues hashes the labels each call).
+	byCommand map[string][2]prometheus.Counter
+}
+
+// command counts one command named name (a table name or "unknown").
+func (m *metrics) command(name string, ok bool) {
+	i := 1
+	if ok {
+		i = 0
+	}
+	m.byCommand[name][i].Inc()
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -50,6 +63,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Commands per finished BATCH.",
 			Buckets: prometheus.ExponentialBuckets(1, 4, 10),
 		}),
+	}
+	m.byCommand = map[string][2]prometheus.Counter{}
+	for _, name := range append(CommandNames(), "unknown") {
+		m.byCommand[name] = [2]prometheus.Counter{m.commands.WithLabelValues(name, "ok"), m.commands.WithLabelValues(name, "error")}
 	}
 	if reg == nil {
 		return m, nil

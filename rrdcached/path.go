@@ -27,8 +27,9 @@ import (
 // Resolver. Repeated and "." segments are cleaned away ("a//./b.rrd" is
 // "a/b.rrd").
 type Resolver struct {
-	dir  string // real path, no trailing slash
-	root *os.File
+	dir    string // real path, no trailing slash
+	root   *os.File
+	rootfd int // root's descriptor, read once (File.Fd costs a call each time)
 }
 
 // PathError is a refused name. Abs is the name as rrdcached prints it in
@@ -55,7 +56,7 @@ func NewResolver(dir string) (*Resolver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open RRD directory %s: %w", real, err)
 	}
-	return &Resolver{dir: real, root: root}, nil
+	return &Resolver{dir: real, root: root, rootfd: int(root.Fd())}, nil
 }
 
 // Dir returns the RRD directory's real path.
@@ -130,9 +131,9 @@ func (r *Resolver) lexical(name string) (string, error) {
 // directory. A name that does not exist (yet) passes: CREATE makes it, and
 // the other commands answer "No such file".
 func (r *Resolver) beneath(name, rel string) error {
-	f, err := r.OpenBeneath(rel, unix.O_PATH, 0)
+	fd, err := r.openat2(rel, unix.O_PATH, 0)
 	if err == nil {
-		f.Close()
+		unix.Close(fd) // a raw fd: an *os.File would cost a finalizer and poller calls
 		return nil
 	}
 	switch {
@@ -154,33 +155,42 @@ func (r *Resolver) refuse(name, reason string) error {
 // on kernels without openat2, a walk that refuses every symlink. A caller
 // that must hand librrd a path can give it "/proc/self/fd/<fd>".
 func (r *Resolver) OpenBeneath(rel string, flags int, mode uint32) (*os.File, error) {
+	fd, err := r.openat2(rel, flags, mode)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), r.dir+"/"+rel), nil
+}
+
+// openat2 is OpenBeneath's system call, returning the raw descriptor.
+func (r *Resolver) openat2(rel string, flags int, mode uint32) (int, error) {
 	how := unix.OpenHow{
 		Flags:   uint64(flags | unix.O_CLOEXEC),
 		Mode:    uint64(mode),
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
 	}
 	for {
-		fd, err := unix.Openat2(int(r.root.Fd()), rel, &how)
+		fd, err := unix.Openat2(r.rootfd, rel, &how)
 		switch err {
 		case nil:
-			return os.NewFile(uintptr(fd), r.dir+"/"+rel), nil
+			return fd, nil
 		case unix.EINTR, unix.EAGAIN:
 			continue
-		case unix.ENOSYS:
+		case unix.ENOSYS: // kernels before 5.6
 			return r.openNoSymlinks(rel, flags, mode)
 		}
-		return nil, &os.PathError{Op: "openat2", Path: r.dir + "/" + rel, Err: err}
+		return -1, &os.PathError{Op: "openat2", Path: r.dir + "/" + rel, Err: err}
 	}
 }
 
 // openNoSymlinks opens rel segment by segment with O_NOFOLLOW, so that any
 // symlink fails the open with ELOOP.
-func (r *Resolver) openNoSymlinks(rel string, flags int, mode uint32) (*os.File, error) {
-	fail := func(err error) (*os.File, error) {
-		return nil, &os.PathError{Op: "openat", Path: r.dir + "/" + rel, Err: err}
+func (r *Resolver) openNoSymlinks(rel string, flags int, mode uint32) (int, error) {
+	fail := func(err error) (int, error) {
+		return -1, &os.PathError{Op: "openat", Path: r.dir + "/" + rel, Err: err}
 	}
 	segs := strings.Split(rel, "/")
-	dirfd := int(r.root.Fd())
+	dirfd := r.rootfd
 	for i, seg := range segs {
 		last := i == len(segs)-1
 		fl := unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
@@ -204,7 +214,7 @@ func (r *Resolver) openNoSymlinks(rel string, flags int, mode uint32) (*os.File,
 			return fail(err)
 		}
 		if last {
-			return os.NewFile(uintptr(fd), r.dir+"/"+rel), nil
+			return fd, nil
 		}
 		dirfd = fd
 	}

@@ -1,6 +1,7 @@
 package rrdcached
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 )
@@ -28,27 +29,40 @@ var ErrBrokenCommand = errors.New("parse command: the command word ends in a lon
 // ParseCommand splits one line (without its "\n" or "\r\n") into a
 // Command. The only error is ErrBrokenCommand.
 func ParseCommand(line []byte) (Command, error) {
-	var fields []string
-	var field []byte
-	broken := false
+	fields := make([]string, 0, 1+bytes.Count(line, []byte{' '}))
+	var field []byte // a field with escapes, built byte by byte
+	start, escaped, broken := 0, false, false
 	for i := 0; i < len(line); i++ {
 		switch b := line[i]; b {
 		case ' ', 0:
-			fields = append(fields, string(field))
-			field = field[:0]
+			if escaped {
+				fields = append(fields, string(field))
+			} else {
+				fields = append(fields, string(line[start:i]))
+			}
+			start, escaped = i+1, false
 		case '\\':
 			if i == len(line)-1 {
 				broken = true
 				continue
 			}
+			if !escaped {
+				field, escaped = append(field[:0], line[start:i]...), true
+			}
 			i++
 			field = append(field, line[i])
 		default:
-			field = append(field, b)
+			if escaped {
+				field = append(field, b)
+			}
 		}
 	}
-	if !broken {
+	switch {
+	case broken:
+	case escaped:
 		fields = append(fields, string(field))
+	default:
+		fields = append(fields, string(line[start:]))
 	}
 	if len(fields) == 0 {
 		return Command{}, ErrBrokenCommand

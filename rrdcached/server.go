@@ -43,6 +43,11 @@ type Options struct {
 	// this long, so a client that stops reading cannot hold the server.
 	// Default 30 s.
 	WriteTimeout time.Duration
+	// ShutdownGrace is how long Close lets the commands in flight run; then
+	// it cancels the context of their Backend calls (a FLUSH waiting for a
+	// writer that no longer runs, say) and waits for them to return.
+	// Default 30 s.
+	ShutdownGrace time.Duration
 	// LogInterval is the least time between two log lines of one refusal
 	// reason; the refusals in between are counted and the next line says
 	// how many. Default 10 s.
@@ -55,12 +60,13 @@ type Options struct {
 // Listeners are left empty).
 func DefaultOptions() Options {
 	return Options{
-		MaxLine:      8190,
-		MaxBatch:     100000,
-		MaxConns:     1024,
-		IdleTimeout:  15 * time.Minute,
-		WriteTimeout: 30 * time.Second,
-		LogInterval:  10 * time.Second,
+		MaxLine:       8190,
+		MaxBatch:      100000,
+		MaxConns:      1024,
+		IdleTimeout:   15 * time.Minute,
+		WriteTimeout:  30 * time.Second,
+		ShutdownGrace: 30 * time.Second,
+		LogInterval:   10 * time.Second,
 	}
 }
 
@@ -75,8 +81,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("max batch %d and max connections %d must be positive", o.MaxBatch, o.MaxConns)
 	case o.IdleTimeout <= 0 || o.WriteTimeout <= 0:
 		return fmt.Errorf("idle timeout %s and write timeout %s must be positive", o.IdleTimeout, o.WriteTimeout)
-	case o.LogInterval < 0:
-		return fmt.Errorf("negative log interval %s", o.LogInterval)
+	case o.LogInterval < 0 || o.ShutdownGrace < 0:
+		return fmt.Errorf("negative log interval %s or shutdown grace %s", o.LogInterval, o.ShutdownGrace)
 	}
 	for _, l := range o.Listeners {
 		if _, _, err := ParseSpec(l.Spec); err != nil {
@@ -128,6 +134,9 @@ func New(opts Options, backend Backend, logger *slog.Logger, reg prometheus.Regi
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("configure rrdcached server: %w", err)
 	}
+	if backend == nil {
+		return nil, errors.New("configure rrdcached server: no backend")
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -177,7 +186,8 @@ func (s *Server) Addrs() []net.Addr {
 func (s *Server) Dir() string { return s.res.Dir() }
 
 // Close stops accepting, lets each connection finish the command it is
-// carrying out (and send its reply, within WriteTimeout), closes every
+// carrying out (and send its reply, within WriteTimeout; after
+// ShutdownGrace the command's Backend call is canceled), closes every
 // connection, and returns when every goroutine of the server has ended.
 // It is safe to call more than once.
 func (s *Server) Close() error {
@@ -189,7 +199,17 @@ func (s *Server) Close() error {
 		}
 		s.mu.Unlock()
 		s.closeErr = s.closeListeners()
-		s.wg.Wait()
+		done := make(chan struct{})
+		go func() { s.wg.Wait(); close(done) }()
+		grace := time.NewTimer(s.opts.ShutdownGrace)
+		select {
+		case <-done:
+		case <-grace.C:
+			s.log.Warn("rrdcached protocol: commands still running after the shutdown grace; canceling them", "grace", s.opts.ShutdownGrace)
+			s.cancel()
+			<-done
+		}
+		grace.Stop()
 		s.cancel()
 		if err := s.res.Close(); err != nil && s.closeErr == nil {
 			s.closeErr = err

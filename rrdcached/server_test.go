@@ -1,8 +1,10 @@
 package rrdcached_test
 
 import (
+	"context"
 	"encoding/binary"
 	"io"
+	"log/slog"
 	"math"
 	"math/rand"
 	"net"
@@ -11,6 +13,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -483,5 +486,93 @@ func TestClose(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestBrokenCommandWord: a command word ending in a lone backslash closes
+// the connection without a reply, as rrdcached does, and is counted.
+func TestBrokenCommandWord(t *testing.T) {
+	s := startServer(t, nil)
+	c := s.dial(t, 0)
+	c.send(`PING\`)
+	if !c.closed() {
+		t.Errorf("connection open after a broken command word")
+	}
+	if n := s.metric(t, "spoold_rrdcached_refusals_total", "reason", "broken_command"); n != 1 {
+		t.Errorf("broken_command refusals %v, want 1", n)
+	}
+}
+
+// TestRefusalLogRate: refusals are logged at most once per LogInterval and
+// reason, naming the peer, and the next line says how many were not.
+func TestRefusalLogRate(t *testing.T) {
+	logs := &logRecords{}
+	dir := filepath.Join(t.TempDir(), "rrd")
+	rrdctest.Prepare(t, dir)
+	opts := rrdcached.DefaultOptions()
+	opts.Dir, opts.LogInterval = dir, time.Hour
+	opts.Listeners = []rrdcached.ListenerOptions{{Spec: "tcp:127.0.0.1:0"}}
+	srv, err := rrdcached.New(opts, newMemBackend(dir), slog.New(logs), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	s := &testServer{Server: srv}
+	c := s.dial(t, 0)
+	for i := 0; i < 50; i++ {
+		if got := c.do("UPDATE a.rrd " + at(10+i) + ":1:2"); got.Message != "Permission denied." {
+			t.Fatalf("UPDATE on a read-only TCP listener: %q", got)
+		}
+	}
+	lines := logs.all()
+	if len(lines) != 1 || !strings.Contains(lines[0], "reason=permission") || !strings.Contains(lines[0], "peer="+c.LocalAddr().String()) {
+		t.Errorf("50 refusals logged as %q; want one line naming reason and peer %s", lines, c.LocalAddr())
+	}
+}
+
+// logRecords keeps the server's log records as "msg k=v ..." lines.
+type logRecords struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logRecords) WithGroup(string) slog.Handler            { return h }
+
+func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
+	line := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		line += " " + a.String()
+		return true
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lines = append(h.lines, line)
+	return nil
+}
+
+func (h *logRecords) all() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.lines...)
+}
+
+// TestCloseGrace: a command still running after ShutdownGrace has its
+// Backend call canceled; Close returns and the client hears why.
+func TestCloseGrace(t *testing.T) {
+	s := startServer(t, func(o *rrdcached.Options) { o.ShutdownGrace = 100 * time.Millisecond })
+	c := s.dial(t, 0)
+	_, entered := s.backend.hold()
+	c.send("UPDATE a.rrd " + at(10) + ":1:2")
+	<-entered
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if got := c.reply(); got.Status != -1 || got.Message != "RRD Error: context canceled" {
+		t.Errorf("the canceled command: %q", got)
+	}
+	if !c.closed() {
+		t.Errorf("connection open after Close")
 	}
 }

@@ -494,7 +494,9 @@ func buildRows(t *target, items []item) []Row {
 	rows := make([]Row, len(items))
 	vals := make([]string, len(items)*nds)
 	span := make([][2]int32, len(vals)) // each value's bytes in buf; empty: "U"
-	var buf []byte
+	// Room for 8 bytes a value (a counter of a few million and its
+	// separator) saves the doublings of growing from nothing.
+	buf := make([]byte, 0, 8*len(vals))
 	for i := range items {
 		e := items[i].e
 		disc := e.Flags&spool.FlagDiscontinuity != 0

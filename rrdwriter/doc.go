@@ -54,8 +54,8 @@
 // update (written or spooled, to the millisecond), a time beyond
 // FutureTolerance, a missing file, a poller target's file. An accepted
 // update is appended to the spool and indexed before Update returns (with
-// the batch fsync policy the spool is synced first), then written like a
-// poll result. A protocol key has no profile: a missing file keeps its
+// the batch fsync policy the spool is synced first, one sync shared by the
+// Updates waiting at once), then written like a poll result. A protocol key has no profile: a missing file keeps its
 // entries spooled (KindNoProfile) until it exists. FLUSH is FlushKey;
 // FLUSHALL starts FlushAll; PENDING reads the spooled entries without
 // taking them; FORGET keeps them; SUSPEND holds a key (Hold: the writer

@@ -192,7 +192,7 @@ func prefetch(path string, known *rrdLayout, until int64, info bool, headerLen i
 		if err != nil {
 			return nil, FileInfo{}, false
 		}
-		adviseUpdate(fd, known, until)
+		adviseUpdate(fd, known, until, true)
 		unix.Close(fd)
 		return known, FileInfo{}, true
 	}
@@ -207,14 +207,16 @@ func prefetch(path string, known *rrdLayout, until int64, info bool, headerLen i
 	if l, fi, err = readLayout(fd, path, info); err != nil {
 		return nil, FileInfo{}, false
 	}
-	adviseUpdate(fd, l, until)
+	adviseUpdate(fd, l, until, headerLen != l.headerLen)
 	return l, fi, true
 }
 
-// adviseUpdate asks for the header and the rows an update up to until
-// writes (posix_fadvise WILLNEED only starts the reads).
-func adviseUpdate(fd int, l *rrdLayout, until int64) {
-	_ = unix.Fadvise(fd, 0, l.headerLen, unix.FADV_WILLNEED)
+// adviseUpdate asks for the rows an update up to until writes, and with
+// header the header (posix_fadvise WILLNEED only starts the reads).
+func adviseUpdate(fd int, l *rrdLayout, until int64, header bool) {
+	if header {
+		_ = unix.Fadvise(fd, 0, l.headerLen, unix.FADV_WILLNEED)
+	}
 	for _, r := range l.rowRanges(until) {
 		_ = unix.Fadvise(fd, r.off, r.n, unix.FADV_WILLNEED)
 	}

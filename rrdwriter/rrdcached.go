@@ -34,10 +34,38 @@ type Backend struct {
 	mu    sync.Mutex
 	files map[string]*protoFile // by file name
 
-	c backendCounters
+	c    backendCounters
+	sync groupSync
 }
 
 var _ rrdcached.Backend = (*Backend)(nil)
+
+// groupSync shares one spool sync (the batch fsync policy's syncfs) among
+// the Updates that wait for one at the same time: a sync that starts after
+// an Update's appends covers them, so each Update waits for at most the
+// sync going on and one more.
+type groupSync struct {
+	mu       sync.Mutex
+	appended atomic.Uint64 // appends done so far
+	synced   uint64        // appends the last finished sync covers; under mu
+}
+
+// wait returns once sync (Spool.Sync) has run after the appends counted
+// up to upTo, running it itself unless a sync that started after them has
+// finished.
+func (g *groupSync) wait(upTo uint64, sync func() error) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.synced >= upTo {
+		return nil
+	}
+	n := g.appended.Load()
+	if err := sync(); err != nil {
+		return err
+	}
+	g.synced = n
+	return nil
+}
 
 // BackendOptions configure a Backend.
 type BackendOptions struct {
@@ -311,7 +339,7 @@ func (b *Backend) update(ctx context.Context, file string, updates []string) (in
 	if n > 0 {
 		f.cached.Store(true)
 		// The batch policy: the updates are durable before the reply.
-		if serr := b.w.sp.Sync(); serr != nil {
+		if serr := b.sync.wait(b.sync.appended.Add(uint64(n)), b.w.sp.Sync); serr != nil {
 			return 0, refuse(RefusedSpool, "sync the spool after updates of %s: %v", file, serr)
 		}
 	}

@@ -25,7 +25,11 @@ func (b *Backend) Flush(ctx context.Context, file string) (flushed bool, err err
 		return false, err
 	}
 	key, _ := b.keyOf(file)
-	if !b.holds(file, key) {
+	held, err := b.holds(ctx, file, key)
+	if err != nil {
+		return false, err
+	}
+	if !held {
 		if _, err := os.Stat(b.path(file)); err != nil {
 			return false, fmt.Errorf("flush %s: %w", file, rrdcached.ErrNoSuchFile)
 		}
@@ -39,16 +43,24 @@ func (b *Backend) Flush(ctx context.Context, file string) (flushed bool, err err
 
 // holds reports whether the backend holds something of file (rrdcached:
 // the file is in its cache tree): it was updated since the start and not
-// forgotten since, or it has updates pending.
-func (b *Backend) holds(file, key string) bool {
+// forgotten since, or it has updates spooled, of this run or an earlier
+// one (the key's leaf is walked first, so that a start-up walk that has
+// not reached it yet does not hide them).
+func (b *Backend) holds(ctx context.Context, file, key string) (bool, error) {
 	b.mu.Lock()
 	f := b.files[file]
 	b.mu.Unlock()
 	if f != nil && f.cached.Load() {
-		return true
+		return true, nil
 	}
-	_, pending := b.w.ix.Peek(spool.KeyHash(key))
-	return pending
+	hash := spool.KeyHash(key)
+	if b.w.o.Ready != nil {
+		if err := b.w.o.Ready.EnsureLeaf(ctx, hash); err != nil {
+			return false, fmt.Errorf("walk the spool leaf of %s: %w", file, err)
+		}
+	}
+	_, pending := b.w.ix.Peek(hash)
+	return pending, nil
 }
 
 // FlushAll starts writing everything pending (Writer.FlushAll) on a
@@ -93,7 +105,11 @@ func (b *Backend) Forget(ctx context.Context, file string) (int, error) {
 		return 0, err
 	}
 	key, _ := b.keyOf(file)
-	if !b.holds(file, key) {
+	held, err := b.holds(ctx, file, key)
+	if err != nil {
+		return 0, err
+	}
+	if !held {
 		return 0, fmt.Errorf("forget %s: %w", file, rrdcached.ErrNotCached)
 	}
 	pending, err := b.Pending(ctx, file)
@@ -181,7 +197,11 @@ func (b *Backend) heldKey(file string) (string, error) {
 		return "", err
 	}
 	key, _ := b.keyOf(file)
-	if !b.holds(file, key) {
+	held, err := b.holds(context.Background(), file, key)
+	if err != nil {
+		return "", err
+	}
+	if !held {
 		return "", fmt.Errorf("suspend %s: %w", file, rrdcached.ErrNotCached)
 	}
 	return key, nil

@@ -178,3 +178,31 @@ func TestProtocolKeyPath(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupSyncCoversEarlierAppends: a sync covers every append counted
+// before it started, so the Updates waiting behind it do not sync again;
+// an append after it needs a sync of its own.
+func TestGroupSyncCoversEarlierAppends(t *testing.T) {
+	var g groupSync
+	syncs := 0
+	sync := func() error { syncs++; return nil }
+	a, b, c := g.appended.Add(1), g.appended.Add(2), g.appended.Add(1) // three Updates' appends
+	for _, upTo := range []uint64{a, b, c} {
+		if err := g.wait(upTo, sync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if syncs != 1 {
+		t.Errorf("three Updates appended before one sync: %d syncs, want 1", syncs)
+	}
+	if err := g.wait(g.appended.Add(1), sync); err != nil || syncs != 2 {
+		t.Errorf("an append after the sync: %d syncs, %v; want a second one", syncs, err)
+	}
+	failed := errors.New("syncfs: input/output error")
+	if err := g.wait(g.appended.Add(1), func() error { return failed }); !errors.Is(err, failed) {
+		t.Errorf("a failed sync: %v, want its error", err)
+	}
+	if err := g.wait(g.appended.Load(), sync); err != nil || syncs != 3 {
+		t.Errorf("after a failed sync: %d syncs, %v; want the next Update to sync again", syncs, err)
+	}
+}

@@ -7,8 +7,9 @@ set -euo pipefail
 # and of the package (packaging/); prometheus: promtool checks /metrics;
 # python3-pysnmp4(-mibs): pysnmp's copies of the IETF MIBs check poller/mib;
 # rrdcached: the peer the rrdcached client and forwarding are tested against;
-# strace: the graph template test sees which files rrdtool opens.
-PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim python3-pysnmp4 python3-pysnmp4-mibs chromium dpkg-dev groff-base man-db prometheus rrdcached strace)
+# strace: the graph template test sees which files rrdtool opens;
+# collectd-core: its rrdcached plugin writes through spoold's socket.
+PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim python3-pysnmp4 python3-pysnmp4-mibs chromium dpkg-dev groff-base man-db prometheus rrdcached strace collectd-core)
 
 missing=()
 for p in "${PKGS[@]}"; do

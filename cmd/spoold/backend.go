@@ -50,7 +50,10 @@ func (d *daemon) metricsRegistry() *prometheus.Registry {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		admin.NewCollector(d, nil),
 		poller.NewDiscoveryCollector(d.pl.DiscoveryStats),
+		d.mibs,
+		rrdwriter.NewBackendCollector(d.proto.backend.BackendStats),
 	)
+	d.reg = reg
 	return reg
 }
 

@@ -25,6 +25,8 @@ type config struct {
 	loader loader.Options
 	writer rrdwriter.Options
 	poller poller.Options
+	// protocol is the rrdcached protocol's server (rrdcached.go).
+	protocol protocolConfig
 
 	targetsFile    string
 	profilesFile   string
@@ -50,7 +52,7 @@ type config struct {
 func defaultConfig() config {
 	c := config{
 		spool: spool.DefaultOptions(), index: shm.DefaultOptions(), loader: loader.DefaultOptions(),
-		writer: rrdwriter.DefaultOptions(), poller: poller.DefaultOptions(),
+		writer: rrdwriter.DefaultOptions(), poller: poller.DefaultOptions(), protocol: defaultProtocolConfig(),
 		targetsFile: "/etc/spoold/targets.conf", rescanInterval: 15 * time.Minute, diskStatsInterval: 10 * time.Second,
 		adminListen: "127.0.0.1:8780", adminCache: 250 * time.Millisecond, graphMaxDS: rrdwriter.DefaultGraphMaxDS, shutdownTimeout: 2 * time.Minute,
 		logFormat: "text", logLevel: "info",
@@ -119,6 +121,9 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.BoolVarP(&c.checkOnly, "test", "t", false, "check flags, targets and profiles, print the effective settings, and exit")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 
+	g = append(g, group("rrdcached protocol"))
+	addProtocolFlags(g[len(g)-1].fs, &c.protocol)
+
 	all := pflag.NewFlagSet("spoold", pflag.ContinueOnError)
 	for _, grp := range g {
 		all.AddFlagSet(grp.fs)
@@ -162,6 +167,9 @@ func (c *config) check() error {
 	}
 	if err := c.writer.Validate(); err != nil {
 		return fmt.Errorf("check --rrd-dir, --write-*, --writers: %w", err)
+	}
+	if err := c.protocol.check(c.writer.Dir); err != nil {
+		return err
 	}
 	if c.adminListen != "" {
 		if err := admin.CheckListen(c.adminListen); err != nil {

@@ -13,10 +13,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	"github.com/spoold/spoold/diskstat"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/poller/mib"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
@@ -36,6 +38,7 @@ type daemon struct {
 	ld    *loader.Loader
 	wr    *rrdwriter.Writer
 	pl    *poller.Poller
+	proto protocol // the rrdcached protocol (rrdcached.go)
 	fleet fleetHolder
 	admin adminServer
 	disk  *diskstat.Load
@@ -43,6 +46,9 @@ type daemon struct {
 	// nextRescan is when the loader loop walks the spool again, Unix
 	// nanoseconds; 0 while a walk runs or when no rescan is scheduled.
 	nextRescan atomic.Int64
+
+	// reg is the registry /metrics serves (nil without the admin server).
+	reg *prometheus.Registry
 
 	// flushCtx is the context of flushes the daemon starts on its own
 	// (SIGUSR1); the stop cancels it after the shutdown flush.
@@ -56,6 +62,9 @@ type daemon struct {
 	// loadFleet reads the targets and profiles files, at start and on
 	// SIGHUP (tests replace it).
 	loadFleet func() (*fleet, error)
+	// mibs is what the loads of --mib-dir keep: their counts, and the
+	// last load, which a SIGHUP with every MIB file unchanged reuses.
+	mibs *mib.Loader
 }
 
 // adminServer is what the daemon needs of the admin HTTP server.
@@ -69,8 +78,9 @@ type adminServer interface {
 func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemon, error) {
 	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now()}
 	d.flushCtx, d.flushCancel = context.WithCancel(context.Background())
-	d.loadFleet = func() (*fleet, error) { return loadFleet(&cfg) }
-	f, err := preflight(cfg)
+	d.mibs = mib.NewLoader(nil) // registered with /metrics' registry
+	d.loadFleet = func() (*fleet, error) { return loadFleet(&cfg, d.mibs) }
+	f, err := preflight(cfg, d.mibs)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +119,7 @@ func (d *daemon) build(cfg config, f *fleet) error {
 	if d.wr, err = rrdwriter.New(d.sp, d.ix, wo); err != nil {
 		return err
 	}
+	d.proto.backend = rrdwriter.NewBackend(d.wr, rrdwriter.BackendOptions{FlushContext: d.flushCtx})
 	d.disk.Resolve(cfg.spool.Dir, cfg.writer.Dir)
 	po := cfg.poller
 	onCycle := po.OnCycle
@@ -238,6 +249,8 @@ func (d *daemon) stopOrdered() error {
 	d.log.Info("stopping: polling")
 	d.pollCancel()
 	<-d.pollDone
+	d.log.Info("stopping: rrdcached protocol")
+	d.stopProtocol()
 	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.shutdownTimeout)
 	defer cancel()
 	d.finishWalk()
@@ -367,8 +380,8 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 // config.check did), and all that `spoold -t` checks: the targets and
 // profiles files parse, and files can be created in --rrd-dir. It returns
 // the fleet of the files.
-func preflight(cfg config) (*fleet, error) {
-	f, err := loadFleet(&cfg)
+func preflight(cfg config, m *mib.Loader) (*fleet, error) {
+	f, err := loadFleet(&cfg, m)
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +397,7 @@ func preflight(cfg config) (*fleet, error) {
 // checkConfig is `spoold -t`: the flags were checked as the daemon checks
 // them; preflight as at the daemon's start; settings printed.
 func checkConfig(cfg config, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
-	f, err := preflight(cfg)
+	f, err := preflight(cfg, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "spoold: configuration test failed:", err)
 		return exitError
@@ -412,6 +425,11 @@ func serve(cfg config, settings map[string]string, log *slog.Logger) int {
 	if err := d.startAdmin(); err != nil {
 		log.Error("start admin server", "err", err)
 		d.sp.Close()
+		return exitError
+	}
+	if err := d.startProtocol(d.reg); err != nil {
+		log.Error("start spoold", "err", err)
+		d.abortStart()
 		return exitError
 	}
 	// The pid file last: a start that fails leaves the file of a spoold
@@ -442,6 +460,7 @@ func serve(cfg config, settings map[string]string, log *slog.Logger) int {
 
 // abortStart undoes a start that failed after the admin server started.
 func (d *daemon) abortStart() {
+	d.stopProtocol()
 	if d.admin != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.shutdownTimeout)
 		defer cancel()

@@ -16,15 +16,18 @@ type fleet struct {
 	targets []*poller.Target
 	byName  map[string]*poller.Target
 	step    time.Duration
-	// mibErr is what of --mib-dir did not load (the rest did): the
-	// daemon logs it and carries on, spoold -t fails on it.
+	// mibs resolves the MIB names of the built-in objects and of
+	// --mib-dir; mibErr is what of --mib-dir did not load (the rest did):
+	// the daemon logs it and carries on, spoold -t fails on it.
+	mibs   *mib.Resolver
 	mibErr error
 }
 
-// loadFleet reads the MIB directories, the profiles file (if any) and the
+// loadFleet reads the MIB directories (with m, if not nil: counted, and
+// not parsed again if unchanged), the profiles file (if any) and the
 // targets file.
-func loadFleet(cfg *config) (*fleet, error) {
-	res, mibErr := mib.Load(mib.Options{Dirs: cfg.mibDirs}, nil, nil)
+func loadFleet(cfg *config, m *mib.Loader) (*fleet, error) {
+	res, mibErr := mib.Load(mib.Options{Dirs: cfg.mibDirs}, nil, m)
 	var profiles poller.Profiles
 	if cfg.profilesFile != "" {
 		p, err := poller.LoadProfilesMIB(cfg.profilesFile, res)
@@ -37,7 +40,7 @@ func loadFleet(cfg *config) (*fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fleet{targets: targets, byName: make(map[string]*poller.Target, len(targets)), step: cfg.poller.Interval, mibErr: mibErr}
+	f := &fleet{targets: targets, byName: make(map[string]*poller.Target, len(targets)), step: cfg.poller.Interval, mibs: res, mibErr: mibErr}
 	for _, t := range targets {
 		f.byName[t.Name] = t
 	}

@@ -43,7 +43,7 @@ func runWalk(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "spoold walk:", err)
 		return exitUsage
 	}
-	f, err := loadFleet(&cfg)
+	f, err := loadFleet(&cfg, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "spoold walk:", err)
 		return exitError
@@ -55,13 +55,12 @@ func runWalk(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	res, _ := mib.Load(mib.Options{Dirs: cfg.mibDirs}, nil, nil) // its errors: loadFleet's, which carried on
 	disc, err := poller.Walk(ctx, cfg.poller, t)
 	if err != nil {
 		fmt.Fprintln(stderr, "spoold walk:", err)
 		return exitError
 	}
-	printWalk(stdout, t, disc, cfg, res)
+	printWalk(stdout, t, disc, cfg, f.mibs)
 	return exitOK
 }
 

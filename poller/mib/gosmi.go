@@ -25,11 +25,10 @@ type fileObject struct {
 }
 
 // buildModules loads the modules named (those of the MIB directories)
-// with gosmi, the other modules of srcs as they import them, and returns
-// the named modules' objects with OIDs, in module order, and a FileError
-// for each module it could not load and each import from a module that is
-// not there, or of a name that a partial (generated) module lacks.
-func buildModules(srcs map[string]*source, names []string, partial map[string]map[string]bool) (objs []fileObject, errs []error) {
+// with gosmi, the other modules of srcs as they import them. It returns
+// the named modules' objects with OIDs, in module order, how many of the
+// modules loaded, and the FileErrors of what did not (loadOne's).
+func buildModules(srcs map[string]*source, names []string, partial map[string]map[string]bool) (objs []fileObject, loaded int, errs []error) {
 	fsys := memFS{}
 	for name, s := range srcs {
 		fsys[name] = s.text
@@ -37,68 +36,67 @@ func buildModules(srcs map[string]*source, names []string, partial map[string]ma
 	gosmiMu.Lock()
 	defer gosmiMu.Unlock()
 	if !smi.Init("spoold") {
-		return nil, []error{errors.New("initialize the MIB library")}
+		return nil, 0, []error{errors.New("initialize the MIB library")}
 	}
 	defer smi.Exit()
 	smi.SetFS(smi.NewNamedFS("mib", fsys))
 	for _, name := range names {
-		s := srcs[name]
-		mod, err := loadModule(name)
-		if err != nil {
-			errs = append(errs, &FileError{File: s.file, Err: err})
-			continue
-		}
-		if mod == nil {
-			errs = append(errs, loadError(s))
-			continue
-		}
-		missing := false
-		for _, imp := range mod.GetImports() {
-			defined, isPartial := partial[imp.Module]
-			if (srcs[imp.Module] == nil && !smiV1Modules[imp.Module]) || (isPartial && !defined[imp.Name]) {
-				errs = append(errs, missingImport(s, name, imp.Name, imp.Module, isPartial))
-				missing = true
-			}
-		}
-		var untyped []string
-		line := 0
-		for _, n := range mod.GetNodes() {
-			o := objectOf(name, n)
-			if o == nil {
-				continue
-			}
-			objs = append(objs, fileObject{o, s.file})
-			if (o.Kind == Scalar || o.Kind == Column) && o.Syntax == "" {
-				if untyped = append(untyped, o.Name); line == 0 {
-					line = smi.GetNodeLine(n.GetRaw())
-				}
-			}
-		}
-		if len(untyped) > 0 && !missing { // else the missing module is the cause
-			errs = append(errs, &FileError{File: s.file, Line: line, Err: fmt.Errorf(
-				"module %s: the syntax of %s does not resolve (a type it names is unknown, or one defined before it in the module: gosmi then drops the module's later types)",
-				name, strings.Join(untyped, ", "))})
+		got, problems, ok := loadOne(name, srcs, partial)
+		objs, errs = append(objs, got...), append(errs, problems...)
+		if ok {
+			loaded++
 		}
 	}
-	return objs, errs
+	return objs, loaded, errs
 }
 
-// loadModule has gosmi load a module (nil if it cannot), turning a panic
-// of it into an error.
-func loadModule(name string) (mod *gosmi.SmiModule, err error) {
+// loadOne loads one module and copies its objects. Its errors: the module
+// does not load (the parser's error, with its line), an import from a
+// module that is not there or of a name a partial (generated) module
+// lacks, objects left without a syntax, a panic of gosmi.
+func loadOne(name string, srcs map[string]*source, partial map[string]map[string]bool) (objs []fileObject, errs []error, ok bool) {
+	s := srcs[name]
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("the MIB library failed: %v", p)
+			objs, ok = nil, false
+			errs = append(errs, &FileError{File: s.file, Err: fmt.Errorf("the MIB library failed: %v", p)})
 		}
 	}()
 	if smi.GetModule(name) == nil {
-		return nil, nil
+		return nil, []error{loadError(s)}, false
 	}
-	m, err := gosmi.GetModule(name)
+	mod, err := gosmi.GetModule(name)
 	if err != nil {
-		return nil, nil
+		return nil, []error{loadError(s)}, false
 	}
-	return &m, nil
+	missing := false
+	for _, imp := range mod.GetImports() {
+		defined, isPartial := partial[imp.Module]
+		if (srcs[imp.Module] == nil && !smiV1Modules[imp.Module]) || (isPartial && !defined[imp.Name]) {
+			errs = append(errs, missingImport(s, name, imp.Name, imp.Module, isPartial))
+			missing = true
+		}
+	}
+	var untyped []string
+	line := 0
+	for _, n := range mod.GetNodes() {
+		o := objectOf(name, n)
+		if o == nil {
+			continue
+		}
+		objs = append(objs, fileObject{o, s.file})
+		if (o.Kind == Scalar || o.Kind == Column) && o.Syntax == "" {
+			if untyped = append(untyped, o.Name); line == 0 {
+				line = smi.GetNodeLine(n.GetRaw())
+			}
+		}
+	}
+	if len(untyped) > 0 && !missing { // else the missing module is the cause
+		errs = append(errs, &FileError{File: s.file, Line: line, Err: fmt.Errorf(
+			"module %s: the syntax of %s does not resolve (a type it names is unknown, or one defined before it in the module: gosmi then drops the module's later types)",
+			name, strings.Join(untyped, ", "))})
+	}
+	return objs, errs, true
 }
 
 // objectOf copies a gosmi node; nil for one without a usable OID (its

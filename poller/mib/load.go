@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/alecthomas/participle"
+	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sleepinggenius2/gosmi/parser"
 )
@@ -54,19 +55,34 @@ func (e *FileError) Error() string {
 
 func (e *FileError) Unwrap() error { return e.Err }
 
-// Metrics counts what loading MIB files found. One Metrics serves every
-// Load of a process (each reload).
-type Metrics struct {
+// Loader is what one process keeps across its loads of MIB directories
+// (start, each SIGHUP): the metrics, and the last load, which a Load of
+// the same directories with every file unchanged (byte for byte) returns
+// again without parsing. It is a prometheus.Collector, for a registry made
+// after the first Load. Its methods are safe for concurrent use.
+type Loader struct {
 	errors  prometheus.Counter
 	modules prometheus.Gauge
+
+	mu   sync.Mutex
+	last *lastLoad
 }
 
-// NewMetrics registers the MIB metrics with reg (nil: not registered).
-func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
+// lastLoad is a Load's result and the fingerprint of what it read.
+type lastLoad struct {
+	fingerprint uint64
+	r           *Resolver
+	errs        []error
+	modules     int
+}
+
+// NewLoader returns a Loader with its metrics registered with reg (nil:
+// not yet, the caller registers the Loader itself).
+func NewLoader(reg prometheus.Registerer) *Loader {
+	l := &Loader{
 		errors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "spoold_mib_file_errors_total",
-			Help: "MIB files that did not parse or import from a module no MIB directory holds, at each load.",
+			Help: "Problems with MIB files, at each load: a file that does not parse, an import from a module no MIB directory holds, objects whose syntax does not resolve.",
 		}),
 		modules: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "spoold_mib_modules_loaded",
@@ -74,9 +90,39 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.errors, m.modules)
+		reg.MustRegister(l)
 	}
-	return m
+	return l
+}
+
+// Describe and Collect make a Loader a prometheus.Collector.
+func (l *Loader) Describe(ch chan<- *prometheus.Desc) {
+	l.errors.Describe(ch)
+	l.modules.Describe(ch)
+}
+
+func (l *Loader) Collect(ch chan<- prometheus.Metric) {
+	l.errors.Collect(ch)
+	l.modules.Collect(ch)
+}
+
+// reuse returns the last load if it read what fingerprint says.
+func (l *Loader) reuse(fingerprint uint64) *lastLoad {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last != nil && l.last.fingerprint == fingerprint {
+		return l.last
+	}
+	return nil
+}
+
+// done counts a load's result and keeps it for reuse.
+func (l *Loader) done(ld *lastLoad) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last = ld
+	l.errors.Add(float64(len(ld.errs)))
+	l.modules.Set(float64(ld.modules))
 }
 
 //go:embed base/*.txt
@@ -96,47 +142,71 @@ type source struct {
 // MIB files in opts.Dirs (modules of the same name as a built-in one take
 // its place). It never fails whole: a file that does not parse, or that
 // imports from a module no directory holds, is one *FileError in the
-// returned error (errors.Join), counted in m and logged, and every other
+// returned error (errors.Join), counted in l and logged, and every other
 // module is loaded. The daemon reports them and carries on; -t fails on
-// them. m and logger may be nil.
-func Load(opts Options, logger *slog.Logger, m *Metrics) (*Resolver, error) {
+// them. With l, a Load of files unchanged since l's last returns that
+// load's Resolver and errors again (counting them again). l and logger
+// may be nil.
+func Load(opts Options, logger *slog.Logger, l *Loader) (*Resolver, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	srcs, errs := readDirs(opts.Dirs, logger)
-	loaded := sortedNames(srcs)
-	partial, err := addBase(srcs)
-	if err != nil {
-		return Builtin(), err
+	srcs, errs, fingerprint := readDirs(opts.Dirs, logger)
+	var ld *lastLoad
+	if l != nil {
+		ld = l.reuse(fingerprint)
 	}
-	r := Builtin()
-	if len(loaded) > 0 {
-		objs, problems := buildModules(srcs, loaded, partial)
-		errs = append(errs, problems...)
-		r = r.clone()
-		for _, o := range objs {
-			r.add(o.Object, o.file)
-		}
+	if ld == nil {
+		ld = &lastLoad{fingerprint: fingerprint}
+		ld.r, ld.modules, ld.errs = build(srcs)
+		ld.errs = append(errs, ld.errs...)
 	}
-	if m != nil {
-		m.errors.Add(float64(len(errs)))
-		m.modules.Set(float64(len(loaded)))
+	if l != nil {
+		l.done(ld)
 	}
-	for _, e := range errs {
+	for _, e := range ld.errs {
 		logger.Error("MIB file not loaded whole", "err", e)
 	}
-	return r, errors.Join(errs...)
+	return ld.r, errors.Join(ld.errs...)
+}
+
+// build returns the Resolver of the built-in objects and the modules of
+// srcs, how many of those loaded, and what did not.
+func build(srcs map[string]*source) (*Resolver, int, []error) {
+	found := sortedNames(srcs) // the modules of the directories
+	partial, err := addBase(srcs)
+	if err != nil {
+		return Builtin(), 0, []error{err}
+	}
+	if len(found) == 0 {
+		return Builtin(), 0, nil
+	}
+	objs, n, errs := buildModules(srcs, found, partial)
+	r := Builtin().clone()
+	for _, o := range objs {
+		r.add(o.Object, o.file)
+	}
+	return r, n, errs
 }
 
 // readDirs reads every file of dirs that defines a module, the first file
-// of a module's name winning.
-func readDirs(dirs []string, logger *slog.Logger) (map[string]*source, []error) {
+// of a module's name winning, and returns with them the fingerprint of
+// all it read (every path and its bytes, and what it could not read).
+func readDirs(dirs []string, logger *slog.Logger) (map[string]*source, []error, uint64) {
 	srcs := map[string]*source{}
 	var errs []error
+	h := xxhash.New()
+	note := func(parts ...string) {
+		for _, p := range parts {
+			fmt.Fprintf(h, "%d:%s", len(p), p)
+		}
+	}
 	for _, dir := range dirs {
+		note("dir", dir)
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			errs = append(errs, &FileError{File: dir, Err: fmt.Errorf("read MIB directory: %w", err)})
+			note("error", err.Error())
 			continue
 		}
 		for _, e := range entries {
@@ -147,8 +217,10 @@ func readDirs(dirs []string, logger *slog.Logger) (map[string]*source, []error) 
 			text, err := os.ReadFile(path)
 			if err != nil {
 				errs = append(errs, &FileError{File: path, Err: err})
+				note("error", path, err.Error())
 				continue
 			}
+			note("file", path, string(text))
 			name, err := moduleName(path, text)
 			switch {
 			case err != nil:
@@ -162,7 +234,7 @@ func readDirs(dirs []string, logger *slog.Logger) (map[string]*source, []error) 
 			}
 		}
 	}
-	return srcs, errs
+	return srcs, errs, h.Sum64()
 }
 
 // definitions finds a module's first line: "IF-MIB DEFINITIONS ::= BEGIN".

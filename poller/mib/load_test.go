@@ -222,7 +222,7 @@ func TestBrokenMIBIsAnErrorNamingTheFile(t *testing.T) {
 	broken := strings.Replace(acmeMIB, "::= { acmeObjects 2 }", "::= { acmeObjects 2 ", 1)
 	dir := writeFiles(t, map[string]string{"broken.mib": broken, "OTHER-VENDOR-MIB.txt": otherMIB})
 	reg := prometheus.NewPedanticRegistry()
-	m := NewMetrics(reg)
+	m := NewLoader(reg)
 	r, err := Load(Options{Dirs: []string{dir}}, nil, m)
 	var fe *FileError
 	if !errors.As(err, &fe) {
@@ -233,8 +233,15 @@ func TestBrokenMIBIsAnErrorNamingTheFile(t *testing.T) {
 	if fe.File != file || fe.Line != line || !strings.Contains(err.Error(), fmt.Sprintf("%s line %d: parse:", file, line)) {
 		t.Errorf("error %q: file %q line %d, want %s line %d", err, fe.File, fe.Line, file, line)
 	}
-	if got := testutil.ToFloat64(m.errors); got != 1 {
-		t.Errorf("spoold_mib_file_errors_total = %v, want 1", got)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP spoold_mib_file_errors_total Problems with MIB files, at each load: a file that does not parse, an import from a module no MIB directory holds, objects whose syntax does not resolve.
+# TYPE spoold_mib_file_errors_total counter
+spoold_mib_file_errors_total 1
+# HELP spoold_mib_modules_loaded MIB modules loaded from MIB directories by the last load.
+# TYPE spoold_mib_modules_loaded gauge
+spoold_mib_modules_loaded 1
+`)); err != nil {
+		t.Error(err)
 	}
 	// The other file's objects are loaded all the same.
 	if oid, err := r.Resolve("acmeTemperature.0"); err != nil || oid != "1.3.6.1.4.1.99998.1.0" {
@@ -419,6 +426,50 @@ END
 	}
 	if oid, err := r.Resolve("brkGood.0"); err != nil || oid != "1.3.6.1.4.1.4242.1.0" {
 		t.Errorf("brkGood.0 = %q, %v", oid, err)
+	}
+}
+
+// TestUnchangedFilesAreNotParsedAgain: with a Loader, a load of files
+// unchanged since the last returns the last Resolver and its errors (and
+// counts them again); a changed, added or removed file is a new load.
+func TestUnchangedFilesAreNotParsedAgain(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"acme.mib": acmeMIB, "broken.mib": "BROKEN DEFINITIONS ::= BEGIN x END"})
+	reg := prometheus.NewPedanticRegistry()
+	l := NewLoader(reg)
+	opts := Options{Dirs: []string{dir}}
+	first, err1 := Load(opts, nil, l)
+	again, err2 := Load(opts, nil, l)
+	if again != first || err1 == nil || err2 == nil || err1.Error() != err2.Error() {
+		t.Errorf("unchanged: resolver %p then %p, errors %v then %v; want the same", first, again, err1, err2)
+	}
+	if got := testutil.ToFloat64(l.errors); got != 2 {
+		t.Errorf("spoold_mib_file_errors_total = %v after two loads of one bad file, want 2", got)
+	}
+	for _, change := range []struct {
+		what string
+		do   func() error
+		name string // resolves after the change
+	}{
+		{"changed", func() error {
+			return os.WriteFile(filepath.Join(dir, "acme.mib"), []byte(strings.Replace(acmeMIB, "acmeLinkState", "acmeUplinkState", -1)), 0o644)
+		}, "acmeUplinkState"},
+		{"added", func() error { return os.WriteFile(filepath.Join(dir, "other.mib"), []byte(otherMIB), 0o644) }, "OTHER-VENDOR-MIB::acmeTemperature"},
+		{"removed", func() error { return os.Remove(filepath.Join(dir, "broken.mib")) }, "acmeFanState"},
+	} {
+		if err := change.do(); err != nil {
+			t.Fatal(err)
+		}
+		r, _ := Load(opts, nil, l)
+		if r == first {
+			t.Errorf("%s file: the last resolver again", change.what)
+		}
+		if _, err := r.Resolve(change.name); err != nil {
+			t.Errorf("%s file: %v", change.what, err)
+		}
+		first = r
+	}
+	if _, err := Load(opts, nil, l); err != nil {
+		t.Errorf("the broken file removed: %v", err)
 	}
 }
 
