@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/internal/rrdctest"
-	"github.com/spoold/spoold/internal/testenv"
 	"github.com/spoold/spoold/rrdcached"
 )
 
@@ -405,18 +404,7 @@ func TestRRDCachedKillTrials(t *testing.T) {
 // compares the replies (rrdctest.Normalize's differences aside, and the
 // RRAs' cur_row, which librrd's create sets at random).
 func TestConformanceWithRRDCached(t *testing.T) {
-	requireRRDTool(t)
-	base := t.TempDir()
-	rdir := filepath.Join(base, "rrdcached")
-	if err := os.Mkdir(rdir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	rrdctest.Prepare(t, rdir)
-	rsock := filepath.Join(base, "rrdcached.sock")
-	rrdctest.Start(t, rdir, "-l", "unix:"+rsock)
-	r := newProtoRig(t)
-	rrdctest.Prepare(t, r.rrd(""))
-	r.start(t, "--write-delay", "1h")
+	rsock, rdir, r := startFixturePair(t, nil, nil)
 	script := rrdctest.Script(true)
 	want, err := rrdctest.Run("unix", rsock, script, 10*time.Second)
 	if err != nil {
@@ -494,83 +482,5 @@ func TestProtocolWithoutAdminServer(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("spoold did not exit on SIGTERM")
-	}
-}
-
-// TestCollectdThroughSpoold: Debian's collectd, its rrdcached plugin
-// pointed at spoold's socket (1 s interval), writes the load plugin's
-// values; what PENDING showed of them is, after a FLUSH, in the RRD file
-// (rrdtool lastupdate, without the daemon), value for value.
-func TestCollectdThroughSpoold(t *testing.T) {
-	requireRRDTool(t)
-	collectd := testenv.LookPath(t, "collectd", "collectd's rrdcached plugin is a client spoold's users run")
-	r := newProtoRig(t)
-	r.start(t, "--write-delay", "1h")
-	conf := filepath.Join(r.dir, "collectd.conf")
-	if err := os.WriteFile(conf, []byte(`Interval 1
-Hostname "testhost"
-FQDNLookup false
-BaseDir "`+r.dir+`"
-PIDFile "`+filepath.Join(r.dir, "collectd.pid")+`"
-PluginDir "/usr/lib/collectd"
-TypesDB "/usr/share/collectd/types.db"
-LoadPlugin load
-LoadPlugin rrdcached
-<Plugin rrdcached>
-  DaemonAddress "unix:`+r.sock+`"
-  DataDir "`+r.rrd("")+`"
-  CreateFiles true
-  CreateFilesAsync false
-  StepSize 1
-  HeartBeat 10
-</Plugin>
-`), 0o640); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(collectd, "-f", "-C", conf)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill() })
-	const file = "testhost/load/load.rrd"
-	c, err := dialProto(r.sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.close()
-	var pending []string
-	for deadline := time.Now().Add(60 * time.Second); len(pending) < 3; {
-		if rep, err := c.do("PENDING " + file); err == nil && rep.OK() {
-			pending = rep.Lines
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("collectd exited: %v\n%s", err, out.String())
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("collectd's updates of %s are not pending after 60 s: %q", file, pending)
-		}
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	<-exited
-	if rep, err := c.do("PENDING " + file); err == nil && rep.OK() {
-		pending = rep.Lines
-	}
-	if rep, err := c.do("FLUSH " + file); err != nil || !rep.OK() {
-		t.Fatalf("FLUSH %s: %v %v", file, rep, err)
-	}
-	newest := pending[len(pending)-1]
-	ts, vals, _ := strings.Cut(newest, ":")
-	sec, _, _ := strings.Cut(ts, ".")
-	lines := strings.Split(rrdtoolOut(t, "lastupdate", r.rrd(file)), "\n")
-	got := strings.Fields(lines[len(lines)-1])
-	want := append([]string{sec + ":"}, strings.Split(vals, ":")...)
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("rrdtool lastupdate %q, the newest update collectd sent %q", got, newest)
 	}
 }
