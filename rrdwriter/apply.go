@@ -476,14 +476,53 @@ func orCorrupt(k ErrorKind) ErrorKind {
 // data source the file does not have: it cannot be stored, and dropping it
 // silently would lose data.
 func checkNames(t *target, items []item) error {
+	var o dsOrder
 	for _, it := range items {
-		for _, v := range it.e.Values {
-			if _, ok := t.index[v.Name]; !ok {
-				return kindError(KindMismatch, fmt.Errorf("check rrd %s: entry at %d has data source %q the file does not have", t.path, it.e.Time, v.Name))
-			}
+		if name, ok := o.of(t, it.e.Values); !ok {
+			return kindError(KindMismatch, fmt.Errorf("check rrd %s: entry at %d has data source %q the file does not have", t.path, it.e.Time, name))
 		}
 	}
 	return nil
+}
+
+// dsOrder is the positions in the file of an entry's values. A key's
+// entries repeat the same names in the same order, decoded as the same
+// strings (spool's arena and interner), so the positions of the previous
+// entry's names are those of the next one's, found with a comparison of
+// each name (equal pointers) instead of a map lookup.
+type dsOrder struct {
+	prev []spool.Value
+	pos  []int
+}
+
+// of returns the position in t's file of each of vals' names; if a name
+// is not a data source of the file, it returns that name and false.
+func (o *dsOrder) of(t *target, vals []spool.Value) (string, bool) {
+	if o.prev != nil && sameNames(vals, o.prev) {
+		return "", true
+	}
+	o.prev, o.pos = nil, o.pos[:0]
+	for _, v := range vals {
+		j, ok := t.index[v.Name]
+		if !ok {
+			return v.Name, false
+		}
+		o.pos = append(o.pos, j)
+	}
+	o.prev = vals
+	return "", true
+}
+
+func sameNames(a, b []spool.Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name {
+			return false
+		}
+	}
+	return true
 }
 
 // buildRows formats one row per entry, one value per data source of the
@@ -501,11 +540,13 @@ func buildRows(t *target, items []item) []Row {
 	// Room for 8 bytes a value (a counter of a few million and its
 	// separator) saves the doublings of growing from nothing.
 	buf := make([]byte, 0, 8*len(vals))
+	var o dsOrder
 	for i := range items {
 		e := items[i].e
 		disc := e.Flags&spool.FlagDiscontinuity != 0
-		for _, v := range e.Values {
-			j := t.index[v.Name]
+		o.of(t, e.Values) // checkNames found every name
+		for k, v := range e.Values {
+			j := o.pos[k]
 			if v.Type == spool.Unknown || disc && t.info.DS[j].Type.isRate() {
 				continue
 			}
