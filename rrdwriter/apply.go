@@ -17,9 +17,12 @@ import (
 // apply writes one batch taken from the index and ends it with Done: the
 // settled times (applied, already applied, vanished or quarantined) leave
 // the index, the others go back to pending, with a backoff on failure.
+// The applied segments go to the removal queue, and the batch ends (Done,
+// finish) once they are removed: until then the key stays in flight, so no
+// pass reads a segment that is applied but still on disk, whoever indexed
+// it again (removal.go).
 func (w *Writer) apply(b shm.Batch) error {
-	defer w.finish(b.Hash)
-	settled, key, path, err := w.write(b)
+	settled, unlink, key, path, err := w.write(b)
 	var retryAt time.Time
 	switch {
 	case err != nil && kindOf(err) == KindStale:
@@ -30,7 +33,10 @@ func (w *Writer) apply(b shm.Batch) error {
 	case key != "":
 		w.succeed(b.Hash)
 	}
-	w.ix.Done(b.Hash, settled, retryAt)
+	w.rq.add(unlink, func() {
+		w.ix.Done(b.Hash, settled, retryAt)
+		w.finish(b.Hash)
+	})
 	return err
 }
 
@@ -44,7 +50,7 @@ type segmentStore interface {
 // write reads the batch's segments and applies their entries under the
 // file's lock. The key's open segment is sealed first, so every entry of
 // the segments read is in them.
-func (w *Writer) write(b shm.Batch) (settled []int64, key, path string, err error) {
+func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, path string, err error) {
 	w.sp.Seal(b.Hash)
 	var st segmentStore = w.sp
 	if d, err := w.sp.OpenDir(b.Hash); err == nil {
@@ -58,18 +64,18 @@ func (w *Writer) write(b shm.Batch) (settled []int64, key, path string, err erro
 	defer func() { buf.Reset(); w.segBufs.Put(buf) }()
 	p := &pass{w: w, st: st, buf: buf}
 	if err := p.read(&b); err != nil {
-		return p.settled, b.Key, "", err
+		return p.settled, p.unlink, b.Key, "", err
 	}
 	p.check(b.Key, w.o.Now())
 	if len(p.items) == 0 {
 		err := p.finish()
-		return p.settled, b.Key, "", err
+		return p.settled, p.unlink, b.Key, "", err
 	}
 	t := w.target(b.Hash, b.Key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	err = w.writeItems(t, p)
-	return p.settled, t.key, t.path, err
+	return p.settled, p.unlink, t.key, t.path, err
 }
 
 // pass is the work on one batch: the segments read, their good entries in
@@ -82,8 +88,9 @@ type pass struct {
 	segs    []spool.Segment
 	items   []item // the entries to apply, by poll time
 	bad     []badPart
-	settled []int64 // batch times done with (removed or quarantined)
-	stale   int     // entries quarantined as older than the file's last update
+	settled []int64     // batch times done with (removed or quarantined)
+	unlink  []spool.Ref // applied segments for the removal queue
+	stale   int         // entries quarantined as older than the file's last update
 }
 
 // item is one good entry of a segment.
@@ -216,7 +223,7 @@ func (p *pass) finish(pending ...int) error {
 		}
 		done = append(done, g.Ref)
 	}
-	p.settled = p.w.remove(p.t, done, p.settled)
+	p.remove(done)
 	return nil
 }
 
@@ -388,19 +395,21 @@ func markApplied(items []item, pending []int) {
 	}
 }
 
-// remove hands the segments done (their values are in t's file, or
-// nothing of them was applied when t is nil) to be removed once the file
-// is durable as Options.RRDFsync asks, and appends their times to settled.
-func (w *Writer) remove(t *target, done []spool.Ref, settled []int64) []int64 {
+// remove settles the segments done (their values are in the pass's file,
+// or nothing of them was applied when p.t is nil) and sets them to be
+// removed once the file is durable as Options.RRDFsync asks: by the
+// remover after a sync (batch), or by the removal queue (p.unlink).
+func (p *pass) remove(done []spool.Ref) {
+	w, t := p.w, p.t
 	for _, r := range done {
-		settled = append(settled, r.Time)
+		p.settled = append(p.settled, r.Time)
 	}
 	switch {
 	case len(done) == 0:
-		return settled
+		return
 	case t != nil && w.o.RRDFsync == SyncBatch:
 		w.rm.add(done)
-		return settled
+		return
 	case t != nil && w.o.RRDFsync == SyncAlways:
 		w.c.rrdSyncs.Add(1)
 		if err := syncFile(t.path); err != nil {
@@ -408,11 +417,10 @@ func (w *Writer) remove(t *target, done []spool.Ref, settled []int64) []int64 {
 			// skips them as applied and syncs again.
 			w.c.rrdSyncErrors.Add(1)
 			w.log.Error("applied spool segments kept", "key", t.key, "segments", len(done), "err", err)
-			return settled
+			return
 		}
 	}
-	w.rq.add(done)
-	return settled
+	p.unlink = append(p.unlink, done...)
 }
 
 // ensureFile loads the file's info once, or creates the file from the
