@@ -19,6 +19,7 @@ import (
 //	  subdir <name>                      # rows under <target>/<name>/ (default: <target>/)
 //	  index <column-oid>                 # the column walked to list the rows
 //	  instance <index|ifName|ifDescr|ifAlias|column-oid>[|...]
+//	  alias <column-oid>                 # each row's description, walked at discovery (the device page shows it)
 //	  filter <column-oid|instance> <==|!=|=~|!~> <value>
 //	  column <ds-name> <column-oid>[|<alternative>...] <TYPE> [min [max]]
 //
@@ -92,13 +93,13 @@ func (pp *profileParser) line(l configLine) error {
 		return pp.addScalar(l.n, d)
 	case "table":
 		return pp.table(l.n, args)
-	case "subdir", "index", "instance", "filter", "column":
+	case "subdir", "index", "instance", "alias", "filter", "column":
 		if pp.tab == nil {
 			return fmt.Errorf("%q outside a table (write \"table <name>\" first)", kw)
 		}
 		return pp.tableLine(l.n, kw, args)
 	}
-	return fmt.Errorf("unknown keyword %q: want profile, use, ds, table, subdir, index, instance, filter or column", printable(kw))
+	return fmt.Errorf("unknown keyword %q: want profile, use, ds, table, subdir, index, instance, alias, filter or column", printable(kw))
 }
 
 func (pp *profileParser) profile(n int, args []string) error {
@@ -219,15 +220,19 @@ func (pp *profileParser) tableLine(n int, kw string, args []string) error {
 			return fmt.Errorf("want \"subdir <name>\", a name of 1 to %d of [A-Za-z0-9_-]", maxTableNameLen)
 		}
 		t.Subdir = args[0]
-	case "index":
+	case "index", "alias":
 		if len(args) != 1 {
-			return fmt.Errorf("want \"index <column-oid>\"")
+			return fmt.Errorf("want \"%s <column-oid>\"", kw)
 		}
 		oid, err := pp.oid(args[0])
 		if err != nil {
-			return fmt.Errorf("index: %w", err)
+			return fmt.Errorf("%s: %w", kw, err)
 		}
-		t.Index = oid
+		if kw == "index" {
+			t.Index = oid
+		} else {
+			t.Alias = oid
+		}
 	case "instance":
 		if len(args) != 1 {
 			return fmt.Errorf("want \"instance <index|ifName|ifDescr|ifAlias|column-oid>[|...]\"")
