@@ -22,6 +22,7 @@ import (
 //	  alias <column-oid>                 # each row's description, walked at discovery (the device page shows it)
 //	  filter <column-oid|instance> <==|!=|=~|!~> <value>
 //	  column <ds-name> <column-oid>[|<alternative>...] <TYPE> [min [max]]
+//	graph <name>                         # a graph template: rrdwriter.ParseGraphTemplate's lines below it
 //
 // OIDs may be numeric or MIB names (IF-MIB::ifHCInOctets, ifHCInOctets,
 // sysUpTime.0) of the built-in objects of package mib.
@@ -42,8 +43,17 @@ func (pp *profileParser) parse(r io.Reader) (Profiles, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range lines {
-		if err := pp.line(l); err != nil {
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		var err error
+		if l.fields[0] == "graph" {
+			n := graphBlockLen(lines[i+1:])
+			err = pp.graph(l, lines[i+1:i+1+n])
+			i += n
+		} else {
+			err = pp.line(l)
+		}
+		if err != nil {
 			var ce *ConfigError
 			if errors.As(err, &ce) {
 				return nil, err
@@ -72,6 +82,7 @@ type profileParser struct {
 	seenOID map[string]int
 	tab     *Table         // the table being declared: until the next table, use or profile line
 	tabDS   map[string]int // its DS names: their lines
+	graphs  map[string]int // graph templates of cur: their lines (0: copied by a use line)
 }
 
 func (pp *profileParser) line(l configLine) error {
@@ -121,7 +132,7 @@ func (pp *profileParser) profile(n int, args []string) error {
 	}
 	pp.cur = &Profile{Name: name}
 	pp.ps[name], pp.where[name] = pp.cur, n
-	pp.seenDS, pp.seenOID = map[string]int{}, map[string]int{}
+	pp.seenDS, pp.seenOID, pp.graphs = map[string]int{}, map[string]int{}, map[string]int{}
 	pp.tab = nil
 	return nil
 }
@@ -146,6 +157,9 @@ func (pp *profileParser) use(n int, args []string) error {
 		if err := pp.addTable(t); err != nil {
 			return err
 		}
+	}
+	for _, g := range src.Graphs {
+		pp.addGraph(g, 0)
 	}
 	return nil
 }
@@ -326,5 +340,5 @@ func (pp *profileParser) finish() error {
 	if p := pp.cur; p != nil && len(p.DS) == 0 && len(p.Tables) == 0 {
 		return &ConfigError{pp.file, pp.where[p.Name], fmt.Sprintf("profile %s has no data sources", p.Name)}
 	}
-	return nil
+	return pp.checkGraphs()
 }

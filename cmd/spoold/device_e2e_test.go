@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"html"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/spoold/spoold/admin"
+	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/simulate"
 )
 
@@ -16,8 +21,9 @@ import (
 // against a simulated switch with vendor numbering, some interfaces down,
 // that renumbers its interfaces when it restarts: its device page lists
 // every interface once with its ifName and ifAlias, a down interface shows
-// down and an up one up, each row offers its traffic graph; after the
-// restart the page still lists each name once (none shown gone).
+// down and an up one up, each row offers its traffic graph, and the
+// profiles file's own template is offered and drawn; after the restart the
+// page still lists each name once (none shown gone).
 func TestDevicePageListsTheInterfaces(t *testing.T) {
 	requireRRDTool(t)
 	o := simulate.DefaultOptions()
@@ -25,9 +31,15 @@ func TestDevicePageListsTheInterfaces(t *testing.T) {
 	sim := serveSimulator(t, o)
 	fl := sim.Fleet()
 	fl.SetBehavior(0, simulate.Behavior{Renumber: true})
-	f := &e2eFleet{sim: sim, targets: writeTargets(t, sim, "if-mib")}
-	p := startDaemon(t, daemonArgs(t.TempDir(), f, "--write-delay", "1s", "--write-jitter", "0s")...)
-	p.waitFor(t, "2 poll cycles", func(st map[string]any) bool { return num(st, "last_cycle", "seq") >= 2 })
+	f := &e2eFleet{sim: sim, targets: writeTargets(t, sim, "sw")}
+	profiles := filepath.Join(t.TempDir(), "profiles.conf")
+	if err := os.WriteFile(profiles, []byte(deviceProfiles), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	p := startDaemon(t, daemonArgs(t.TempDir(), f, "--profiles", profiles, "--write-delay", "1s", "--write-jitter", "0s")...)
+	p.waitFor(t, "2 poll cycles and values written", func(st map[string]any) bool {
+		return num(st, "last_cycle", "seq") >= 2 && num(st, "writer", "values_written") > 0
+	})
 	name := fl.Name(0)
 
 	ifcs := fl.Interfaces(0, time.Now())
@@ -44,6 +56,15 @@ func TestDevicePageListsTheInterfaces(t *testing.T) {
 		t.Fatalf("the simulator has %d of %d interfaces down and %d with an alias, want some of each", down, len(ifcs), aliased)
 	}
 	checkDevicePage(t, p.admin, name, ifcs)
+	// The profiles file's template: offered beside the built-ins, drawn
+	// by librrd from a row's file.
+	if page := string(get(t, p.admin+admin.DeviceURL(name))); !strings.Contains(page, `class="tmpl" href="/device/`+name+`?template=octets"`) {
+		t.Errorf("the device page does not offer the profile's octets template")
+	}
+	key := name + "/" + poller.InstanceSegment(ifcs[0].Name)
+	if img := get(t, p.admin+admin.GraphKeyURL(key, "octets", nil)); !bytes.HasPrefix(img, []byte("\x89PNG")) {
+		t.Errorf("the octets graph of %s is not a PNG", key)
+	}
 
 	restart := time.Now()
 	fl.Restart(0, restart)
@@ -63,6 +84,17 @@ func TestDevicePageListsTheInterfaces(t *testing.T) {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}
 }
+
+// deviceProfiles is if-mib with a graph template of its own.
+const deviceProfiles = `profile sw
+  use if-mib
+  graph octets
+    title {target} {instance} ({alias}) octets
+    def   in  in
+    def   out out
+    line  in  00C000 in
+    line  out 0000FF out
+`
 
 var deviceRow = regexp.MustCompile(`<figcaption><span class="chip state ([^"]*)">[^<]*</span> ([^<]*?)(?: <span class="muted">([^<]*)</span>)?</figcaption>\s*(<img class="lazy" data-src="[^"]*template=traffic)?`)
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spoold/spoold/admin"
@@ -38,11 +39,7 @@ func (d *daemon) graphKey(key string) (*poller.Target, []string, poller.RowStatu
 	if !ok {
 		return nil, nil, poller.RowStatus{}, fmt.Errorf("graph %q: %w", key, admin.ErrUnknownTarget)
 	}
-	names := make([]string, len(ds))
-	for i, x := range ds {
-		names[i] = x.Name
-	}
-	return t, names, row, nil
+	return t, poller.DSNames(ds), row, nil
 }
 
 // row returns the row of target whose key is key, as the poller lists it.
@@ -56,21 +53,29 @@ func (d *daemon) row(target, key string) (poller.RowStatus, bool) {
 	return poller.RowStatus{}, false
 }
 
-// keyGraphs returns the built-in graph templates that draw key's file, a
-// key of t: those whose data sources its profile gives it (the host
-// profile's cpu, load, memory; an if-mib row's traffic, packets, errors).
+// keyGraphs returns the graph templates that draw key's file, a key of t:
+// those whose data sources its profile gives it (the host profile's cpu,
+// load, memory; an if-mib row's traffic, packets, errors), the built-in
+// ones first, in their order (a profile's template of a built-in's name in
+// its place), then the profile's others in the profiles file's order.
 func keyGraphs(t *poller.Target, key string) []*rrdwriter.GraphTemplate {
 	ds, ok := t.KeyDS(key)
 	if !ok {
 		return nil
 	}
-	names := make([]string, len(ds))
-	for i, x := range ds {
-		names[i] = x.Name
-	}
+	names := poller.DSNames(ds)
+	own := t.Profile.Graphs
 	var out []*rrdwriter.GraphTemplate
 	for _, g := range rrdwriter.BuiltinGraphTemplates() {
+		if k := slices.IndexFunc(own, func(o *rrdwriter.GraphTemplate) bool { return o.Name == g.Name }); k >= 0 {
+			g = own[k]
+		}
 		if g.Fits(names) {
+			out = append(out, g)
+		}
+	}
+	for _, g := range own {
+		if !slices.ContainsFunc(out, func(o *rrdwriter.GraphTemplate) bool { return o.Name == g.Name }) && g.Fits(names) {
 			out = append(out, g)
 		}
 	}
