@@ -17,7 +17,7 @@
 # Goals on 2 cores: discovery_s <= 30, cycle_s <= 5, write_s <= 30.
 # Usage: bench/poller.sh [DEVICES] [CONCURRENCY] [SPOOL_PARENT]
 #   (defaults 10000 1000 /tmp; use /dev/shm to leave the disk out)
-#   TABLE_DEVICES, TABLE_WRITE, TABLE_MODE (auto|get|bulk) in the environment;
+#   TABLE_DEVICES, TABLE_WRITE, TABLE_MODE (auto|get|bulk), TABLE_WRITERS (4) in the environment;
 #   CASES="a b tables" (the default) picks the cases.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,7 +63,7 @@ run_tables() {
 	sleep 0.2
 	echo "# (tables) devices=$devices interfaces=48 numbering=vendor profile=if-mib mode=$mode write=$write concurrency=$CONC spool=$SPOOL rrd=$WORK/rrd"
 	"$WORK/tablebench" --targets "$WORK/targets" --spool-dir "$SPOOL/tables" --rrd-dir "$WORK/rrd" \
-		--poll-concurrency "$CONC" --write-devices "$write" --poll-table-mode "$mode"
+		--poll-concurrency "$CONC" --write-devices "$write" --poll-table-mode "$mode" --writers "${TABLE_WRITERS:-4}"
 	kill "$SIM_PID"; wait "$SIM_PID" 2>/dev/null || true; SIM_PID=""
 	port=$((port + 1))
 }

@@ -4,8 +4,9 @@
 # updates to each of FILES (10,000) RRD files of DS (40) data sources on
 # rrdcached (-j journal) and to spoold (--fsync FSYNC, default none), in the
 # same run; then KILLS (20) times per server another round, SIGKILL right
-# after the last acknowledgement, a restart, and a count of acknowledged
-# updates missing from the RRD files. Written is the rate from the first
+# after the last acknowledgement, a restart, a SIGTERM (the shutdown writes
+# what the server kept), and a count of acknowledged updates missing from
+# the RRD files. Written is the rate from the first
 # UPDATE until a FLUSH of every file returned. Prints each server's line and
 #   rrdcached_proto: spoold_acked_per_s=<n> rrdcached_acked_per_s=<n> spoold_written_per_s=<n> rrdcached_written_per_s=<n> spoold_lost=<n> rrdcached_lost=<n>
 # Usage: bench/rrdcached.sh [FILES] [KILLS]   (FSYNC=batch bench/rrdcached.sh for --fsync batch)
@@ -21,15 +22,15 @@ export CGO_ENABLED=1
 command -v rrdcached >/dev/null || scripts/install-deps.sh
 WORK=$(mktemp -d /tmp/spoold-bench-rrdcached.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-go build -o "$WORK/rrdcachedbench" ./bench/rrdcachedbench
-go build -o "$WORK/spoold.bin" ./cmd/spoold  # not $WORK/spoold: the bench makes that directory
+go build -o "$WORK/bin/rrdcachedbench" ./bench/rrdcachedbench
+go build -o "$WORK/bin/spoold" ./cmd/spoold
 SPOOLD=""
-if "$WORK/spoold.bin" --help 2>&1 | grep -q -- '--listen '; then
+if "$WORK/bin/spoold" --help 2>&1 | grep -q -- '--listen '; then
 	: >"$WORK/targets.conf"
-	SPOOLD="$WORK/spoold.bin --listen unix:{SOCK} --rrd-dir {DIR} --spool-dir {WORK}/spool --targets $WORK/targets.conf --admin-listen= --fsync $FSYNC --log-level warn"
+	SPOOLD="$WORK/bin/spoold --listen unix:{SOCK} --rrd-dir {DIR} --spool-dir {WORK}/spool --targets $WORK/targets.conf --admin-listen= --fsync $FSYNC --shutdown-timeout 30m --log-level warn"
 else
 	echo "bench/rrdcached.sh: this spoold has no --listen (its rrdcached server is not wired yet): rrdcached only" >&2
 fi
 echo "# bench/rrdcached.sh $FILES $KILLS (DS=$DS UPDATES=$UPDATES FSYNC=$FSYNC) on $(uname -r), $(nproc) cores, $(date -u +%Y-%m-%d)"
-"$WORK/rrdcachedbench" -dir "$WORK" -files "$FILES" -ds "$DS" -updates "$UPDATES" -kills "$KILLS" -spoold "$SPOOLD"
+"$WORK/bin/rrdcachedbench" -dir "$WORK" -files "$FILES" -ds "$DS" -updates "$UPDATES" -kills "$KILLS" -spoold "$SPOOLD"
 [ -n "$SPOOLD" ]

@@ -81,9 +81,10 @@ func NewDiscoveryCollector(stats func() DiscoveryStats) prometheus.Collector {
 }
 
 // Discover discovers now, with at most DiscoveryConcurrency at once, the
-// tables of every device that has tables and needs a discovery (never
-// discovered, due by RediscoverInterval, after SetTargets, or flagged by a
-// poll), or of every device with tables if all is set. It returns the
+// tables of every device that has tables and needs a rediscovery (due by
+// RediscoverInterval, after SetTargets, or flagged by a poll; a device
+// never discovered is discovered by its first poll), or of every device
+// with tables if all is set. It returns the
 // devices discovered and those that failed. It may run beside a Cycle.
 func (p *Poller) Discover(ctx context.Context, all bool) (ok, failed int) {
 	p.mu.RLock()
@@ -110,13 +111,15 @@ func (p *Poller) Discover(ctx context.Context, all bool) (ok, failed int) {
 	return int(nok.Load()), int(nfail.Load())
 }
 
-// discoveryDue reports whether d needs a discovery now. A device in
-// backoff waits for its polls to succeed again.
+// discoveryDue reports whether d needs a rediscovery now. A device never
+// discovered is discovered by its next poll (inline: so a background one
+// does not race the first cycle); a device in backoff waits for its polls
+// to succeed again.
 func (p *Poller) discoveryDue(d *device, now time.Time) bool {
-	if d.failures() >= p.opts.BackoffAfter && d.plan.Load().disc != nil {
+	if d.plan.Load().disc == nil || d.failures() >= p.opts.BackoffAfter {
 		return false
 	}
-	if d.rediscover.Load() || d.plan.Load().disc == nil {
+	if d.rediscover.Load() {
 		return true
 	}
 	iv := p.opts.RediscoverInterval

@@ -30,10 +30,14 @@ import (
 //   - rows of one table whose names collide in one discovery all get the
 //     segment of their name plus "_I" + their index ("Null0_I12").
 //
+// An index longer than maxIndexInSegment bytes (tables indexed by long
+// strings) is cut there in these forms and ends in "_H" and its xxhash64.
+//
 // So no two rows of a target share a key, no row key equals a target's
 // key (target names have no '/'), and none starts with '/' (those keys
-// belong to rrdcached-protocol clients). Target names are checked to
-// leave room: a row key is at most 255+1+MaxInstanceSegment+20 bytes.
+// belong to rrdcached-protocol clients). A row key is at most 255 (target)
+// + 1 + 65 (subdir) + 138 (segment) + 2 + 82 (index) bytes, well under
+// spool.MaxKeyLen.
 
 // MaxInstanceSegment is the longest InstanceSegment before the hash form:
 // with a suffix "_I<index>" and ".rrd" it stays under rrdwriter.RRDPath's
@@ -67,13 +71,25 @@ func InstanceSegment(name string) string {
 
 // EmptyInstanceSegment is the segment of a row whose instance name is
 // empty: "_I" and its index.
-func EmptyInstanceSegment(index string) string { return "_I" + index }
+func EmptyInstanceSegment(index string) string { return "_I" + indexInSegment(index) }
 
 // CollidingInstanceSegment is the segment of a row whose instance name
 // another row of its table has too: the name's segment, "_I" and the
 // row's index.
 func CollidingInstanceSegment(name, index string) string {
-	return InstanceSegment(name) + "_I" + index
+	return InstanceSegment(name) + "_I" + indexInSegment(index)
+}
+
+// maxIndexInSegment bounds the index written into a segment.
+const maxIndexInSegment = 64
+
+// indexInSegment is an index as the "_I" forms write it: itself (arcs and
+// dots only), or cut and hashed when it is long.
+func indexInSegment(index string) string {
+	if len(index) <= maxIndexInSegment {
+		return index
+	}
+	return fmt.Sprintf("%s_H%016x", index[:maxIndexInSegment], xxhash.Sum64String(index))
 }
 
 func segmentByte(c byte) bool {

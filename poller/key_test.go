@@ -43,6 +43,10 @@ func TestInstanceSegment(t *testing.T) {
 	if _, ok := InstanceName(seg); ok {
 		t.Fatalf("the hash form %q decodes", seg)
 	}
+	longIndex := strings.Repeat("4294967295.", 127) + "1"
+	if a, b := EmptyInstanceSegment(longIndex), EmptyInstanceSegment(longIndex+"0"); len(a) > 2+maxIndexInSegment+18 || a == b {
+		t.Errorf("long indexes: %q and %q", a, b)
+	}
 	for _, s := range []string{EmptyInstanceSegment("3"), CollidingInstanceSegment("Null0", "12")} {
 		if _, ok := InstanceName(s); ok {
 			t.Errorf("%q decodes as a name: it could be some row's", s)

@@ -268,8 +268,12 @@ func TestRediscoveryIsDue(t *testing.T) {
 	po.RediscoverInterval = time.Hour
 	r := newRig(t, vendorSim(1), po, "if-mib", 0)
 	ctx := context.Background()
-	if ok, _ := r.p.Discover(ctx, false); ok != 1 {
-		t.Fatalf("first discovery: %d", ok)
+	if ok, _ := r.p.Discover(ctx, false); ok != 0 {
+		t.Fatalf("a device never discovered is its first poll's: %d discovered", ok)
+	}
+	r.clock.Advance(5 * time.Minute)
+	if st := r.p.Cycle(ctx); st.Rows == 0 {
+		t.Fatalf("the first cycle discovered nothing: %+v", st)
 	}
 	if ok, _ := r.p.Discover(ctx, false); ok != 0 {
 		t.Fatalf("discovered again at once: %d", ok)
@@ -309,14 +313,17 @@ func TestRunRediscoversLostRows(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	}()
-	// The first discovery may be Run's, beside the first cycle: wait for
-	// it to complete before the rows go missing.
-	for s, _ := p.Status(sim.Fleet().Name(0)); s.Discoveries == 0; s, _ = p.Status(sim.Fleet().Name(0)) {
-		<-cycles
-	}
 	all := len(sim.Fleet().Interfaces(0, time.Now()))
-	sim.Fleet().SetBehavior(0, simulate.Behavior{Missing: true})
 	deadline := time.After(20 * time.Second)
+	for s, _ := p.Status(sim.Fleet().Name(0)); s.Rows != all; s, _ = p.Status(sim.Fleet().Name(0)) {
+		select { // the first discovery: inline in the first cycle, or Run's beside it
+		case <-cycles:
+		case <-deadline:
+			t.Fatalf("no discovery of the %d interfaces: %+v", all, s)
+		}
+	}
+	first, _ := p.Status(sim.Fleet().Name(0))
+	sim.Fleet().SetBehavior(0, simulate.Behavior{Missing: true})
 	for {
 		select {
 		case <-cycles:
@@ -324,7 +331,7 @@ func TestRunRediscoversLostRows(t *testing.T) {
 			s, _ := p.Status(sim.Fleet().Name(0))
 			t.Fatalf("no background rediscovery: %+v", s)
 		}
-		if s, _ := p.Status(sim.Fleet().Name(0)); s.Discoveries >= 2 && len(s.GoneRows) > 0 {
+		if s, _ := p.Status(sim.Fleet().Name(0)); s.Discoveries > first.Discoveries && len(s.GoneRows) > 0 {
 			if s.Rows+len(s.GoneRows) != all {
 				t.Errorf("%d rows and %d gone, the device had %d", s.Rows, len(s.GoneRows), all)
 			}

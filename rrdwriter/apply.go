@@ -210,7 +210,7 @@ func (p *pass) finish(pending ...int) error {
 		}
 		done = append(done, g.Ref)
 	}
-	p.settled = p.w.remove(p.st, p.t, done, p.settled)
+	p.settled = p.w.remove(p.t, done, p.settled)
 	return nil
 }
 
@@ -382,10 +382,10 @@ func markApplied(items []item, pending []int) {
 	}
 }
 
-// remove removes the segments done (their values are in t's file, or
-// nothing of them was applied when t is nil), once the file is durable as
-// Options.RRDFsync asks, and appends their times to settled.
-func (w *Writer) remove(st segmentStore, t *target, done []spool.Ref, settled []int64) []int64 {
+// remove hands the segments done (their values are in t's file, or
+// nothing of them was applied when t is nil) to be removed once the file
+// is durable as Options.RRDFsync asks, and appends their times to settled.
+func (w *Writer) remove(t *target, done []spool.Ref, settled []int64) []int64 {
 	for _, r := range done {
 		settled = append(settled, r.Time)
 	}
@@ -405,9 +405,7 @@ func (w *Writer) remove(st segmentStore, t *target, done []spool.Ref, settled []
 			return settled
 		}
 	}
-	for _, r := range done {
-		w.removeSegment(st, r)
-	}
+	w.rq.add(done)
 	return settled
 }
 

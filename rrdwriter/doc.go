@@ -81,7 +81,11 @@
 // by Run (which returns only after they finished) and by FlushAll (which
 // waits for them); Backend.FlushAll starts one that runs FlushAll (which
 // WaitFlushes waits for). FlushKey, Graph and the Backend's other commands
-// work on the caller's goroutine. A
+// work on the caller's goroutine. The applied segments are removed by one
+// goroutine of the removal queue (removal.go), started when segments are
+// queued and ended when it is empty; Run, FlushAll, FlushKey wait for the
+// removals of what they applied before they return (under --rrd-fsync
+// batch, the remover that Run starts syncs, then removes: durable.go). A
 // per-file lock inside the process makes sure updates and graph reads of one
 // file never overlap: librrd's fcntl lock does not protect goroutines of one
 // process from each other.

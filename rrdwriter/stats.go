@@ -57,7 +57,7 @@ type Stats struct {
 	Graphs                uint64 `json:"graphs"`                   // graphs rendered
 	RRDSyncs              uint64 `json:"rrd_syncs"`                // syncs of RRD files or their file system (RRDFsync)
 	RRDSyncErrors         uint64 `json:"rrd_sync_errors"`          // failed ones: the entries were kept
-	RemovalsPending       int    `json:"removals_pending"`         // applied entries waiting for a sync to be removed (RRDFsync batch)
+	RemovalsPending       int    `json:"removals_pending"`         // applied segments queued for removal (or for a sync first, RRDFsync batch)
 	Prefetches            uint64 `json:"-"`                        // files whose update pages were asked for ahead (Prefetch)
 	// Forward is the forward peer's state; nil unless Options.Forward.
 	Forward *ForwardStats `json:"forward,omitempty"`
@@ -76,7 +76,7 @@ func (w *Writer) Stats() Stats {
 		SkippedAlreadyApplied: c.skipped.Load(), Vanished: c.vanished.Load(), Quarantined: c.quarantined.Load(),
 		RemoveErrors: c.removeErrors.Load(), Creates: c.creates.Load(), Backoffs: c.backoffs.Load(),
 		FlushesPriority: c.flushesPriority.Load(), Graphs: c.graphs.Load(),
-		RRDSyncs: c.rrdSyncs.Load(), RRDSyncErrors: c.rrdSyncErrors.Load(), RemovalsPending: w.rm.pending(),
+		RRDSyncs: c.rrdSyncs.Load(), RRDSyncErrors: c.rrdSyncErrors.Load(), RemovalsPending: w.rm.pending() + w.rq.pending(),
 		Prefetches: c.prefetches.Load(), QuarantinedFuture: c.future.Load(), QuarantinedStale: c.stale.Load(),
 		KeysAwaitingRemoval: w.stuck.keys(),
 	}

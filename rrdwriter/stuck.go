@@ -48,30 +48,37 @@ func (s *stuck) holds(hash uint64) bool {
 // keys returns how many keys are held.
 func (s *stuck) keys() int { return int(s.n.Load()) }
 
-// retry tries every stuck removal again with remove and keeps the ones
-// that fail; it returns how many keys are still held.
+// retry tries the stuck removals of each key again with remove, in the
+// order they were recorded, and stops at a key's first failure: the ones
+// after it stay, so the segments left still end with the newest applied.
+// It returns how many keys are still held.
 func (s *stuck) retry(remove func(spool.Ref) error) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for hash, refs := range s.segs {
-		left := refs[:0]
-		for _, r := range refs {
-			if remove(r) != nil {
-				left = append(left, r)
-			}
+		i := 0
+		for i < len(refs) && remove(refs[i]) == nil {
+			i++
 		}
-		if len(left) == 0 {
+		if i == len(refs) {
 			delete(s.segs, hash)
 		} else {
-			s.segs[hash] = left
+			s.segs[hash] = refs[i:]
 		}
 	}
 	s.n.Store(int64(len(s.segs)))
 	return len(s.segs)
 }
 
-// removeSegment removes an applied segment, or records it as stuck.
+// removeSegment removes an applied segment, or records it as stuck. A
+// segment of a key already stuck is recorded behind the others, untried:
+// removed before them, it would leave on disk segments that end before the
+// file's last update.
 func (w *Writer) removeSegment(st segmentStore, r spool.Ref) {
+	if w.stuck.holds(r.Hash) {
+		w.stuck.add(r)
+		return
+	}
 	if err := st.Remove(r); err != nil {
 		w.c.removeErrors.Add(1)
 		w.stuck.add(r)

@@ -37,9 +37,10 @@ type Writer struct {
 
 	running atomic.Bool
 	c       counters
-	rm      *remover // RRDFsync batch
-	stuck   stuck    // applied segments that could not be removed
-	held    holds    // keys not to write (SUSPEND): hold.go
+	rm      *remover  // RRDFsync batch
+	rq      *removals // RRDFsync none and always: removal.go
+	stuck   stuck     // applied segments that could not be removed
+	held    holds     // keys not to write (SUSPEND): hold.go
 	// flushes counts the FlushAll calls going on (a SIGUSR1, a POST /flush,
 	// the shutdown's), so that WaitFlushes can wait for them all before the
 	// spool is closed under them.
@@ -65,6 +66,7 @@ func New(sp *spool.Spool, ix *shm.Index, o Options) (*Writer, error) {
 		lim:      newLimiter(o.WriteRate),
 	}
 	w.rm = newRemover(w)
+	w.rq = newRemovals(w)
 	w.fwd, _ = o.RRD.(*forwarder)
 	return w, nil
 }
@@ -88,6 +90,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		return errors.New("run rrd writer: already running")
 	}
 	defer w.running.Store(false)
+	defer w.rq.wait() // after the writers
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if w.o.RRDFsync == SyncBatch {
@@ -143,6 +146,7 @@ func (w *Writer) runOnce(now time.Time) int {
 	for _, b := range batches {
 		_ = w.apply(b)
 	}
+	w.rq.wait()
 	return len(batches)
 }
 
@@ -220,7 +224,9 @@ func (w *Writer) FlushKey(ctx context.Context, key string) error {
 		if b.Key == "" {
 			b.Key = key
 		}
-		return w.apply(b)
+		err := w.apply(b)
+		w.rq.wait()
+		return err
 	}
 }
 
@@ -249,6 +255,7 @@ func (w *Writer) FlushAll(ctx context.Context) error {
 			return err
 		}
 	}
+	w.rq.wait()
 	if err := w.rm.flush(); err != nil {
 		return fmt.Errorf("flush all: %w", err)
 	}

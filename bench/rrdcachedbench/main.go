@@ -42,7 +42,7 @@ var (
 	dsCount      = flag.Int("ds", 40, "data sources per file")
 	updates      = flag.Int("updates", 12, "UPDATEs per file in one BATCH")
 	kills        = flag.Int("kills", 1, "SIGKILL trials per server")
-	rrdcachedCmd = flag.String("rrdcached", "rrdcached -g -l unix:{SOCK} -b {DIR} -B -R -j {WORK}/journal -p {WORK}/pid -w 3600 -f 7200",
+	rrdcachedCmd = flag.String("rrdcached", "rrdcached -g -l unix:{SOCK} -b {DIR} -B -R -F -j {WORK}/journal -p {WORK}/pid -w 3600 -f 7200",
 		"rrdcached's command line (empty: skip)")
 	spooldCmd = flag.String("spoold", "", "spoold's command line, e.g. \"spoold --listen unix:{SOCK} --rrd-dir {DIR} --spool-dir {WORK}/spool ...\" (empty: skip)")
 )
@@ -132,14 +132,20 @@ func runServer(name, cmdline string) (result, error) {
 		}
 		s.kill() // right after the last acknowledgement
 		c.Close()
+		// The restart replays what the server kept (rrdcached its journal,
+		// spoold its spool); its shutdown writes it all (-F, the shutdown
+		// flush); then the files show what survived.
 		if err := s.start(); err != nil {
 			return result{}, err
 		}
-		if err := flushAll(ctx, c); err != nil {
+		if err := s.stop(); err != nil {
 			return result{}, err
 		}
 		lost, err := s.missing(k)
 		if err != nil {
+			return result{}, err
+		}
+		if err := s.start(); err != nil {
 			return result{}, err
 		}
 		res.lost += lost
@@ -265,6 +271,24 @@ func (s *server) start() error {
 			s.kill()
 			return errors.New("the server does not accept connections on " + s.sock)
 		}
+	}
+}
+
+// stop sends SIGTERM and waits for the exit (at most 30 minutes: the
+// shutdown writes every file).
+func (s *server) stop() error {
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	defer func() { s.cmd = nil }()
+	select {
+	case err := <-s.done:
+		if err != nil {
+			return fmt.Errorf("%v after SIGTERM: %w; see %s", s.argv, err, filepath.Join(s.work, "log"))
+		}
+		return nil
+	case <-time.After(30 * time.Minute):
+		s.cmd.Process.Kill()
+		<-s.done
+		return errors.New("the server did not exit within 30 minutes of SIGTERM")
 	}
 }
 

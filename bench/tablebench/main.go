@@ -38,6 +38,9 @@ func main() { os.Exit(run(os.Args[1:])) }
 // profile is where to write a CPU profile of the steady cycle ("": none).
 var profile string
 
+// writers is the writer's Options.Writers.
+var writers = rrdwriter.DefaultOptions().Writers
+
 func cpuSeconds() float64 {
 	var ru unix.Rusage
 	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
@@ -57,6 +60,7 @@ func run(args []string) int {
 	fl.IntVar(&po.DiscoveryConcurrency, "discovery-concurrency", po.DiscoveryConcurrency, "discoveries in flight")
 	fl.Var(&modeValue{&po.TableMode}, "poll-table-mode", "auto, get or bulk")
 	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the steady cycle here")
+	fl.IntVar(&writers, "writers", writers, "RRD files written in parallel (rrdwriter.Options.Writers)")
 	_ = fl.Parse(args)
 	profile = *cpuProfile
 	if err := bench(po, targets, spoolDir, rrdDir, writeDevices); err != nil {
@@ -158,7 +162,7 @@ func writeFiles(po poller.Options, ts []*poller.Target, spoolDir, rrdDir string)
 		byName[t.Name] = t
 	}
 	wo := rrdwriter.DefaultOptions()
-	wo.Dir, wo.WriteDelay, wo.WriteJitter = rrdDir, 0, 0
+	wo.Dir, wo.WriteDelay, wo.WriteJitter, wo.Writers = rrdDir, 0, 0, writers
 	wo.Profile = func(key string) (rrdwriter.Profile, bool) {
 		name, _ := poller.SplitKey(key)
 		if t := byName[name]; t != nil {

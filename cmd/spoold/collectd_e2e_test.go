@@ -285,7 +285,7 @@ func (v collectdValues) check(t *testing.T, dataDir string) {
 // counts exactly 2n updates (nothing lost, nothing twice), collectd logs no
 // error, and after flush (rrdtool flushcached --daemon, the tools' own
 // client) the files hold every value once.
-func runCollectd(t *testing.T, peer collectdPeer, flush func(files ...string)) {
+func runCollectd(t *testing.T, peer collectdPeer, flush func(v collectdValues, files ...string)) {
 	requireRRDTool(t)
 	c := startCollectd(t, peer)
 	v := collectdValues{t0: time.Now().Unix() - 300, n: 60}
@@ -314,7 +314,7 @@ func runCollectd(t *testing.T, peer collectdPeer, flush func(files ...string)) {
 			t.Fatalf("collectd's RRD file: %v", err)
 		}
 	}
-	flush(gauge, octets)
+	flush(v, gauge, octets)
 	v.check(t, peer.dataDir)
 	c.stop(t)
 	if bad := c.errors(); len(bad) > 0 {
@@ -323,8 +323,8 @@ func runCollectd(t *testing.T, peer collectdPeer, flush func(files ...string)) {
 }
 
 // flushcached flushes files with `rrdtool flushcached --daemon addr`.
-func flushcached(t *testing.T, addr string) func(files ...string) {
-	return func(files ...string) {
+func flushcached(t *testing.T, addr string) func(v collectdValues, files ...string) {
+	return func(_ collectdValues, files ...string) {
 		t.Helper()
 		rrdtoolOut(t, append([]string{"flushcached", "--daemon", addr}, files...)...)
 	}
@@ -369,8 +369,8 @@ func statsValue(sock, name string) (float64, error) {
 // plugin sends absolute paths, librrd's client resolves them). spoold
 // counts exactly the updates collectd was given
 // (spoold_rrdcached_update_commands_total and _updates_spooled_total: one
-// value per UPDATE), refuses none, and writes nothing before the flush
-// (--write-delay 1h); the values reach the files at a FLUSH (rrdtool
+// value per UPDATE), lists them all with PENDING, and writes nothing before
+// the flush (--write-delay 1h); the values reach the files at a FLUSH (rrdtool
 // flushcached --daemon, the writer's entries counted) and at spoold's stop
 // (SIGTERM writes what is pending).
 func TestCollectdThroughSpoold(t *testing.T) {
@@ -387,10 +387,11 @@ func TestCollectdThroughSpoold(t *testing.T) {
 			}
 			peer := collectdPeer{addr: "unix:" + r.sock, dataDir: r.rrd("collectd"),
 				updates: func() (float64, error) { return metric("spoold_rrdcached_updates_spooled_total"), nil }}
-			flush := func(files ...string) {
+			flush := func(v collectdValues, files ...string) {
 				if n := fileValues(t, files); n != 0 {
 					t.Errorf("%d values in the files before the flush, with --write-delay 1h", n)
 				}
+				checkPending(t, r.sock, files[0], v)
 				commands, spooled := metric("spoold_rrdcached_update_commands_total"), metric("spoold_rrdcached_updates_spooled_total")
 				if commands != spooled {
 					t.Errorf("spoold counts %v UPDATE commands and %v updates spooled; collectd sends one value per UPDATE", commands, spooled)
@@ -402,7 +403,7 @@ func TestCollectdThroughSpoold(t *testing.T) {
 					return
 				}
 				before := metric("spoold_writer_entries_written_total")
-				flushcached(t, peer.addr)(files...)
+				flushcached(t, peer.addr)(v, files...)
 				// The counter follows the write, not the FLUSH's reply.
 				deadline := time.Now().Add(30 * time.Second)
 				for metric("spoold_writer_entries_written_total")-before < spooled {
@@ -417,6 +418,29 @@ func TestCollectdThroughSpoold(t *testing.T) {
 			}
 			runCollectd(t, peer, flush)
 		})
+	}
+}
+
+// checkPending: PENDING of the gauge file (its absolute name, as collectd
+// sends it) lists every value collectd sent, in order, each once (collectd
+// writes "%f"; PENDING shows the shortest form of the same number).
+func checkPending(t *testing.T, sock, gauge string, v collectdValues) {
+	t.Helper()
+	c, err := dialProto(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	rep, err := c.do("PENDING " + gauge)
+	if err != nil || !rep.OK() {
+		t.Fatalf("PENDING %s: %v %v", gauge, rep, err)
+	}
+	var want []string
+	for i := range v.n {
+		want = append(want, fmt.Sprintf("%d:%s", v.t0+int64(i), strconv.FormatFloat(v.gauge(i), 'f', -1, 64)))
+	}
+	if strings.Join(rep.Lines, " ") != strings.Join(want, " ") {
+		t.Errorf("PENDING %s lists %q, collectd sent %q", gauge, rep.Lines, want)
 	}
 }
 

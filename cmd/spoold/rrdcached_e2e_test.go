@@ -323,9 +323,10 @@ func TestRRDCachedKillTrials(t *testing.T) {
 		}
 		killAt := time.Now().Add(50*time.Millisecond + time.Duration(rng.Int64N(int64(400*time.Millisecond))))
 		killed := make(chan struct{})
-		go func() {
+		go func() { // not p.stop: it may end the test, which only the test's goroutine may
 			time.Sleep(time.Until(killAt))
-			p.stop(t, syscall.SIGKILL)
+			p.cmd.Process.Signal(syscall.SIGKILL)
+			<-p.exited
 			close(killed)
 		}()
 		c, err := dialProto(r.sock)

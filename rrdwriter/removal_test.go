@@ -1,0 +1,92 @@
+package rrdwriter
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/spoold/spoold/spool"
+)
+
+// TestRemovalQueueKeepsOrderAndBound: segments handed over in several
+// batches are removed in the order handed over (the order a crash between
+// removals relies on), a writer that finds the queue full waits until
+// removals free room, and wait returns only once all handed over before it
+// are removed.
+func TestRemovalQueueKeepsOrderAndBound(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		removed []int64
+		release = make(chan struct{})
+		first   = make(chan struct{})
+	)
+	q := newRemovals(nil)
+	q.max = 3
+	q.remove = func(r spool.Ref) {
+		if r.Time == 1 {
+			close(first)
+			<-release // the first removal is slow: the queue fills behind it
+		}
+		mu.Lock()
+		removed = append(removed, r.Time)
+		mu.Unlock()
+	}
+	refs := func(ts ...int64) []spool.Ref {
+		var rs []spool.Ref
+		for _, t := range ts {
+			rs = append(rs, spool.Ref{Hash: 7, Time: t})
+		}
+		return rs
+	}
+	q.add(refs(1, 2))
+	<-first // the goroutine took 1 and 2 and is removing them
+	q.add(refs(3))
+	if n := q.pending(); n != 3 {
+		t.Fatalf("pending %d, want 3", n)
+	}
+	added := make(chan struct{})
+	go func() { q.add(refs(4, 5)); close(added) }() // 3 + 2 > max: waits
+	close(release)
+	<-added // returns once 1 and 2 are gone
+	q.wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []int64{1, 2, 3, 4, 5}; !slices.Equal(removed, want) {
+		t.Fatalf("removed %v, want %v", removed, want)
+	}
+	if n := q.pending(); n != 0 {
+		t.Fatalf("pending %d after wait", n)
+	}
+}
+
+// TestStuckKeyRemovalsWaitBehindIt: once a removal of a key failed, the
+// key's later applied segments are recorded behind it untried, and the
+// retry removes them in that order and stops at the first failure, so what
+// is left on disk always ends with the file's last update.
+func TestStuckKeyRemovalsWaitBehindIt(t *testing.T) {
+	e := newEnv(t, newFake(), nil)
+	a := e.putCG("r", t0, 1, 1)
+	b := e.putCG("r", t0+300, 2, 2)
+	c := e.putCG("r", t0+600, 3, 3)
+	e.w.stuck.add(a) // as if a's removal had failed (a read-only spool)
+	e.w.rq.add([]spool.Ref{b, c})
+	e.w.rq.wait()
+	if !e.exists(b) || !e.exists(c) {
+		t.Fatal("a later segment of a stuck key was removed before the stuck one")
+	}
+	var tried []int64
+	left := e.w.stuck.retry(func(r spool.Ref) error {
+		tried = append(tried, r.Time)
+		if r == b {
+			return errors.New("read-only file system")
+		}
+		return e.sp.Remove(r)
+	})
+	if left != 1 || !slices.Equal(tried, []int64{a.Time, b.Time}) || !e.exists(c) {
+		t.Fatalf("retry tried %v, %d keys left, c on disk %v; want a then b, the key held, c kept", tried, left, e.exists(c))
+	}
+	if e.w.retryStuck() != 0 || e.exists(b) || e.exists(c) {
+		t.Fatal("the retry with a working spool left segments")
+	}
+}
