@@ -10,6 +10,10 @@
 # CPU per file is the figure to compare on a shared machine: values/s moves
 # with the other load. The sets are made before the first run and must fit
 # in the page cache together for COLD=0 (4 × 1,500 files of 1.8 MB: 11 GB).
+# ENV_A and ENV_B are environment assignments for A's and B's spoold runs
+# (ENV_A="GOGC=100" ENV_B="GOGC=400" bench/writer-ab.sh HEAD HEAD: the
+# collector's settings against each other); each run also prints its peak
+# RSS (maxrss_kb=, /usr/bin/time), the memory such a setting costs.
 # Usage: bench/writer-ab.sh REV_A REV_B [FILES]   (default 1500)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +42,9 @@ i=0
 for v in $ORDER; do
 	i=$((i + 1))
 	rev=${!v}
-	out=$("$WORK/wb-$v" -mode spoold -files "$FILES" -values "${VALUES:-12}" -dir "$WORK/rrd-$i" \
+	envv=ENV_$v
+	# shellcheck disable=SC2086 # ENV_A/ENV_B are lists of assignments
+	out=$(env ${!envv:-} /usr/bin/time -f "maxrss_kb=%M" "$WORK/wb-$v" -mode spoold -files "$FILES" -values "${VALUES:-12}" -dir "$WORK/rrd-$i" \
 		-spool "$WORK/spool-$i" -writers "${WRITERS:-4}" $COLDFLAG 2>&1 | tr '\n' ' ')
-	echo "$v $(git rev-parse --short "$rev"): $out"
+	echo "$v $(git rev-parse --short "$rev") ${!envv:-}: $out"
 done

@@ -17,9 +17,12 @@ import (
 // apply writes one batch taken from the index and ends it with Done: the
 // settled times (applied, already applied, vanished or quarantined) leave
 // the index, the others go back to pending, with a backoff on failure.
+// The applied segments go to the removal queue, and the batch ends (Done,
+// finish) once they are removed: until then the key stays in flight, so no
+// pass reads a segment that is applied but still on disk, whoever indexed
+// it again (removal.go).
 func (w *Writer) apply(b shm.Batch) error {
-	defer w.finish(b.Hash)
-	settled, key, path, err := w.write(b)
+	settled, unlink, key, path, err := w.write(b)
 	var retryAt time.Time
 	switch {
 	case err != nil && kindOf(err) == KindStale:
@@ -30,41 +33,49 @@ func (w *Writer) apply(b shm.Batch) error {
 	case key != "":
 		w.succeed(b.Hash)
 	}
-	w.ix.Done(b.Hash, settled, retryAt)
+	w.rq.add(unlink, func() {
+		w.ix.Done(b.Hash, settled, retryAt)
+		w.finish(b.Hash)
+	})
 	return err
 }
 
 // segmentStore reads and removes spool segments: the spool, or the level
 // directory of the batch's hash (one openat or unlinkat per segment).
 type segmentStore interface {
-	ReadSegment(spool.Ref) (spool.Segment, error)
+	ReadSegmentInto(spool.Ref, *spool.SegmentBuffer) (spool.Segment, error)
 	Remove(spool.Ref) error
 }
 
 // write reads the batch's segments and applies their entries under the
 // file's lock. The key's open segment is sealed first, so every entry of
 // the segments read is in them.
-func (w *Writer) write(b shm.Batch) (settled []int64, key, path string, err error) {
+func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, path string, err error) {
 	w.sp.Seal(b.Hash)
 	var st segmentStore = w.sp
 	if d, err := w.sp.OpenDir(b.Hash); err == nil {
 		defer d.Close()
 		st = d
 	}
-	p := &pass{w: w, st: st}
+	// The segments' entries and values are decoded into a buffer of an
+	// earlier pass: nothing of them outlives this one (buildRows copies
+	// the values into the rows).
+	buf := w.segBufs.Get().(*spool.SegmentBuffer)
+	defer func() { buf.Reset(); w.segBufs.Put(buf) }()
+	p := &pass{w: w, st: st, buf: buf}
 	if err := p.read(&b); err != nil {
-		return p.settled, b.Key, "", err
+		return p.settled, p.unlink, b.Key, "", err
 	}
 	p.check(b.Key, w.o.Now())
 	if len(p.items) == 0 {
 		err := p.finish()
-		return p.settled, b.Key, "", err
+		return p.settled, p.unlink, b.Key, "", err
 	}
 	t := w.target(b.Hash, b.Key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	err = w.writeItems(t, p)
-	return p.settled, t.key, t.path, err
+	return p.settled, p.unlink, t.key, t.path, err
 }
 
 // pass is the work on one batch: the segments read, their good entries in
@@ -73,11 +84,13 @@ type pass struct {
 	w       *Writer
 	t       *target // the file, once locked; nil if nothing is applied
 	st      segmentStore
+	buf     *spool.SegmentBuffer // the segs' memory
 	segs    []spool.Segment
 	items   []item // the entries to apply, by poll time
 	bad     []badPart
-	settled []int64 // batch times done with (removed or quarantined)
-	stale   int     // entries quarantined as older than the file's last update
+	settled []int64     // batch times done with (removed or quarantined)
+	unlink  []spool.Ref // applied segments for the removal queue
+	stale   int         // entries quarantined as older than the file's last update
 }
 
 // item is one good entry of a segment.
@@ -100,7 +113,7 @@ type badPart struct {
 func (p *pass) read(b *shm.Batch) error {
 	for _, ts := range b.Times {
 		ref := spool.Ref{Hash: b.Hash, Time: ts}
-		g, err := p.st.ReadSegment(ref)
+		g, err := p.st.ReadSegmentInto(ref, p.buf)
 		var ce *spool.CorruptionError
 		switch {
 		case err == nil:
@@ -210,7 +223,7 @@ func (p *pass) finish(pending ...int) error {
 		}
 		done = append(done, g.Ref)
 	}
-	p.settled = p.w.remove(p.t, done, p.settled)
+	p.remove(done)
 	return nil
 }
 
@@ -382,19 +395,21 @@ func markApplied(items []item, pending []int) {
 	}
 }
 
-// remove hands the segments done (their values are in t's file, or
-// nothing of them was applied when t is nil) to be removed once the file
-// is durable as Options.RRDFsync asks, and appends their times to settled.
-func (w *Writer) remove(t *target, done []spool.Ref, settled []int64) []int64 {
+// remove settles the segments done (their values are in the pass's file,
+// or nothing of them was applied when p.t is nil) and sets them to be
+// removed once the file is durable as Options.RRDFsync asks: by the
+// remover after a sync (batch), or by the removal queue (p.unlink).
+func (p *pass) remove(done []spool.Ref) {
+	w, t := p.w, p.t
 	for _, r := range done {
-		settled = append(settled, r.Time)
+		p.settled = append(p.settled, r.Time)
 	}
 	switch {
 	case len(done) == 0:
-		return settled
+		return
 	case t != nil && w.o.RRDFsync == SyncBatch:
 		w.rm.add(done)
-		return settled
+		return
 	case t != nil && w.o.RRDFsync == SyncAlways:
 		w.c.rrdSyncs.Add(1)
 		if err := syncFile(t.path); err != nil {
@@ -402,11 +417,10 @@ func (w *Writer) remove(t *target, done []spool.Ref, settled []int64) []int64 {
 			// skips them as applied and syncs again.
 			w.c.rrdSyncErrors.Add(1)
 			w.log.Error("applied spool segments kept", "key", t.key, "segments", len(done), "err", err)
-			return settled
+			return
 		}
 	}
-	w.rq.add(done)
-	return settled
+	p.unlink = append(p.unlink, done...)
 }
 
 // ensureFile loads the file's info once, or creates the file from the
@@ -470,14 +484,53 @@ func orCorrupt(k ErrorKind) ErrorKind {
 // data source the file does not have: it cannot be stored, and dropping it
 // silently would lose data.
 func checkNames(t *target, items []item) error {
+	var o dsOrder
 	for _, it := range items {
-		for _, v := range it.e.Values {
-			if _, ok := t.index[v.Name]; !ok {
-				return kindError(KindMismatch, fmt.Errorf("check rrd %s: entry at %d has data source %q the file does not have", t.path, it.e.Time, v.Name))
-			}
+		if name, ok := o.of(t, it.e.Values); !ok {
+			return kindError(KindMismatch, fmt.Errorf("check rrd %s: entry at %d has data source %q the file does not have", t.path, it.e.Time, name))
 		}
 	}
 	return nil
+}
+
+// dsOrder is the positions in the file of an entry's values. A key's
+// entries repeat the same names in the same order, decoded as the same
+// strings (spool's arena and interner), so the positions of the previous
+// entry's names are those of the next one's, found with a comparison of
+// each name (equal pointers) instead of a map lookup.
+type dsOrder struct {
+	prev []spool.Value
+	pos  []int
+}
+
+// of returns the position in t's file of each of vals' names; if a name
+// is not a data source of the file, it returns that name and false.
+func (o *dsOrder) of(t *target, vals []spool.Value) (string, bool) {
+	if o.prev != nil && sameNames(vals, o.prev) {
+		return "", true
+	}
+	o.prev, o.pos = nil, o.pos[:0]
+	for _, v := range vals {
+		j, ok := t.index[v.Name]
+		if !ok {
+			return v.Name, false
+		}
+		o.pos = append(o.pos, j)
+	}
+	o.prev = vals
+	return "", true
+}
+
+func sameNames(a, b []spool.Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name {
+			return false
+		}
+	}
+	return true
 }
 
 // buildRows formats one row per entry, one value per data source of the
@@ -495,11 +548,13 @@ func buildRows(t *target, items []item) []Row {
 	// Room for 8 bytes a value (a counter of a few million and its
 	// separator) saves the doublings of growing from nothing.
 	buf := make([]byte, 0, 8*len(vals))
+	var o dsOrder
 	for i := range items {
 		e := items[i].e
 		disc := e.Flags&spool.FlagDiscontinuity != 0
-		for _, v := range e.Values {
-			j := t.index[v.Name]
+		o.of(t, e.Values) // checkNames found every name
+		for k, v := range e.Values {
+			j := o.pos[k]
 			if v.Type == spool.Unknown || disc && t.info.DS[j].Type.isRate() {
 				continue
 			}

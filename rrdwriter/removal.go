@@ -16,11 +16,13 @@ import (
 // leaves on disk is still a suffix that ends with the file's last update,
 // which the next start skips as applied (splitApplied).
 //
-// The index forgets the segments when they are queued (their times are
-// settled): nothing offers them again in this process, since a leaf is
-// walked once and a new segment of the key cannot take the name of a file
-// that is still there (appends create with O_EXCL, publication renames
-// without replacing). A removal that fails makes the key stuck (stuck.go),
+// The batch ends (the index's Done, which forgets the settled times, and
+// the end of its in flight state) only once its segments are removed, by
+// the queue's goroutine: until then no other pass of the key starts, so
+// none can read a segment that is applied but still on disk (indexed
+// again by a walk of its leaf, say) and take it for one never applied, or
+// see its entries as already applied next to others that are not. Other
+// keys' passes go on meanwhile. A removal that fails makes the key stuck (stuck.go),
 // and every later segment of a stuck key becomes stuck behind it, untried,
 // so the order holds there too.
 //
@@ -39,13 +41,19 @@ type removals struct {
 	remove func(spool.Ref) // removes one segment or records it stuck
 	max    int             // removalQueueMax
 	mu     sync.Mutex
-	cond   sync.Cond // signalled when segments are removed or the goroutine ends
-	queue  []spool.Ref
-	doing  int  // segments the goroutine took and is removing
+	cond   sync.Cond // signalled when a job is done or the goroutine ends
+	queue  []removalJob
+	refs   int  // segments in queue and in the job being done
 	busy   bool // the goroutine runs
-	// added and done count the segments queued and removed (or made
-	// stuck) since the start.
+	// added and done count the jobs queued and done since the start.
 	added, done uint64
+}
+
+// removalJob is the applied segments of one batch, in the order they must
+// be removed, and what to do once they are (the batch's Done).
+type removalJob struct {
+	refs []spool.Ref
+	then func()
 }
 
 func newRemovals(w *Writer) *removals {
@@ -54,39 +62,47 @@ func newRemovals(w *Writer) *removals {
 	return q
 }
 
-// add queues refs, in the order they must be removed, after every segment
-// queued before; it waits while the queue is full.
-func (q *removals) add(refs []spool.Ref) {
+// add queues refs, to be removed in order after every segment queued
+// before, and then then (nil: nothing); with no refs it calls then at once.
+// It waits while the queue is full.
+func (q *removals) add(refs []spool.Ref, then func()) {
 	if len(refs) == 0 {
+		if then != nil {
+			then()
+		}
 		return
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for n := len(q.queue) + q.doing; n > 0 && n+len(refs) > q.max; n = len(q.queue) + q.doing {
+	for q.refs > 0 && q.refs+len(refs) > q.max {
 		q.cond.Wait()
 	}
-	q.queue = append(q.queue, refs...)
-	q.added += uint64(len(refs))
+	q.queue = append(q.queue, removalJob{refs, then})
+	q.refs += len(refs)
+	q.added++
 	if !q.busy {
 		q.busy = true
 		go q.serve()
 	}
 }
 
-// serve removes the queued segments in order until the queue is empty.
+// serve does the queued jobs in order until the queue is empty.
 func (q *removals) serve() {
 	q.mu.Lock()
 	for len(q.queue) > 0 {
-		take := q.queue
-		q.queue = nil
-		q.doing = len(take)
+		j := q.queue[0]
+		q.queue[0] = removalJob{}
+		q.queue = q.queue[1:]
 		q.mu.Unlock()
-		for _, r := range take {
+		for _, r := range j.refs {
 			q.remove(r)
 		}
+		if j.then != nil {
+			j.then()
+		}
 		q.mu.Lock()
-		q.done += uint64(q.doing)
-		q.doing = 0
+		q.refs -= len(j.refs)
+		q.done++
 		q.cond.Broadcast()
 	}
 	q.busy = false
@@ -94,8 +110,7 @@ func (q *removals) serve() {
 	q.mu.Unlock()
 }
 
-// wait waits until every segment queued before the call is removed (or
-// stuck).
+// wait waits until every job queued before the call is done.
 func (q *removals) wait() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -108,5 +123,5 @@ func (q *removals) wait() {
 func (q *removals) pending() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.queue) + q.doing
+	return q.refs
 }

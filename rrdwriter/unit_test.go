@@ -174,3 +174,33 @@ func TestBuildRowsPlacesEachValueInItsColumn(t *testing.T) {
 		t.Errorf("row times %+v", rows)
 	}
 }
+
+// TestBuildRowsFollowsEachEntrysOrder: entries that repeat the previous
+// entry's names reuse its columns, and an entry with the same names in
+// another order, or one name changed, gets its own; checkNames names the
+// data source the file lacks even after entries that had only known ones.
+func TestBuildRowsFollowsEachEntrysOrder(t *testing.T) {
+	tg := &target{path: "r.rrd"}
+	tg.setInfo(FileInfo{DS: []DSInfo{{"a", Counter}, {"b", Counter}, {"c", Counter}}})
+	ent := func(ts int64, kv ...any) *spool.Entry {
+		e := &spool.Entry{Time: ts}
+		for i := 0; i < len(kv); i += 2 {
+			e.Values = append(e.Values, spool.Value{Name: kv[i].(string), Type: spool.Counter, Counter: uint64(kv[i+1].(int))})
+		}
+		return e
+	}
+	items := []item{{e: ent(1, "a", 1, "b", 2)}, {e: ent(2, "b", 3, "a", 4)}, {e: ent(3, "b", 5, "a", 6)}, {e: ent(4, "b", 7, "c", 8)}}
+	if err := checkNames(tg, items); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"1", "2", "U"}, {"4", "3", "U"}, {"6", "5", "U"}, {"U", "7", "8"}}
+	for i, r := range buildRows(tg, items) {
+		if !slices.Equal(r.Values, want[i]) {
+			t.Errorf("row %d = %q, want %q", i, r.Values, want[i])
+		}
+	}
+	items = append(items, item{e: ent(5, "b", 9, "x", 10)})
+	if err := checkNames(tg, items); err == nil || !strings.Contains(err.Error(), `data source "x"`) {
+		t.Fatalf("checkNames: %v, want the missing data source x named", err)
+	}
+}

@@ -46,6 +46,7 @@ type Writer struct {
 	// spool is closed under them.
 	flushes sync.WaitGroup
 	fwd     *forwarder // nil unless Options.Forward
+	segBufs sync.Pool  // *spool.SegmentBuffer of the passes (apply.go)
 }
 
 // New returns a writer of the entries indexed in ix, stored in sp, into
@@ -67,6 +68,7 @@ func New(sp *spool.Spool, ix *shm.Index, o Options) (*Writer, error) {
 	}
 	w.rm = newRemover(w)
 	w.rq = newRemovals(w)
+	w.segBufs.New = func() any { return new(spool.SegmentBuffer) }
 	w.fwd, _ = o.RRD.(*forwarder)
 	return w, nil
 }

@@ -175,20 +175,46 @@ func Decode(data []byte) (Entry, error) { return decode(data, nil) }
 // key's entries repeat the same names in the same order, so a name equal
 // to the previous entry's at the same position is that string again (no
 // allocation, no interning lock).
+//
+// Kept in a SegmentBuffer, it also remembers the previous entry's key, and
+// hands its memory out again after reset: the values it hands out are
+// zeroed first.
 type valueArena struct {
-	buf  []Value
+	buf  chunk[Value]
 	prev []Value
+	key  string
 }
 
 // take returns n values, capacity capped at n so that appending to them
 // never reaches into another entry's.
 func (a *valueArena) take(n int) []Value {
-	if cap(a.buf)-len(a.buf) < n {
-		a.buf = make([]Value, 0, max(n*16, 256))
+	b := a.buf.s
+	if cap(b)-len(b) < n {
+		b = make([]Value, 0, max(n*16, 256))
 	}
-	v := a.buf[len(a.buf) : len(a.buf)+n : len(a.buf)+n]
-	a.buf = a.buf[:len(a.buf)+n]
+	v := b[len(b) : len(b)+n : len(b)+n]
+	clear(v)
+	a.buf.s = b[:len(b)+n]
+	a.buf.used += n
 	return v
+}
+
+// reset hands the values out again (chunk.reset).
+func (a *valueArena) reset(limit int) {
+	a.buf.reset(limit)
+	a.prev = nil
+}
+
+// keyOf returns the string of the key b: the previous entry's again when
+// equal.
+func (a *valueArena) keyOf(b []byte) string {
+	if a == nil {
+		return string(b)
+	}
+	if a.key != string(b) {
+		a.key = string(b)
+	}
+	return a.key
 }
 
 // name returns the string of value i's name b.
@@ -235,7 +261,7 @@ func decode(data []byte, arena *valueArena) (Entry, error) {
 	case headerLen+keyLen > body:
 		return e, corrupt(headerLen, "key of %d bytes runs past the end", keyLen)
 	}
-	e.Key = string(data[headerLen : headerLen+keyLen])
+	e.Key = arena.keyOf(data[headerLen : headerLen+keyLen])
 	e.Time, e.Milli = t, ms
 	off := headerLen + keyLen
 	switch {

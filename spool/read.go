@@ -97,7 +97,7 @@ func (d *Dir) name(r Ref) (string, error) {
 // readEntry reads the entry name, relative to dirfd, whose full path is
 // path, and checks it against r.
 func (s *Spool) readEntry(dirfd int, name, path string, r Ref) (Entry, error) {
-	data, err := s.readFile(dirfd, name, path, maxEntryLen)
+	data, err := s.readFile(dirfd, name, path, maxEntryLen, nil)
 	var e Entry
 	if err == nil {
 		e, err = Decode(data)
@@ -140,7 +140,10 @@ const maxEntryLen = headerLen + MaxKeyLen + MaxValues*(2+MaxValueNameLen+valuePa
 // cannot be read for lack of permission, or is longer than limit gives a
 // *CorruptionError: it can never become a valid entry, so it goes to the
 // quarantine rather than holding up its target's later entries.
-func (s *Spool) readFile(dirfd int, name, path string, limit int64) ([]byte, error) {
+//
+// It reads into dst's spare capacity when the file fits, into a new
+// buffer otherwise.
+func (s *Spool) readFile(dirfd int, name, path string, limit int64, dst []byte) ([]byte, error) {
 	fd, err := s.noAtime.Openat(dirfd, name, entryOpenFlags)
 	if err != nil {
 		if reason, ok := unreadableReason(err); ok {
@@ -159,7 +162,10 @@ func (s *Spool) readFile(dirfd int, name, path string, limit int64) ([]byte, err
 	if st.Size > limit {
 		return nil, &CorruptionError{Path: path, Offset: limit, Reason: fmt.Sprintf("%d bytes, longer than the largest %s (%d)", st.Size, limitName(limit), limit)}
 	}
-	buf := make([]byte, 0, max(512, int(st.Size)+1))
+	buf := dst[:0]
+	if cap(buf) < int(st.Size)+1 {
+		buf = make([]byte, 0, max(512, int(st.Size)+1))
+	}
 	for {
 		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
 		switch {

@@ -60,15 +60,36 @@ const EmptySegment = "empty segment: no entries"
 // BadRange, and an empty file is one empty BadRange (EmptySegment), so a
 // segment without good entries always has a bad range that says why.
 func ParseSegment(ref Ref, data []byte) Segment {
-	g := Segment{Ref: ref, Size: int64(len(data)), data: data}
+	var arena valueArena
+	return parseSegment(ref, data, &arena, nil, nil)
+}
+
+// ParseSegmentInto is ParseSegment taking the memory of the entries and
+// their values from buf instead of allocating it: the Segment is the same,
+// and valid until buf is Reset.
+func ParseSegmentInto(ref Ref, data []byte, buf *SegmentBuffer) Segment {
+	entries, offsets := buf.entries.rest(), buf.offsets.rest()
+	g := parseSegment(ref, data, &buf.values, entries, offsets)
+	buf.entries.keep(entries, g.Entries)
+	buf.offsets.keep(offsets, g.Offsets)
+	// Capped, so that an append to them never reaches into the next
+	// segment's.
+	g.Entries = g.Entries[:len(g.Entries):len(g.Entries)]
+	g.Offsets = g.Offsets[:len(g.Offsets):len(g.Offsets)]
+	return g
+}
+
+// parseSegment is ParseSegment appending the entries and offsets to the
+// given (empty) slices and taking values from arena.
+func parseSegment(ref Ref, data []byte, arena *valueArena, entries []Entry, offsets []int64) Segment {
+	g := Segment{Ref: ref, Size: int64(len(data)), data: data, Entries: entries, Offsets: offsets}
 	if len(data) == 0 {
 		g.Bad = []BadRange{{Reason: EmptySegment}}
 		return g
 	}
 	off := 0
-	var arena valueArena
 	for off < len(data) {
-		e, n, err := decodeNext(data[off:], &arena)
+		e, n, err := decodeNext(data[off:], arena)
 		if err == nil {
 			err = g.check(&e)
 		}
@@ -134,20 +155,35 @@ func resync(data []byte, from int) int {
 // Segment's Bad ranges.
 func (s *Spool) ReadSegment(r Ref) (Segment, error) {
 	path := s.EntryPath(r)
-	return s.readSegment(unix.AT_FDCWD, path, path, r)
+	return s.readSegment(unix.AT_FDCWD, path, path, r, nil)
 }
 
 // ReadSegment is Spool.ReadSegment for a segment of the directory's hash.
-func (d *Dir) ReadSegment(r Ref) (Segment, error) {
+func (d *Dir) ReadSegment(r Ref) (Segment, error) { return d.ReadSegmentInto(r, nil) }
+
+// ReadSegmentInto is ReadSegment reading the file into buf and decoding
+// it with ParseSegmentInto (nil buf: ReadSegment): the Segment is valid
+// until buf is Reset.
+func (d *Dir) ReadSegmentInto(r Ref, buf *SegmentBuffer) (Segment, error) {
 	name, err := d.name(r)
 	if err != nil {
 		return Segment{}, err
 	}
-	return d.s.readSegment(d.fd, name, d.path+"/"+name, r)
+	return d.s.readSegment(d.fd, name, d.path+"/"+name, r, buf)
 }
 
-func (s *Spool) readSegment(dirfd int, name, path string, r Ref) (Segment, error) {
-	data, err := s.readFile(dirfd, name, path, MaxSegmentLen)
+// ReadSegmentInto is Dir.ReadSegmentInto for any segment.
+func (s *Spool) ReadSegmentInto(r Ref, buf *SegmentBuffer) (Segment, error) {
+	path := s.EntryPath(r)
+	return s.readSegment(unix.AT_FDCWD, path, path, r, buf)
+}
+
+func (s *Spool) readSegment(dirfd int, name, path string, r Ref, buf *SegmentBuffer) (Segment, error) {
+	var dst []byte
+	if buf != nil {
+		dst = buf.data.rest()
+	}
+	data, err := s.readFile(dirfd, name, path, MaxSegmentLen, dst)
 	if err != nil {
 		if errors.Is(err, ErrCorrupt) {
 			s.c.corrupt.Add(1)
@@ -156,7 +192,13 @@ func (s *Spool) readSegment(dirfd int, name, path string, r Ref) (Segment, error
 		}
 		return Segment{}, err
 	}
-	g := ParseSegment(r, data)
+	var g Segment
+	if buf != nil {
+		buf.data.keep(dst, data)
+		g = ParseSegmentInto(r, data, buf)
+	} else {
+		g = ParseSegment(r, data)
+	}
 	g.Path = path
 	s.c.read.Add(uint64(len(g.Entries)))
 	s.c.segmentsRead.Add(1)

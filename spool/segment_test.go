@@ -254,7 +254,8 @@ func TestQuarantineRangeKeepsTheBadBytes(t *testing.T) {
 
 // FuzzParseSegment: whatever the bytes, every byte of a segment is either
 // in a good entry of its key or in a bad range, in order and without
-// overlap, and every good entry re-encodes to its bytes.
+// overlap, and every good entry re-encodes to its bytes; a parse into a
+// reused SegmentBuffer finds the same.
 func FuzzParseSegment(f *testing.F) {
 	e1, e2 := entryAt("k", 10), entryAt("k", 20)
 	b1, _ := e1.AppendEncode(nil)
@@ -264,8 +265,14 @@ func FuzzParseSegment(f *testing.F) {
 	f.Add(cat(b1, []byte("xxSPLD"), b2))
 	f.Add([]byte{})
 	ref := e1.Ref()
+	// One buffer for every input, dirtied by the one before: what a
+	// parse into a reused buffer finds is what ParseSegment finds.
+	var buf SegmentBuffer
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g := ParseSegment(ref, data)
+		buf.Reset()
+		ParseSegmentInto(ref, cat(b2, b1), &buf)
+		sameSegment(t, ParseSegmentInto(ref, data, &buf), g)
 		if len(data) == 0 {
 			if len(g.Bad) != 1 || g.Bad[0].Reason != EmptySegment || len(g.Entries) != 0 {
 				t.Fatalf("empty segment: %+v", g)
