@@ -48,6 +48,7 @@ profile if-mib
   table if
     index    ifIndex
     instance ifName|ifDescr
+    alias    ifAlias
     column in      ifHCInOctets|ifInOctets         COUNTER 0 U
     column out     ifHCOutOctets|ifOutOctets       COUNTER 0 U
     column inpkt   ifHCInUcastPkts|ifInUcastPkts   COUNTER 0 U

@@ -29,6 +29,7 @@ const maxLineLen = 64 << 10
 type configLine struct {
 	n      int
 	fields []string
+	text   string // the line without its leading and trailing blanks
 }
 
 // readConfigLines splits r into lines of whitespace-separated fields,
@@ -45,7 +46,7 @@ func readConfigLines(r io.Reader, file string) ([]configLine, error) {
 		if text == "" || text[0] == '#' {
 			continue
 		}
-		lines = append(lines, configLine{n: n, fields: strings.Fields(text)})
+		lines = append(lines, configLine{n: n, fields: strings.Fields(text), text: text})
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {

@@ -270,6 +270,7 @@ func FuzzParseProfiles(f *testing.F) {
 		"profile p\nds a .1.3.6 COUNTER 0 100\nprofile q\nuse p",
 		tablesText,
 		"profile p\ntable t\nindex 1.3\ncolumn a 1.3.1|1.3.2 GAUGE\ntable u\nsubdir u\nindex 1.3\nfilter instance =~ ^x\ncolumn a 1.3.1 GAUGE\nprofile q\nuse p\nuse if-mib",
+		"profile p\nuse if-mib\ngraph traffic\ndef in in\nline in 00FF00 \"in\"\ngraph g\ndef o out\ncdef b o,8,*\narea b 0000FF\nprofile q\nuse p\ngraph g\ndef i in\nline i 000000",
 	} {
 		f.Add(s)
 	}
@@ -284,6 +285,18 @@ func FuzzParseProfiles(f *testing.F) {
 				t.Fatalf("bad profile %q: %d data sources", name, len(p.DS))
 			}
 			checkTables(t, p)
+			// Every graph template fits a key of its profile (a copied one
+			// fit the profile it came from, whose keys this one has too).
+			for _, g := range p.Graphs {
+				fits := g.Fits(DSNames(p.DS))
+				for _, tb := range p.Tables {
+					ds, _ := (&Target{Name: "t", Profile: p}).KeyDS(RowKey("t", tb.keyRest("x")))
+					fits = fits || g.Fits(DSNames(ds))
+				}
+				if !fits || len(p.Graphs) > maxProfileGraphs {
+					t.Fatalf("profile %s: graph %s fits no key, or more than %d graphs", name, g.Name, maxProfileGraphs)
+				}
+			}
 			for _, d := range p.DS {
 				if !rrdwriter.ValidDSName(d.Name) || d.Min >= d.Max {
 					t.Fatalf("bad data source %+v", d)

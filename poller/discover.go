@@ -15,6 +15,7 @@ type Row struct {
 	Index string // the OID suffix after the column: "3", "10101", "1.4"
 	Name  string // the instance name ("" if the row has none)
 	Key   string // its spool key and RRD file ("" for a filtered-out row)
+	Alias string // the row's Table.Alias column as text ("" if none)
 	// Columns are the column OIDs (without the index) polled for the
 	// table's columns, in order: the alternative the row answered first,
 	// or the first alternative if it answered none (its values are
@@ -96,6 +97,7 @@ func (p *Poller) discover(ctx context.Context, d *device) (*Discovery, error) {
 type walkPlan struct {
 	cols     []string
 	instance []int // positions of the instance columns
+	alias    int   // position of the alias column, -1 if the table has none
 	filters  []int // per filter: position of its column, -1 for the instance name
 	alts     []int // per table column: position of its first alternative, -1 if it has none
 }
@@ -114,6 +116,10 @@ func planWalk(t *Table) walkPlan {
 	at(t.Index)
 	for _, c := range t.Instance {
 		wp.instance = append(wp.instance, at(c))
+	}
+	wp.alias = -1
+	if t.Alias != "" {
+		wp.alias = at(t.Alias)
 	}
 	for _, f := range t.Filters {
 		k := -1
@@ -158,6 +164,11 @@ func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *Table, requests *
 		}
 		if t.Instance == nil {
 			r.Name = c.index
+		}
+		if wp.alias >= 0 {
+			if v := byCol[wp.alias][c.index]; v != nil && !noValue(v.Type) {
+				r.Alias = pduText(v)
+			}
 		}
 		r.Filtered = filterRow(t, wp, byCol, &r)
 		if r.Filtered != "" {

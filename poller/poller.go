@@ -44,9 +44,10 @@ type device struct {
 	t    *Target
 	plan atomic.Pointer[pollPlan] // never nil: the scalars', then the last discovery's
 
-	rediscover  atomic.Bool     // a discovery is due (SetTargets, a lost row, a failed discovery)
-	discovering atomic.Bool     // a discovery is in flight
-	known       map[string]bool // row keys any discovery found; guarded by mu
+	rediscover  atomic.Bool               // a discovery is due (SetTargets, a lost row, a failed discovery)
+	discovering atomic.Bool               // a discovery is in flight
+	known       map[string]bool           // row keys any discovery found; guarded by mu
+	states      atomic.Pointer[rowStates] // the rows' ifOperStatus at the last answered poll (rows.go)
 
 	usmMu sync.Mutex
 	usm   *gosnmp.UsmSecurityParameters // v3 engine state from the last poll
@@ -352,6 +353,7 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 	}
 	c.ok.Add(1)
 	werr := p.writeEntries(d, pl, &res, now, flags, c)
+	d.keepStates(pl, res.values)
 	d.mu.Lock()
 	s := &d.st
 	s.LastPoll, s.LastSuccess, s.RTT, s.Unknown = now, now, res.rtt, res.unknown

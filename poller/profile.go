@@ -28,6 +28,11 @@ type Profile struct {
 	Name   string
 	DS     []DS
 	Tables []*Table
+	// Graphs are the profile's graph templates ("graph" blocks, and those
+	// of the profiles it uses), offered beside the built-in ones to each
+	// key whose data sources they fit; one named as a built-in replaces
+	// it for this profile.
+	Graphs []*rrdwriter.GraphTemplate
 }
 
 // OIDs returns the profile's OIDs in DS order.

@@ -19,8 +19,10 @@ import (
 //	  subdir <name>                      # rows under <target>/<name>/ (default: <target>/)
 //	  index <column-oid>                 # the column walked to list the rows
 //	  instance <index|ifName|ifDescr|ifAlias|column-oid>[|...]
+//	  alias <column-oid>                 # each row's description, walked at discovery (the device page shows it)
 //	  filter <column-oid|instance> <==|!=|=~|!~> <value>
 //	  column <ds-name> <column-oid>[|<alternative>...] <TYPE> [min [max]]
+//	graph <name>                         # a graph template: rrdwriter.ParseGraphTemplate's lines below it
 //
 // OIDs may be numeric or MIB names (IF-MIB::ifHCInOctets, ifHCInOctets,
 // sysUpTime.0) of the built-in objects of package mib.
@@ -41,8 +43,17 @@ func (pp *profileParser) parse(r io.Reader) (Profiles, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range lines {
-		if err := pp.line(l); err != nil {
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		var err error
+		if l.fields[0] == "graph" {
+			n := graphBlockLen(lines[i+1:])
+			err = pp.graph(l, lines[i+1:i+1+n])
+			i += n
+		} else {
+			err = pp.line(l)
+		}
+		if err != nil {
 			var ce *ConfigError
 			if errors.As(err, &ce) {
 				return nil, err
@@ -71,6 +82,7 @@ type profileParser struct {
 	seenOID map[string]int
 	tab     *Table         // the table being declared: until the next table, use or profile line
 	tabDS   map[string]int // its DS names: their lines
+	graphs  map[string]int // graph templates of cur: their lines (0: copied by a use line)
 }
 
 func (pp *profileParser) line(l configLine) error {
@@ -92,13 +104,13 @@ func (pp *profileParser) line(l configLine) error {
 		return pp.addScalar(l.n, d)
 	case "table":
 		return pp.table(l.n, args)
-	case "subdir", "index", "instance", "filter", "column":
+	case "subdir", "index", "instance", "alias", "filter", "column":
 		if pp.tab == nil {
 			return fmt.Errorf("%q outside a table (write \"table <name>\" first)", kw)
 		}
 		return pp.tableLine(l.n, kw, args)
 	}
-	return fmt.Errorf("unknown keyword %q: want profile, use, ds, table, subdir, index, instance, filter or column", printable(kw))
+	return fmt.Errorf("unknown keyword %q: want profile, use, ds, table, subdir, index, instance, alias, filter or column", printable(kw))
 }
 
 func (pp *profileParser) profile(n int, args []string) error {
@@ -120,7 +132,7 @@ func (pp *profileParser) profile(n int, args []string) error {
 	}
 	pp.cur = &Profile{Name: name}
 	pp.ps[name], pp.where[name] = pp.cur, n
-	pp.seenDS, pp.seenOID = map[string]int{}, map[string]int{}
+	pp.seenDS, pp.seenOID, pp.graphs = map[string]int{}, map[string]int{}, map[string]int{}
 	pp.tab = nil
 	return nil
 }
@@ -145,6 +157,9 @@ func (pp *profileParser) use(n int, args []string) error {
 		if err := pp.addTable(t); err != nil {
 			return err
 		}
+	}
+	for _, g := range src.Graphs {
+		pp.addGraph(g, 0)
 	}
 	return nil
 }
@@ -219,15 +234,19 @@ func (pp *profileParser) tableLine(n int, kw string, args []string) error {
 			return fmt.Errorf("want \"subdir <name>\", a name of 1 to %d of [A-Za-z0-9_-]", maxTableNameLen)
 		}
 		t.Subdir = args[0]
-	case "index":
+	case "index", "alias":
 		if len(args) != 1 {
-			return fmt.Errorf("want \"index <column-oid>\"")
+			return fmt.Errorf("want \"%s <column-oid>\"", kw)
 		}
 		oid, err := pp.oid(args[0])
 		if err != nil {
-			return fmt.Errorf("index: %w", err)
+			return fmt.Errorf("%s: %w", kw, err)
 		}
-		t.Index = oid
+		if kw == "index" {
+			t.Index = oid
+		} else {
+			t.Alias = oid
+		}
 	case "instance":
 		if len(args) != 1 {
 			return fmt.Errorf("want \"instance <index|ifName|ifDescr|ifAlias|column-oid>[|...]\"")
@@ -321,5 +340,5 @@ func (pp *profileParser) finish() error {
 	if p := pp.cur; p != nil && len(p.DS) == 0 && len(p.Tables) == 0 {
 		return &ConfigError{pp.file, pp.where[p.Name], fmt.Sprintf("profile %s has no data sources", p.Name)}
 	}
-	return nil
+	return pp.checkGraphs()
 }

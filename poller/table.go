@@ -31,9 +31,12 @@ type Table struct {
 	Instance []string
 	// InstanceText is the instance line as written ("ifName", "index").
 	InstanceText string
-	Filters      []Filter
-	Columns      []Column
-	Line         int // where the table line is, for messages
+	// Alias, if set, is the column walked at discovery for each row's
+	// description ("alias ifAlias"), which the device page shows.
+	Alias   string
+	Filters []Filter
+	Columns []Column
+	Line    int // where the table line is, for messages
 }
 
 // Column is one data source of each row: its DS (DS.OID is the first

@@ -96,7 +96,7 @@ func (d *daemon) Status() admin.Status {
 // after flushing it (the writer walks the key's leaf first if the
 // start-up walk has not).
 func (d *daemon) Graph(ctx context.Context, key string, o rrdwriter.GraphOptions) ([]byte, error) {
-	if _, _, err := d.graphKey(key); err != nil {
+	if _, _, _, err := d.graphKey(key); err != nil {
 		return nil, err
 	}
 	return d.wr.Graph(ctx, key, o)

@@ -23,9 +23,11 @@ type demoOptions struct {
 	listen     string
 }
 
-// runDemo is `spoold demo`: a simulated fleet on 127.0.0.1 and the daemon
-// polling it every few seconds, with the admin page, until interrupted or
-// for --duration; then a flush and a one-line summary.
+// runDemo is `spoold demo`: a simulated fleet on 127.0.0.1 (switches with
+// vendor ifIndex numbering, a few interfaces down) and the daemon polling
+// it every few seconds with the if-mib profile (discovery, one RRD file
+// per interface), with the admin page and its device pages, until
+// interrupted or for --duration; then a flush and a one-line summary.
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	o := demoOptions{dir: "spoold-demo", devices: 300, interfaces: 4, interval: 10 * time.Second, listen: "127.0.0.1:8780"}
 	fs := pflag.NewFlagSet("spoold demo", pflag.ContinueOnError)
@@ -53,6 +55,9 @@ func demo(o demoOptions, stdout, stderr io.Writer) error {
 	so := simulate.DefaultOptions()
 	so.Addr, so.Devices, so.Interfaces = "127.0.0.1:0", o.devices, o.interfaces
 	so.Dead, so.Slow, so.Wrap, so.Restart = 0.02, 0.02, 0.05, 0.02
+	// Real gear: ifIndexes 1, 2, 10101, ..., a few interfaces down, some
+	// switches renumbering them when they restart.
+	so.Numbering, so.Down, so.Renumber = simulate.Vendor, 0.1, 0.02
 	sim, err := simulate.Listen(so, nil)
 	if err != nil {
 		return err
@@ -111,7 +116,7 @@ func demoConfig(o demoOptions, sim *simulate.Simulator) (config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("create demo targets file: %w", err)
 	}
-	err = sim.Fleet().WriteTargets(f, sim.Addr(), fmt.Sprintf("if-mib:%d", o.interfaces), "", -1)
+	err = sim.Fleet().WriteTargets(f, sim.Addr(), "if-mib", "", -1)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -123,8 +128,8 @@ func demoConfig(o demoOptions, sim *simulate.Simulator) (config, error) {
 
 func printDemoSummary(w io.Writer, d *daemon, o demoOptions, ran time.Duration) {
 	ws, c := d.wr.Stats(), d.pl.LastCycle()
-	rrds, _ := filepath.Glob(filepath.Join(d.cfg.writer.Dir, "*.rrd"))
-	fmt.Fprintf(w, "demo: seconds=%.0f devices=%d cycles=%d last_cycle_ok=%d entries_written=%d values_written=%d update_calls=%d rrd_files=%d left_in_spool=%d quarantined=%d dir=%s\n",
-		ran.Seconds(), o.devices, c.Seq, c.OK, ws.EntriesWritten, ws.ValuesWritten, ws.UpdateCalls,
+	rrds, _ := filepath.Glob(filepath.Join(d.cfg.writer.Dir, "*", "*.rrd")) // <target>/<interface>.rrd
+	fmt.Fprintf(w, "demo: seconds=%.0f devices=%d cycles=%d last_cycle_ok=%d rows=%d entries_written=%d values_written=%d update_calls=%d rrd_files=%d left_in_spool=%d quarantined=%d dir=%s\n",
+		ran.Seconds(), o.devices, c.Seq, c.OK, c.Rows, ws.EntriesWritten, ws.ValuesWritten, ws.UpdateCalls,
 		len(rrds), d.ix.Len(), d.sp.Stats().Quarantined, o.dir)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spoold/spoold/admin"
@@ -15,46 +16,66 @@ import (
 // GraphTemplate and Rows).
 
 // graphKey returns the configured target of key, a target's name or a row
-// key of one of its tables (poller.Target.KeyDS), and key's data sources.
-// A row key must have its RRD file already: a URL cannot make the writer
-// track keys that were never written (the file is looked up, never
-// opened, through rrdwriter.RRDPath).
-func (d *daemon) graphKey(key string) (*poller.Target, []string, error) {
+// key of one of its tables (poller.Target.KeyDS), key's data sources, and
+// the row the poller lists for a row key (a discovered or gone row; zero
+// if it lists none). A row key the poller does not list must have its RRD
+// file already (a row gone before this process started): a URL cannot
+// make the writer track keys that were never written (the file is looked
+// up, never opened, through rrdwriter.RRDPath).
+func (d *daemon) graphKey(key string) (*poller.Target, []string, poller.RowStatus, error) {
 	name, _ := poller.SplitKey(key)
 	t, ok := d.fleet.get().byName[name]
 	var ds []poller.DS
 	if ok {
 		ds, ok = t.KeyDS(key)
 	}
+	var row poller.RowStatus
 	if ok && key != name {
-		_, err := os.Lstat(filepath.Join(d.cfg.writer.Dir, rrdwriter.RRDPath(key)))
-		ok = err == nil
+		if row, ok = d.row(name, key); !ok {
+			_, err := os.Lstat(filepath.Join(d.cfg.writer.Dir, rrdwriter.RRDPath(key)))
+			ok = err == nil
+		}
 	}
 	if !ok {
-		return nil, nil, fmt.Errorf("graph %q: %w", key, admin.ErrUnknownTarget)
+		return nil, nil, poller.RowStatus{}, fmt.Errorf("graph %q: %w", key, admin.ErrUnknownTarget)
 	}
-	names := make([]string, len(ds))
-	for i, x := range ds {
-		names[i] = x.Name
-	}
-	return t, names, nil
+	return t, poller.DSNames(ds), row, nil
 }
 
-// keyGraphs returns the built-in graph templates that draw key's file, a
-// key of t: those whose data sources its profile gives it (the host
-// profile's cpu, load, memory; an if-mib row's traffic, packets, errors).
+// row returns the row of target whose key is key, as the poller lists it.
+func (d *daemon) row(target, key string) (poller.RowStatus, bool) {
+	rows, _ := d.pl.Rows(target)
+	for _, r := range rows {
+		if r.Key == key {
+			return r, true
+		}
+	}
+	return poller.RowStatus{}, false
+}
+
+// keyGraphs returns the graph templates that draw key's file, a key of t:
+// those whose data sources its profile gives it (the host profile's cpu,
+// load, memory; an if-mib row's traffic, packets, errors), the built-in
+// ones first, in their order (a profile's template of a built-in's name in
+// its place), then the profile's others in the profiles file's order.
 func keyGraphs(t *poller.Target, key string) []*rrdwriter.GraphTemplate {
 	ds, ok := t.KeyDS(key)
 	if !ok {
 		return nil
 	}
-	names := make([]string, len(ds))
-	for i, x := range ds {
-		names[i] = x.Name
-	}
+	names := poller.DSNames(ds)
+	own := t.Profile.Graphs
 	var out []*rrdwriter.GraphTemplate
 	for _, g := range rrdwriter.BuiltinGraphTemplates() {
+		if k := slices.IndexFunc(own, func(o *rrdwriter.GraphTemplate) bool { return o.Name == g.Name }); k >= 0 {
+			g = own[k]
+		}
 		if g.Fits(names) {
+			out = append(out, g)
+		}
+	}
+	for _, g := range own {
+		if !slices.ContainsFunc(out, func(o *rrdwriter.GraphTemplate) bool { return o.Name == g.Name }) && g.Fits(names) {
 			out = append(out, g)
 		}
 	}
@@ -62,18 +83,16 @@ func keyGraphs(t *poller.Target, key string) []*rrdwriter.GraphTemplate {
 }
 
 // GraphTemplate returns key's template of that name, with the target's
-// name and the row's instance name (from its key segment) for the title.
+// name and the row's instance name and alias (as the poller lists the row;
+// a row it does not list: the name its key segment gives) for the title.
 func (d *daemon) GraphTemplate(key, name string) (*rrdwriter.GraphTemplate, rrdwriter.GraphVars, error) {
-	t, _, err := d.graphKey(key)
+	t, _, row, err := d.graphKey(key)
 	if err != nil {
 		return nil, rrdwriter.GraphVars{}, err
 	}
-	vars := rrdwriter.GraphVars{Target: t.Name, Key: key}
-	if key != t.Name {
-		seg := key[strings.LastIndexByte(key, '/')+1:]
-		if vars.Instance, _ = poller.InstanceName(seg); vars.Instance == "" {
-			vars.Instance = seg
-		}
+	vars := rrdwriter.GraphVars{Target: t.Name, Key: key, Instance: row.Name, Alias: row.Alias}
+	if key != t.Name && vars.Instance == "" {
+		vars.Instance = rowInstance(key)
 	}
 	for _, g := range keyGraphs(t, key) {
 		if g.Name == name {
@@ -83,11 +102,36 @@ func (d *daemon) GraphTemplate(key, name string) (*rrdwriter.GraphTemplate, rrdw
 	return nil, rrdwriter.GraphVars{}, fmt.Errorf("graph template %q of %q: %w", name, key, admin.ErrUnknownTemplate)
 }
 
-// Rows lists a configured target's table rows: none until the poller
-// lists the rows its discovery found.
+// rowInstance returns the instance name of a row key as its key segment
+// gives it, or the segment itself.
+func rowInstance(key string) string {
+	seg := key[strings.LastIndexByte(key, '/')+1:]
+	if n, ok := poller.InstanceName(seg); ok && n != "" {
+		return n
+	}
+	return seg
+}
+
+// Rows lists a configured target's table rows as the poller knows them
+// (poller.Poller.Rows): its last discovery's, then the gone ones, each
+// with the graph templates of its file. A target of another shard has
+// none.
 func (d *daemon) Rows(target string) ([]admin.RowStatus, error) {
-	if _, ok := d.fleet.get().byName[target]; !ok {
+	t, ok := d.fleet.get().byName[target]
+	if !ok {
 		return nil, fmt.Errorf("rows of %q: %w", target, admin.ErrUnknownTarget)
 	}
-	return nil, nil
+	rows, _ := d.pl.Rows(target)
+	out := make([]admin.RowStatus, 0, len(rows))
+	for _, r := range rows {
+		rs := admin.RowStatus{Key: r.Key, Instance: r.Name, Alias: r.Alias, State: r.State}
+		if rs.Instance == "" {
+			rs.Instance = rowInstance(r.Key)
+		}
+		for _, g := range keyGraphs(t, r.Key) {
+			rs.Graphs = append(rs.Graphs, g.Name)
+		}
+		out = append(out, rs)
+	}
+	return out, nil
 }

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrdwriter"
+)
+
+// keyGraphs offers a profile's templates beside the built-ins: one of a
+// built-in's name replaces it, in its place, for that profile only; a
+// template is offered to the keys whose data sources it fits.
+func TestKeyGraphsOfAProfile(t *testing.T) {
+	ps, err := poller.ParseProfiles(strings.NewReader(`profile sw
+  ds uptime sysUpTime.0 GAUGE 0 U
+  use if-mib
+  graph traffic
+    def  in in
+    line in 00C000 in
+  graph up
+    def  up uptime
+    line up 000000 uptime
+`), "p.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := &poller.Target{Name: "s1", Profile: ps["sw"]}
+	std := &poller.Target{Name: "s2", Profile: poller.IfMIBTableProfile()}
+	names := func(gs []*rrdwriter.GraphTemplate) (out []string) {
+		for _, g := range gs {
+			out = append(out, g.Name)
+		}
+		return out
+	}
+	row := keyGraphs(sw, "s1/eth0")
+	if got := names(row); !slices.Equal(got, []string{"traffic", "packets", "errors"}) || row[0] != ps["sw"].Graphs[0] {
+		t.Errorf("graphs of a row of sw: %v (traffic the profile's: %v)", got, len(row) > 0 && row[0] == ps["sw"].Graphs[0])
+	}
+	if got := names(keyGraphs(sw, "s1")); !slices.Equal(got, []string{"up"}) {
+		t.Errorf("graphs of sw's scalars: %v, want [up]", got)
+	}
+	if g := keyGraphs(std, "s2/eth0"); len(g) != 3 || g[0] == ps["sw"].Graphs[0] || g[0].Name != "traffic" {
+		t.Errorf("graphs of a row of if-mib: %v, want the built-ins", names(g))
+	}
+}
