@@ -106,13 +106,8 @@ var differenceScript = [][]scriptLine{{
 
 // statusLine renders what a server answered to a line as a table row shows it.
 func statusLine(e rrdctest.Exchange) string {
-	switch {
-	case e.Closed:
-		return "(connection closed)"
-	case e.ReadErr != "":
-		return "(" + e.ReadErr + ")"
-	case e.Reply == nil:
-		return "(no reply)"
+	if o := e.Outcome(); o != "" {
+		return o
 	}
 	first, _, _ := strings.Cut(e.Reply.String(), "\n")
 	return first

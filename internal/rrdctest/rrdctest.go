@@ -169,17 +169,28 @@ func Diff(nameA string, a [][]Exchange, nameB string, b [][]Exchange) string {
 	return d.String()
 }
 
-// show renders an exchange for Diff.
-func show(e Exchange) string {
+// Outcome says what the server did instead of replying to the exchange's
+// line ("(connection closed)", "(<read error>)", "(no reply)"); "" when it
+// replied.
+func (e Exchange) Outcome() string {
 	switch {
-	case e.Sent == "" && e.Reply == nil && !e.Closed && e.ReadErr == "":
-		return "(nothing)"
 	case e.Closed:
 		return "(connection closed)"
 	case e.ReadErr != "":
 		return "(" + e.ReadErr + ")"
 	case e.Reply == nil:
 		return "(no reply)"
+	}
+	return ""
+}
+
+// show renders an exchange for Diff.
+func show(e Exchange) string {
+	if e.Sent == "" && e.Reply == nil && !e.Closed && e.ReadErr == "" {
+		return "(nothing)"
+	}
+	if o := e.Outcome(); o != "" {
+		return o
 	}
 	return fmt.Sprintf("%q", e.Reply.String())
 }
