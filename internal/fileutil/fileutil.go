@@ -164,3 +164,23 @@ func DirentTypeName(t uint8) string {
 	}
 	return TypeName(uint32(t) << 12)
 }
+
+// PreadFull reads len(buf) bytes of fd from offset off, retrying on EINTR
+// and after short reads; it returns fewer only at end of file.
+func PreadFull(fd int, buf []byte, off int64) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Pread(fd, buf[n:], off+int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
