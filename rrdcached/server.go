@@ -31,6 +31,15 @@ type Options struct {
 	// "-1 Batch too large" and the connection is closed (the commands
 	// before it were carried out). Default 100,000 (rrdcached: no limit).
 	MaxBatch int
+	// MaxBatchErrorBytes bounds the error lines one BATCH keeps for its
+	// answer (their bytes as sent, "<n> <message>\n"): the command whose
+	// error would take them over gets "-1 Batch too large: its error lines
+	// take more than N bytes." and the connection is closed (the commands
+	// before it were carried out). A BATCH keeps nothing else: its commands
+	// are carried out as they arrive. So one connection holds at most this
+	// much for its batch, and the server MaxConns times it. Default 1 MiB
+	// (rrdcached: no limit).
+	MaxBatchErrorBytes int
 	// MaxConns bounds the open connections of all listeners together; a
 	// connection over it gets "-1 Too many connections" and is closed.
 	// Default 1024.
@@ -60,13 +69,14 @@ type Options struct {
 // Listeners are left empty).
 func DefaultOptions() Options {
 	return Options{
-		MaxLine:       8190,
-		MaxBatch:      100000,
-		MaxConns:      1024,
-		IdleTimeout:   15 * time.Minute,
-		WriteTimeout:  30 * time.Second,
-		ShutdownGrace: 30 * time.Second,
-		LogInterval:   10 * time.Second,
+		MaxLine:            8190,
+		MaxBatch:           100000,
+		MaxBatchErrorBytes: 1 << 20,
+		MaxConns:           1024,
+		IdleTimeout:        15 * time.Minute,
+		WriteTimeout:       30 * time.Second,
+		ShutdownGrace:      30 * time.Second,
+		LogInterval:        10 * time.Second,
 	}
 }
 
@@ -79,6 +89,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("max line %d, want at least 16", o.MaxLine)
 	case o.MaxBatch < 1 || o.MaxConns < 1:
 		return fmt.Errorf("max batch %d and max connections %d must be positive", o.MaxBatch, o.MaxConns)
+	case o.MaxBatchErrorBytes < maxBatchErrorLen+16:
+		return fmt.Errorf("max batch error bytes %d, want at least %d (one error line)", o.MaxBatchErrorBytes, maxBatchErrorLen+16)
 	case o.IdleTimeout <= 0 || o.WriteTimeout <= 0:
 		return fmt.Errorf("idle timeout %s and write timeout %s must be positive", o.IdleTimeout, o.WriteTimeout)
 	case o.LogInterval < 0 || o.ShutdownGrace < 0:
