@@ -110,3 +110,53 @@ func TestBatchErrorsBounded(t *testing.T) {
 	s.Close()
 	wg.Wait()
 }
+
+// TestListenerShares: with the default limits, more idle TCP connections
+// than the server takes leave the unix socket its share: a local writer is
+// still served, and the TCP connections over their share are refused.
+func TestListenerShares(t *testing.T) {
+	const flood = 1030
+	s := startServer(t, func(o *rrdcached.Options) {
+		o.Listeners = append(o.Listeners, rrdcached.ListenerOptions{Spec: "tcp:127.0.0.1:0"})
+	})
+	share := rrdcached.DefaultOptions().MaxConns / 2
+	addr := s.Addrs()[1].String()
+	conns := make([]net.Conn, 0, flood)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := range flood {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		conns = append(conns, c)
+	}
+	refused := 0
+	for _, c := range conns[share:] {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		l, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			break
+		}
+		if l != fmt.Sprintf("-1 Too many connections: the limit of %d on this socket is reached.\n", share) {
+			t.Fatalf("a TCP connection over the socket's share: %q", l)
+		}
+		refused++
+	}
+	if refused != flood-share {
+		t.Errorf("%d TCP connections refused, want %d", refused, flood-share)
+	}
+	local := s.dial(t, 0)
+	if got := local.do("PING"); got.Message != "PONG" {
+		t.Fatalf("a unix client while %d TCP connections are open: %q", share, got)
+	}
+	if got := local.do("UPDATE a.rrd " + at(10) + ":1:2"); !got.OK() {
+		t.Errorf("a local writer's UPDATE: %q", got)
+	}
+	if n := s.metric(t, "spoold_rrdcached_open_connections", "listener", "tcp:127.0.0.1:0"); n != float64(share) {
+		t.Errorf("open TCP connections %v, want the socket's share %d", n, share)
+	}
+}

@@ -42,7 +42,10 @@ type Options struct {
 	MaxBatchErrorBytes int
 	// MaxConns bounds the open connections of all listeners together; a
 	// connection over it gets "-1 Too many connections" and is closed.
-	// Default 1024.
+	// Each listener without its own ListenerOptions.MaxConns gets an equal
+	// share of what the others' leave of it, so that the clients of one
+	// socket (remote readers on TCP) never lock out those of another (a
+	// local writer on the unix socket). Default 1024.
 	MaxConns int
 	// IdleTimeout closes a connection that sends no complete line for
 	// this long (rrdcached: never). Default 15 minutes, more than any
@@ -166,7 +169,8 @@ func New(opts Options, backend Backend, logger *slog.Logger, reg prometheus.Regi
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, backend: backend, log: logger, m: m, res: res, ctx: ctx, cancel: cancel,
 		limiter: newLogLimiter(opts.LogInterval), conns: map[*conn]struct{}{}}
-	for _, lo := range opts.Listeners {
+	limits := listenerLimits(opts)
+	for i, lo := range opts.Listeners {
 		nl, err := listen(lo)
 		if err != nil {
 			s.closeListeners()
@@ -175,7 +179,7 @@ func New(opts Options, backend Backend, logger *slog.Logger, reg prometheus.Regi
 			return nil, err
 		}
 		network, _, _ := ParseSpec(lo.Spec)
-		s.listeners = append(s.listeners, &listener{Listener: nl, spec: lo.Spec, perms: lo.permissions(network), max: lo.MaxConns})
+		s.listeners = append(s.listeners, &listener{Listener: nl, spec: lo.Spec, perms: lo.permissions(network), max: limits[i]})
 	}
 	for _, l := range s.listeners {
 		s.wg.Add(1)
@@ -291,13 +295,35 @@ func (s *Server) accept(l *listener) {
 	}
 }
 
+// listenerLimits returns each listener's limit on its open connections:
+// its MaxConns, or an equal share (at least 1) of what the server's
+// MaxConns leaves after the listeners that have one.
+func listenerLimits(o Options) []int {
+	left, shared := o.MaxConns, 0
+	for _, l := range o.Listeners {
+		if l.MaxConns > 0 {
+			left -= l.MaxConns
+		} else {
+			shared++
+		}
+	}
+	limits := make([]int, len(o.Listeners))
+	for i, l := range o.Listeners {
+		limits[i] = l.MaxConns
+		if l.MaxConns == 0 {
+			limits[i] = max(1, left/shared)
+		}
+	}
+	return limits
+}
+
 // overLimit takes a connection slot, or returns why there is none.
 func (s *Server) overLimit(l *listener) (reason, msg string) {
 	if n := s.open.Add(1); n > int64(s.opts.MaxConns) {
 		s.open.Add(-1)
 		return RefuseMaxConns, fmt.Sprintf("Too many connections: the server's limit of %d is reached.", s.opts.MaxConns)
 	}
-	if n := l.open.Add(1); l.max > 0 && n > int64(l.max) {
+	if n := l.open.Add(1); n > int64(l.max) {
 		l.open.Add(-1)
 		s.open.Add(-1)
 		return RefuseListenerMaxConns, fmt.Sprintf("Too many connections: the limit of %d on this socket is reached.", l.max)

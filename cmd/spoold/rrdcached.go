@@ -34,7 +34,7 @@ func addProtocolFlags(fs *pflag.FlagSet, c *protocolConfig) {
 	fs.Var(&modeValue{&c.next.Mode}, "listen-mode", "mode of the unix sockets of the --listen flags after it, octal (rrdcached -m; 0 = as the umask leaves it)")
 	fs.StringVar(&c.next.Group, "listen-group", "", "group of the unix sockets of the --listen flags after it, a name or number (rrdcached -s)")
 	fs.Var(&permValue{&c.next.Permissions}, "listen-permissions", "commands the sockets of the --listen flags after it accept, comma-separated (rrdcached -P); empty: all on unix sockets, the read commands on TCP")
-	fs.IntVar(&c.next.MaxConns, "listen-max-connections", 0, "most open connections of each socket of the --listen flags after it (0 = only --rrdcached-max-connections)")
+	fs.IntVar(&c.next.MaxConns, "listen-max-connections", 0, "most open connections of each socket of the --listen flags after it (0 = an equal share of what the sockets with a limit leave of --rrdcached-max-connections)")
 	fs.IntVar(&c.server.MaxLine, "rrdcached-max-line", c.server.MaxLine, "longest protocol request line in bytes; a longer one closes the connection")
 	fs.IntVar(&c.server.MaxBatch, "rrdcached-max-batch", c.server.MaxBatch, "most commands in one BATCH; the one over it closes the connection")
 	fs.IntVar(&c.server.MaxBatchErrorBytes, "rrdcached-max-batch-error-bytes", c.server.MaxBatchErrorBytes, "most bytes of error lines one BATCH keeps for its answer; the command over it closes the connection")
