@@ -32,6 +32,11 @@ type conn struct {
 	batchN    int      // commands of the current BATCH so far, "." too (rrdcached's batch_cmd)
 	batchErrs []string // its error lines
 	errBytes  int      // their bytes as sent, each "<n> <message>\n"
+
+	// stream, when a command sets it, writes the rest of the reply it
+	// returns, after its status line and Lines (FETCH's rows, formatted
+	// as they are sent instead of built whole).
+	stream func(*replyWriter)
 }
 
 func newConn(s *Server, l *listener, nc net.Conn) *conn {
@@ -211,13 +216,50 @@ func (c *conn) resetBatch() {
 	c.inBatch, c.batchN, c.batchErrs, c.errBytes = false, 0, nil, 0
 }
 
-// send writes a reply into the connection's buffer, within WriteTimeout.
+// send writes a reply into the connection's buffer, within WriteTimeout,
+// and the rest of it that c.stream writes.
 func (c *conn) send(rep Reply) bool {
+	stream := c.stream
+	c.stream = nil
 	c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
-	if _, err := c.w.Write(rep.Append(nil)); err != nil {
+	_, err := c.w.Write(rep.Append(nil))
+	if stream != nil {
+		w := &replyWriter{c: c, err: err}
+		stream(w) // always called: it releases what the command holds
+		err = w.err
+	}
+	if err != nil {
 		return c.writeFailed(err)
 	}
 	return true
+}
+
+// replyWriter writes a streamed reply into the connection's buffer, each
+// WriteTimeout counted from the last progress; after an error it writes
+// nothing and keeps the error.
+type replyWriter struct {
+	c   *conn
+	n   int // bytes since the deadline was set
+	err error
+}
+
+func (w *replyWriter) write(b []byte) {
+	if w.err != nil {
+		return
+	}
+	if w.n += len(b); w.n > 1<<16 {
+		w.c.nc.SetWriteDeadline(time.Now().Add(w.c.s.opts.WriteTimeout))
+		w.n = 0
+	}
+	_, w.err = w.c.w.Write(b)
+}
+
+// line writes b and a line end.
+func (w *replyWriter) line(b []byte) {
+	w.write(b)
+	if w.err == nil {
+		w.err = w.c.w.WriteByte('\n')
+	}
 }
 
 // flush sends what is buffered, within WriteTimeout.

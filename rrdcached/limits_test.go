@@ -160,3 +160,24 @@ func TestListenerShares(t *testing.T) {
 		t.Errorf("open TCP connections %v, want the socket's share %d", n, share)
 	}
 }
+
+// TestFetchTooLarge: a FETCH whose values the backend says are over
+// MaxFetchBytes is refused with the reason, counted, and the connection
+// goes on.
+func TestFetchTooLarge(t *testing.T) {
+	s := startServer(t, func(o *rrdcached.Options) { o.MaxFetchBytes = 40 })
+	seedFetch(s.backend) // 3 rows × 2 data sources: 48 bytes of values
+	c := s.dial(t, 0)
+	want := "FETCH too large: 3 rows of 2 data sources (48 bytes of values) over this range, more than the 40 bytes one FETCH may read; ask for a shorter range"
+	for _, cmd := range []string{"FETCH", "FETCHBIN"} {
+		if got := c.do(cmd + " a.rrd AVERAGE " + at(0) + " " + at(30)); got.Status != -1 || got.Message != want {
+			t.Errorf("%s over the bound: %q, want -1 %s", cmd, got, want)
+		}
+	}
+	if n := s.metric(t, "spoold_rrdcached_refusals_total", "reason", rrdcached.RefuseFetchTooLarge); n != 2 {
+		t.Errorf("%s refusals %v, want 2", rrdcached.RefuseFetchTooLarge, n)
+	}
+	if got := c.do("PING"); got.Message != "PONG" {
+		t.Errorf("PING after a refused FETCH: %q", got)
+	}
+}

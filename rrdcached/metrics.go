@@ -19,13 +19,14 @@ const (
 	RefusePermission       = "permission"               // a command the listener does not allow
 	RefusePath             = "path"                     // a file name Resolver refused
 	RefuseBrokenCommand    = "broken_command"           // a command word ending in a lone backslash
+	RefuseFetchTooLarge    = "fetch_too_large"          // a FETCH over Options.MaxFetchBytes
 )
 
 // refusalReasons are the Refuse constants, in the order the metric's help
 // lists them.
 var refusalReasons = []string{RefuseMaxConns, RefuseListenerMaxConns, RefuseLineTooLong,
 	RefuseBatchTooLarge, RefuseBatchErrors, RefuseIdleTimeout, RefuseWriteTimeout,
-	RefusePermission, RefusePath, RefuseBrokenCommand}
+	RefusePermission, RefusePath, RefuseBrokenCommand, RefuseFetchTooLarge}
 
 // metrics are the server's client_golang metrics.
 type metrics struct {

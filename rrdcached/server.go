@@ -40,6 +40,20 @@ type Options struct {
 	// much for its batch, and the server MaxConns times it. Default 1 MiB
 	// (rrdcached: no limit).
 	MaxBatchErrorBytes int
+	// MaxFetchBytes bounds what one FETCH or FETCHBIN reads: the values
+	// the file's archive holds for the range asked, 8 bytes each, rows ×
+	// every data source of the file (librrd reads them all, whatever
+	// columns are named). The backend estimates them from the file's header
+	// before it reads; over the bound the reply is "-1 FETCH too large: ..."
+	// saying how much the range needs. The reply itself is written as it is
+	// formatted, never built whole. 0: no bound. Default 32 MiB, four
+	// million values (rrdcached: no limit).
+	MaxFetchBytes int64
+	// MaxFetches bounds the FETCH and FETCHBIN commands carried out at
+	// once, all connections together; one more waits for one of them to
+	// be answered. So FETCH holds at most MaxFetches × 2 × MaxFetchBytes
+	// (librrd's values and spoold's copy of them). Default 4.
+	MaxFetches int
 	// MaxConns bounds the open connections of all listeners together; a
 	// connection over it gets "-1 Too many connections" and is closed.
 	// Each listener without its own ListenerOptions.MaxConns gets an equal
@@ -75,6 +89,8 @@ func DefaultOptions() Options {
 		MaxLine:            8190,
 		MaxBatch:           100000,
 		MaxBatchErrorBytes: 1 << 20,
+		MaxFetchBytes:      32 << 20,
+		MaxFetches:         4,
 		MaxConns:           1024,
 		IdleTimeout:        15 * time.Minute,
 		WriteTimeout:       30 * time.Second,
@@ -92,6 +108,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("max line %d, want at least 16", o.MaxLine)
 	case o.MaxBatch < 1 || o.MaxConns < 1:
 		return fmt.Errorf("max batch %d and max connections %d must be positive", o.MaxBatch, o.MaxConns)
+	case o.MaxFetchBytes < 0 || o.MaxFetches < 1:
+		return fmt.Errorf("max fetch bytes %d must not be negative, max fetches %d must be positive", o.MaxFetchBytes, o.MaxFetches)
 	case o.MaxBatchErrorBytes < maxBatchErrorLen+16:
 		return fmt.Errorf("max batch error bytes %d, want at least %d (one error line)", o.MaxBatchErrorBytes, maxBatchErrorLen+16)
 	case o.IdleTimeout <= 0 || o.WriteTimeout <= 0:
@@ -122,7 +140,8 @@ type Server struct {
 	ctx     context.Context // the Backend calls'; canceled when Close is done
 
 	listeners []*listener
-	open      atomic.Int64 // connections open, all listeners
+	open      atomic.Int64  // connections open, all listeners
+	fetches   chan struct{} // a slot per FETCH in progress (MaxFetches)
 	wg        sync.WaitGroup
 
 	mu      sync.Mutex
@@ -168,7 +187,7 @@ func New(opts Options, backend Backend, logger *slog.Logger, reg prometheus.Regi
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, backend: backend, log: logger, m: m, res: res, ctx: ctx, cancel: cancel,
-		limiter: newLogLimiter(opts.LogInterval), conns: map[*conn]struct{}{}}
+		limiter: newLogLimiter(opts.LogInterval), conns: map[*conn]struct{}{}, fetches: make(chan struct{}, opts.MaxFetches)}
 	limits := listenerLimits(opts)
 	for i, lo := range opts.Listeners {
 		nl, err := listen(lo)

@@ -70,17 +70,18 @@ func readRRAs(path string) ([]rraGeometry, error) {
 	return rras, nil
 }
 
-// fetchRows is the number of rows rrd_fetch returns for an AVERAGE fetch
-// from start to end (Unix seconds) of a file with step and last update
-// last: the finest archive that covers the range, or else the one that
-// covers the most of it (rrd_fetch_fn's choice with no step asked for, the
-// most rows it picks). Without archives it assumes one row per step.
-func fetchRows(rras []rraGeometry, step time.Duration, last, start, end int64) int64 {
+// fetchRows is the number of rows rrd_fetch returns for a fetch with
+// consolidation function cf from start to end (Unix seconds) of a file
+// with step and last update last: the finest archive of cf that covers the
+// range, or else the one that covers the most of it (rrd_fetch_fn's choice
+// with no step asked for, the most rows it picks). Without such archives
+// it assumes one row per step.
+func fetchRows(rras []rraGeometry, cf string, step time.Duration, last, start, end int64) int64 {
 	base := max(int64(step/time.Second), 1)
 	rowStep, bestPart := base, int64(-1)
 	full := false
 	for _, r := range rras {
-		if r.cf != "AVERAGE" || r.pdps == 0 {
+		if r.cf != cf || r.pdps == 0 {
 			continue
 		}
 		s := base * int64(r.pdps)
@@ -102,7 +103,7 @@ func fetchRows(rras []rraGeometry, step time.Duration, last, start, end int64) i
 
 // graphCost is the bytes librrd fetches to draw n data sources of fi.
 func graphCost(n int, fi FileInfo, rras []rraGeometry, o GraphOptions) int64 {
-	rows := fetchRows(rras, fi.Step, fi.Last, o.Start.Unix(), o.End.Unix())
+	rows := fetchRows(rras, "AVERAGE", fi.Step, fi.Last, o.Start.Unix(), o.End.Unix())
 	per := int64(len(fi.DS)) * 8
 	if rows > (1<<62)/per/int64(max(n, 1)) {
 		return 1 << 62

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,12 +136,39 @@ func (b *Backend) Fetch(ctx context.Context, file string, a rrdcached.FetchArgs)
 	if err != nil {
 		return rrdcached.FetchResult{}, err
 	}
+	if err := fetchCost(t.path, a); err != nil {
+		t.mu.Unlock()
+		return rrdcached.FetchResult{}, err
+	}
 	r, err := librrdFetch(t.path, a.CF, a.Start, a.End, time.Second)
 	t.mu.Unlock()
 	if err != nil {
 		return rrdcached.FetchResult{}, err // librrd's message names the file
 	}
 	return r.result(), nil
+}
+
+// fetchCost checks a fetch of path against a.MaxBytes from the file's
+// header, before librrd reads a row: the rows of the archive rrd_fetch
+// picks (fetchRows) times every data source of the file. A header it
+// cannot read, or no archive of a.CF, is librrd's to report.
+func fetchCost(path string, a rrdcached.FetchArgs) error {
+	if a.MaxBytes <= 0 {
+		return nil
+	}
+	fi, err := readHeader(path)
+	if err != nil {
+		return nil
+	}
+	rras, err := readRRAs(path)
+	if err != nil || !slices.ContainsFunc(rras, func(r rraGeometry) bool { return r.cf == a.CF }) {
+		return nil
+	}
+	rows, ds := fetchRows(rras, a.CF, fi.Step, fi.Last, a.Start.Unix(), a.End.Unix()), int64(max(len(fi.DS), 1))
+	if rows > a.MaxBytes/8/ds {
+		return &rrdcached.FetchTooLargeError{Rows: rows, DS: ds}
+	}
+	return nil
 }
 
 // Create creates file as rrdcached's CREATE does (rrd_create_r2), through

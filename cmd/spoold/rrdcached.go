@@ -38,6 +38,8 @@ func addProtocolFlags(fs *pflag.FlagSet, c *protocolConfig) {
 	fs.IntVar(&c.server.MaxLine, "rrdcached-max-line", c.server.MaxLine, "longest protocol request line in bytes; a longer one closes the connection")
 	fs.IntVar(&c.server.MaxBatch, "rrdcached-max-batch", c.server.MaxBatch, "most commands in one BATCH; the one over it closes the connection")
 	fs.IntVar(&c.server.MaxBatchErrorBytes, "rrdcached-max-batch-error-bytes", c.server.MaxBatchErrorBytes, "most bytes of error lines one BATCH keeps for its answer; the command over it closes the connection")
+	fs.Int64Var(&c.server.MaxFetchBytes, "rrdcached-max-fetch-bytes", c.server.MaxFetchBytes, "most bytes of values one FETCH may read (8 a value, every data source of the file, estimated from its header); 0 = no limit")
+	fs.IntVar(&c.server.MaxFetches, "rrdcached-max-fetches", c.server.MaxFetches, "most FETCH commands carried out at once, all connections together; more wait")
 	fs.IntVar(&c.server.MaxConns, "rrdcached-max-connections", c.server.MaxConns, "most open protocol connections, all sockets together")
 	fs.DurationVar(&c.server.IdleTimeout, "rrdcached-idle-timeout", c.server.IdleTimeout, "close a protocol connection that sends no complete line for this long")
 	fs.DurationVar(&c.server.WriteTimeout, "rrdcached-write-timeout", c.server.WriteTimeout, "close a protocol connection that does not read a reply for this long")
