@@ -173,26 +173,61 @@ func formatLimit(v float64) string {
 // though it left no file: with less free space than the file needs it
 // wraps ENOSPC (KindNoSpace, backed off until space returns).
 func missingAfterCreate(path string, p Profile, statErr error) error {
-	need := p.fileSize()
-	var st unix.Statfs_t
-	if err := unix.Statfs(filepath.Dir(path), &st); err == nil {
-		if free := int64(st.Bavail) * st.Bsize; free < need {
-			return fmt.Errorf("create rrd %s: librrd wrote no file: %d bytes free, the file needs about %d: %w", path, free, need, unix.ENOSPC)
-		}
+	if err := noSpace(filepath.Dir(path), p.fileSize()); err != nil {
+		return fmt.Errorf("create rrd %s: librrd wrote no file: %w", path, err)
 	}
 	return fmt.Errorf("create rrd %s: librrd reported success but wrote no file: %w", path, statErr)
+}
+
+// noSpaceError says a file system lacks the room a new RRD file needs;
+// it wraps ENOSPC.
+type noSpaceError struct {
+	free, need int64 // bytes; need 0: no free inode
+}
+
+func (e *noSpaceError) detail() string {
+	if e.need == 0 {
+		return "no free inode"
+	}
+	return fmt.Sprintf("%d bytes free, the file needs about %d", e.free, e.need)
+}
+
+func (e *noSpaceError) Error() string { return e.detail() + ": " + unix.ENOSPC.Error() }
+func (e *noSpaceError) Unwrap() error { return unix.ENOSPC }
+
+// noSpace returns a *noSpaceError when dir's file system has less than
+// need bytes free for spoold, or no free inode; nil when it has room or
+// cannot say.
+func noSpace(dir string, need int64) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return nil
+	}
+	switch free := int64(st.Bavail) * st.Bsize; {
+	case free < need:
+		return &noSpaceError{free: free, need: need}
+	case st.Files > 0 && st.Ffree == 0:
+		return &noSpaceError{free: free}
+	}
+	return nil
 }
 
 // fileSize estimates the size of p's RRD file: its header and its rows
 // (the last field of each RRA definition) of 8-byte values, one per data
 // source.
 func (p Profile) fileSize() int64 {
+	return rrdFileSize(int64(len(p.DS)), p.RRAs)
+}
+
+// rrdFileSize estimates the size of an RRD file of ds data sources and the
+// RRA definitions rras ("RRA:AVERAGE:0.5:1:600"; the last field is the
+// rows).
+func rrdFileSize(ds int64, rras []string) int64 {
 	var rows int64
-	for _, r := range p.RRAs {
+	for _, r := range rras {
 		if n, err := strconv.ParseInt(r[strings.LastIndexByte(r, ':')+1:], 10, 64); err == nil {
 			rows += n
 		}
 	}
-	ds := int64(len(p.DS))
-	return rows*ds*rrdValueSize + rrdHeaderLen(ds, int64(len(p.RRAs)))
+	return rows*ds*rrdValueSize + rrdHeaderLen(ds, int64(len(rras)))
 }

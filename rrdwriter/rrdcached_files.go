@@ -261,10 +261,10 @@ func createFromArgs(dst string, a rrdcached.CreateArgs, sources []string, templa
 	}
 	if err := librrdCreate2(tmp, uint64(a.Step/time.Second), lastUp, sources, template, a.Defs); err != nil {
 		os.Remove(tmp)
-		return err
+		return createFailed(dst, a, err)
 	}
 	if _, err := os.Stat(tmp); err != nil {
-		return fmt.Errorf("librrd reported success but wrote no file: %w", err)
+		return createFailed(dst, a, fmt.Errorf("librrd reported success but wrote no file: %w", err))
 	}
 	if err := os.Chmod(tmp, 0o640); err != nil {
 		os.Remove(tmp)
@@ -279,6 +279,32 @@ func createFromArgs(dst string, a rrdcached.CreateArgs, sources []string, templa
 	}
 	err := os.Link(tmp, dst)
 	os.Remove(tmp)
+	return err
+}
+
+// createFailed says why librrd did not create dst, where librrd does not:
+// on a full file system it fails with no message (rrdcached answers
+// "RRD Error: " and nothing after it), so the free space and a probe of
+// the directory give the reason. Otherwise err as it is.
+func createFailed(dst string, a rrdcached.CreateArgs, err error) error {
+	var ds int64
+	var rras []string
+	for _, d := range a.Defs {
+		switch {
+		case strings.HasPrefix(d, "DS:"):
+			ds++
+		case strings.HasPrefix(d, "RRA:"):
+			rras = append(rras, d)
+		}
+	}
+	dir := filepath.Dir(dst)
+	var ns *noSpaceError
+	if errors.As(noSpace(dir, rrdFileSize(max(ds, 1), rras)), &ns) {
+		return &librrdMessage{fmt.Sprintf("creating '%s': No space left on device (%s)", dst, ns.detail()), ns}
+	}
+	if perr := probeCreate(dir); perr != nil && strings.TrimSpace(err.Error()) == "" {
+		return &librrdMessage{fmt.Sprintf("creating '%s': %v", dst, perr), perr}
+	}
 	return err
 }
 

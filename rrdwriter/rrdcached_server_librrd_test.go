@@ -20,6 +20,21 @@ import (
 	"github.com/spoold/spoold/rrdcached"
 )
 
+// serveProto serves the backend b over the protocol on a unix socket
+// with opts (its Dir and Listeners set here) until the test ends.
+func serveProto(t *testing.T, e *env, b *Backend, opts rrdcached.Options) (sock string, reg *prometheus.Registry) {
+	opts.Dir = e.dir
+	sock = filepath.Join(t.TempDir(), "sock")
+	opts.Listeners = []rrdcached.ListenerOptions{{Spec: "unix:" + sock}}
+	reg = prometheus.NewPedanticRegistry()
+	srv, err := rrdcached.New(opts, b, nil, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return sock, reg
+}
+
 // wideRRD creates file with ds GAUGE data sources and one AVERAGE
 // archive of rows rows of 300 s ending at t0.
 func (e *env) wideRRD(file string, ds, rows int) {
@@ -95,15 +110,7 @@ func TestProtocolFetchBounded(t *testing.T) {
 	e.wideRRD("big.rrd", 350, rows)
 	e.wideRRD("mid.rrd", 50, rows)
 	opts := rrdcached.DefaultOptions()
-	opts.Dir = e.dir
-	sock := filepath.Join(t.TempDir(), "sock")
-	opts.Listeners = []rrdcached.ListenerOptions{{Spec: "unix:" + sock}}
-	reg := prometheus.NewPedanticRegistry()
-	srv, err := rrdcached.New(opts, b, nil, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	sock, reg := serveProto(t, e, b, opts)
 	span := fmt.Sprintf("%d %d", t0-rows*300, t0)
 
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
@@ -165,4 +172,24 @@ func refusals(t *testing.T, reg *prometheus.Registry, reason string) float64 {
 		}
 	}
 	return sum
+}
+
+// TestProtocolCreateOnFullDisk: a CREATE into a full file system says
+// what failed, where librrd gives no reason (rrdcached answers
+// "-1 RRD Error: " and nothing after it).
+func TestProtocolCreateOnFullDisk(t *testing.T) {
+	e, b := newProtoEnv(t)
+	full := filepath.Join(e.dir, "full")
+	testenv.MountTmpfs(t, full, "64k")
+	testenv.FillDisk(t, full)
+	sock, _ := serveProto(t, e, b, rrdcached.DefaultOptions())
+	got := fetchOnce(sock, "CREATE full/x.rrd -s 10 DS:x:GAUGE:20:U:U RRA:AVERAGE:0.5:1:100")
+	want := fmt.Sprintf("-1 RRD Error: creating '%s': No space left on device", filepath.Join(full, "x.rrd"))
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("CREATE on a full disk: %q, want %q...", got, want)
+	}
+	t.Logf("CREATE on a full disk: %s", got)
+	if _, err := os.Stat(filepath.Join(full, "x.rrd")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file after the failed CREATE: %v", err)
+	}
 }
