@@ -70,82 +70,12 @@ func CreateFrom(path string, step uint64, lastUp int64, sources []string, templa
 	tmp := filepath.Join(dir, TempName(filepath.Base(path)))
 	if err := librrdCreate(tmp, step, lastUp, sources, template, defs); err != nil {
 		os.Remove(tmp)
-		return createFailed(path, defs, err)
+		return err
 	}
 	if _, err := os.Stat(tmp); err != nil {
-		return createFailed(path, defs, fmt.Errorf("librrd reported success but wrote no file: %w", err))
+		return fmt.Errorf("librrd reported success but wrote no file: %w", err)
 	}
 	return publish(tmp, path, replace)
-}
-
-// createFailed says why librrd did not create path, where librrd does not:
-// on a full file system it fails with no message (rrdcached answers
-// "RRD Error: " and nothing after it), so the free space, measured against
-// the size defs need, and a probe of the directory give the reason, in
-// librrd's words ("creating '<path>': ..."). Otherwise err as it is.
-func createFailed(path string, defs []string, err error) error {
-	var ds int64
-	var rras []string
-	for _, d := range defs {
-		switch {
-		case strings.HasPrefix(d, "DS:"):
-			ds++
-		case strings.HasPrefix(d, "RRA:"):
-			rras = append(rras, d)
-		}
-	}
-	dir := filepath.Dir(path)
-	if ns := noSpace(dir, fileSize(max(ds, 1), rras)); ns != nil {
-		return &CreateError{Path: path, Detail: "No space left on device (" + ns.detail() + ")", Err: ns}
-	}
-	if perr := ProbeCreate(dir); perr != nil && strings.TrimSpace(err.Error()) == "" {
-		return &CreateError{Path: path, Detail: perr.Error(), Err: perr}
-	}
-	return err
-}
-
-// CreateError is CreateFrom's error where librrd gives no reason: the
-// file and what failed, in librrd's words ("creating '<path>': No space
-// left on device (...)"); it wraps the system's error (ENOSPC, EACCES).
-type CreateError struct {
-	Path, Detail string
-	Err          error
-}
-
-func (e *CreateError) Error() string { return "creating '" + e.Path + "': " + e.Detail }
-func (e *CreateError) Unwrap() error { return e.Err }
-
-// noSpaceError says a file system lacks the room a new RRD file needs;
-// it wraps ENOSPC.
-type noSpaceError struct {
-	free, need int64 // bytes; need 0: no free inode
-}
-
-func (e *noSpaceError) detail() string {
-	if e.need == 0 {
-		return "no free inode"
-	}
-	return fmt.Sprintf("%d bytes free, the file needs about %d", e.free, e.need)
-}
-
-func (e *noSpaceError) Error() string { return e.detail() + ": " + unix.ENOSPC.Error() }
-func (e *noSpaceError) Unwrap() error { return unix.ENOSPC }
-
-// noSpace returns a *noSpaceError when dir's file system has less than
-// need bytes free for spoold, or no free inode; nil when it has room or
-// cannot say.
-func noSpace(dir string, need int64) *noSpaceError {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return nil
-	}
-	switch free := int64(st.Bavail) * st.Bsize; {
-	case free < need:
-		return &noSpaceError{free: free, need: need}
-	case st.Files > 0 && st.Ffree == 0:
-		return &noSpaceError{free: free}
-	}
-	return nil
 }
 
 // publish makes the new file tmp readable by the owner's group (graphing
@@ -185,8 +115,42 @@ func ProbeCreate(dir string) error {
 // though it left no file: with less free space than the file needs it
 // wraps ENOSPC.
 func missingAfterCreate(path string, l Layout, statErr error) error {
-	if ns := noSpace(filepath.Dir(path), l.FileSize()); ns != nil {
-		return fmt.Errorf("create rrd %s: librrd wrote no file: %w", path, ns)
+	if err := NoSpace(filepath.Dir(path), l.FileSize()); err != nil {
+		return fmt.Errorf("create rrd %s: librrd wrote no file: %w", path, err)
 	}
 	return fmt.Errorf("create rrd %s: librrd reported success but wrote no file: %w", path, statErr)
+}
+
+// NoSpaceError says a file system lacks the room a new RRD file needs;
+// it wraps ENOSPC.
+type NoSpaceError struct {
+	Free, Need int64 // bytes; Need 0: no free inode
+}
+
+// Detail says what is missing, without the ENOSPC text.
+func (e *NoSpaceError) Detail() string {
+	if e.Need == 0 {
+		return "no free inode"
+	}
+	return fmt.Sprintf("%d bytes free, the file needs about %d", e.Free, e.Need)
+}
+
+func (e *NoSpaceError) Error() string { return e.Detail() + ": " + unix.ENOSPC.Error() }
+func (e *NoSpaceError) Unwrap() error { return unix.ENOSPC }
+
+// NoSpace returns a *NoSpaceError when dir's file system has less than
+// need bytes free for spoold, or no free inode; nil when it has room or
+// cannot say.
+func NoSpace(dir string, need int64) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return nil
+	}
+	switch free := int64(st.Bavail) * st.Bsize; {
+	case free < need:
+		return &NoSpaceError{Free: free, Need: need}
+	case st.Files > 0 && st.Ffree == 0:
+		return &NoSpaceError{Free: free}
+	}
+	return nil
 }

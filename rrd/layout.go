@@ -52,12 +52,12 @@ func (l Layout) Validate() error {
 // FileSize estimates the size of l's RRD file: its header and its rows
 // (the last field of each RRA definition) of 8-byte values, one per data
 // source.
-func (l Layout) FileSize() int64 { return fileSize(int64(len(l.DS)), l.RRAs) }
+func (l Layout) FileSize() int64 { return FileSizeOf(int64(len(l.DS)), l.RRAs) }
 
-// fileSize estimates the size of an RRD file of ds data sources and the
-// RRA definitions rras ("RRA:AVERAGE:0.5:1:600": the last field is the
+// FileSizeOf estimates the size of an RRD file of ds data sources and the
+// RRA definitions rras ("RRA:AVERAGE:0.5:1:600"; the last field is the
 // rows).
-func fileSize(ds int64, rras []string) int64 {
+func FileSizeOf(ds int64, rras []string) int64 {
 	var rows int64
 	for _, r := range rras {
 		if n, err := strconv.ParseInt(r[strings.LastIndexByte(r, ':')+1:], 10, 64); err == nil {

@@ -254,7 +254,36 @@ func createFromArgs(dst string, a rrdcached.CreateArgs, sources []string, templa
 	if !a.Begin.IsZero() {
 		lastUp = a.Begin.Unix()
 	}
-	return rrd.CreateFrom(dst, uint64(a.Step/time.Second), lastUp, sources, template, a.Defs, replace)
+	if err := rrd.CreateFrom(dst, uint64(a.Step/time.Second), lastUp, sources, template, a.Defs, replace); err != nil {
+		return createFailed(dst, a, err)
+	}
+	return nil
+}
+
+// createFailed says why librrd did not create dst, where librrd does not:
+// on a full file system it fails with no message (rrdcached answers
+// "RRD Error: " and nothing after it), so the free space and a probe of
+// the directory give the reason. Otherwise err as it is.
+func createFailed(dst string, a rrdcached.CreateArgs, err error) error {
+	var ds int64
+	var rras []string
+	for _, d := range a.Defs {
+		switch {
+		case strings.HasPrefix(d, "DS:"):
+			ds++
+		case strings.HasPrefix(d, "RRA:"):
+			rras = append(rras, d)
+		}
+	}
+	dir := filepath.Dir(dst)
+	var ns *rrd.NoSpaceError
+	if errors.As(rrd.NoSpace(dir, rrd.FileSizeOf(max(ds, 1), rras)), &ns) {
+		return &librrdMessage{fmt.Sprintf("creating '%s': No space left on device (%s)", dst, ns.Detail()), ns}
+	}
+	if perr := rrd.ProbeCreate(dir); perr != nil && strings.TrimSpace(err.Error()) == "" {
+		return &librrdMessage{fmt.Sprintf("creating '%s': %v", dst, perr), perr}
+	}
+	return err
 }
 
 // List lists dir (relative to the RRD directory; "" is the directory
