@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/spoold/spoold/intake"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/spool"
@@ -29,8 +30,9 @@ import (
 // A Backend starts one goroutine per FLUSHALL (the flush it starts, which
 // Writer.WaitFlushes waits for); everything else runs on the caller's.
 type Backend struct {
-	w *Writer
-	o BackendOptions
+	w  *Writer
+	in *intake.Intake // appends to w's spool, then indexes in w's index
+	o  BackendOptions
 
 	mu    sync.Mutex
 	files map[string]*protoFile // by file name
@@ -84,7 +86,7 @@ func NewBackend(w *Writer, o BackendOptions) *Backend {
 	if o.FlushContext == nil {
 		o.FlushContext = context.Background()
 	}
-	return &Backend{w: w, o: o, files: make(map[string]*protoFile)}
+	return &Backend{w: w, in: intake.New(w.sp, w.ix), o: o, files: make(map[string]*protoFile)}
 }
 
 // protoFile is what the backend knows of one RRD file a client updates.
@@ -363,16 +365,13 @@ func (b *Backend) spoolUpdate(f *protoFile, file, key, u string) error {
 	if limit := now.Add(b.w.o.FutureTolerance); e.Time > limit.Unix() {
 		return refuse(RefusedFuture, "update time %d of %s is more than %s ahead of the clock (--future-tolerance)", e.Time, file, b.w.o.FutureTolerance)
 	}
-	ref, created, err := b.w.sp.Append(&e)
+	indexErr, err := b.in.Append(&e)
 	if err != nil {
 		return refuse(RefusedSpool, "spool update of %s: %v", file, err)
 	}
-	if created {
-		// As the poller: a full index is rescanned later; the entry is on disk.
-		if _, err := b.w.ix.Add(ref.Hash, key, ref.Time); err != nil {
-			b.c.indexDeferred.Add(1)
-			b.w.log.Debug("index update later", "file", file, "err", err)
-		}
+	if indexErr != nil {
+		b.c.indexDeferred.Add(1)
+		b.w.log.Debug("index update later", "file", file, "err", indexErr)
 	}
 	f.last = at
 	return nil

@@ -16,22 +16,21 @@ import (
 
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
-	"github.com/spoold/spoold/spool"
 )
 
 // The protocol's commands on RRD files, through librrd under the file's
 // lock (the writer's per-file lock, so they never overlap an update):
 // FIRST, LAST, INFO, FETCH, CREATE and LIST.
 
-// lockFile returns the writer's state of file, locked.
-func (b *Backend) lockFile(file string) (*target, error) {
+// lockFile takes the writer's lock of file (Writer.LockFile) and returns
+// its path and the lock's release.
+func (b *Backend) lockFile(file string) (path string, unlock func(), err error) {
 	if err := checkFileName(file); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	key, _ := b.keyOf(file)
-	t := b.w.target(spool.KeyHash(key), key)
-	t.mu.Lock()
-	return t, nil
+	path, unlock = b.w.LockFile(key)
+	return path, unlock, nil
 }
 
 // First returns the first time of the file's RRA rra (rrd_first_r).
@@ -39,12 +38,12 @@ func (b *Backend) First(_ context.Context, file string, rra int) (time.Time, err
 	if rra < 0 {
 		return time.Time{}, &rrdcached.ReplyError{Msg: fmt.Sprintf("Invalid index specified (%d)", rra)}
 	}
-	t, err := b.lockFile(file)
+	path, unlock, err := b.lockFile(file)
 	if err != nil {
 		return time.Time{}, err
 	}
-	defer t.mu.Unlock()
-	sec, err := rrd.First(t.path, rra)
+	defer unlock()
+	sec, err := rrd.First(path, rra)
 	if err != nil {
 		return time.Time{}, err // librrd's message names the file
 	}
@@ -95,12 +94,12 @@ func (b *Backend) Info(ctx context.Context, file string) ([]rrdcached.InfoValue,
 	if err := b.flushFirst(ctx, file); err != nil {
 		return nil, fmt.Errorf("info %s: %w", file, err)
 	}
-	t, err := b.lockFile(file)
+	path, unlock, err := b.lockFile(file)
 	if err != nil {
 		return nil, err
 	}
-	defer t.mu.Unlock()
-	items, err := rrd.InfoItems(t.path)
+	defer unlock()
+	items, err := rrd.InfoItems(path)
 	if err != nil {
 		return nil, err // librrd's message names the file
 	}
@@ -131,12 +130,12 @@ func (b *Backend) Fetch(ctx context.Context, file string, a rrdcached.FetchArgs)
 	if a.Start.IsZero() {
 		a.Start = a.End.Add(-24 * time.Hour)
 	}
-	t, err := b.lockFile(file)
+	path, unlock, err := b.lockFile(file)
 	if err != nil {
 		return rrdcached.FetchResult{}, err
 	}
-	r, err := rrd.Fetch(t.path, a.CF, a.Start, a.End, time.Second)
-	t.mu.Unlock()
+	r, err := rrd.Fetch(path, a.CF, a.Start, a.End, time.Second)
+	unlock()
 	if err != nil {
 		return rrdcached.FetchResult{}, err // librrd's message names the file
 	}
@@ -173,13 +172,12 @@ func (b *Backend) Create(ctx context.Context, file string, a rrdcached.CreateArg
 	f := b.file(file)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	t := b.w.target(spool.KeyHash(key), key)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, err = os.Lstat(t.path)
+	path, unlock := b.w.LockFile(key)
+	defer unlock()
+	_, err = os.Lstat(path)
 	exists := err == nil
 	if exists && a.NoOverwrite {
-		return &librrdMessage{fmt.Sprintf("creating '%s': File exists", t.path), fs.ErrExist}
+		return &librrdMessage{fmt.Sprintf("creating '%s': File exists", path), fs.ErrExist}
 	}
 	if exists {
 		pending, err := b.spooled(ctx, key)
@@ -190,10 +188,11 @@ func (b *Backend) Create(ctx context.Context, file string, a rrdcached.CreateArg
 			return fmt.Errorf("create %s: %d acknowledged updates of the file are still spooled; spoold does not replace it under them (FLUSH it first)", file, len(pending))
 		}
 	}
-	if err := createFromArgs(t.path, a, sources, template, exists); err != nil {
+	if err := createFromArgs(path, a, sources, template, exists); err != nil {
 		return err
 	}
-	t.known, f.loaded = false, false
+	b.w.FileReplaced(key)
+	f.loaded = false
 	b.c.creates.Add(1)
 	if exists {
 		b.c.overwrites.Add(1)

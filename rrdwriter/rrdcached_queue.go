@@ -64,17 +64,15 @@ func (b *Backend) holds(ctx context.Context, file, key string) (bool, error) {
 	return pending, nil
 }
 
-// FlushAll starts writing everything pending (Writer.FlushAll) on a
-// goroutine of its own and returns at once; Writer.WaitFlushes waits for
-// it. Its failures are logged (and shown in TargetErrors).
+// FlushAll starts writing everything pending (Writer.StartFlushAll) and
+// returns at once; Writer.WaitFlushes waits for it. Its failures are
+// logged (and shown in TargetErrors).
 func (b *Backend) FlushAll(context.Context) error {
-	b.w.flushes.Add(1)
-	go func() {
-		defer b.w.flushes.Done()
-		if err := b.w.FlushAll(b.o.FlushContext); err != nil {
+	b.w.StartFlushAll(b.o.FlushContext, func(err error) {
+		if err != nil {
 			b.w.log.Warn("FLUSHALL: not everything was written; the rest stays in the spool", "err", err)
 		}
-	}()
+	})
 	return nil
 }
 
