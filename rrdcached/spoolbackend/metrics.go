@@ -1,4 +1,4 @@
-package rrdwriter
+package spoolbackend
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
