@@ -11,6 +11,7 @@ import (
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrdcached/spoolbackend"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -51,7 +52,7 @@ func (d *daemon) metricsRegistry() *prometheus.Registry {
 		admin.NewCollector(d, nil),
 		poller.NewDiscoveryCollector(d.pl.DiscoveryStats),
 		d.mibs,
-		rrdwriter.NewBackendCollector(d.proto.backend.BackendStats),
+		spoolbackend.NewCollector(d.proto.backend.BackendStats),
 	)
 	d.reg = reg
 	return reg

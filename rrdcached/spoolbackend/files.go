@@ -80,7 +80,7 @@ func (b *Backend) flushFirst(ctx context.Context, file string) error {
 		if ctx.Err() != nil {
 			return err
 		}
-		b.w.log.Warn("flush before a read failed; reading the file as it is", "file", file, "err", err)
+		b.log.Warn("flush before a read failed; reading the file as it is", "file", file, "err", err)
 	}
 	return nil
 }
@@ -125,7 +125,7 @@ func (b *Backend) Fetch(ctx context.Context, file string, a rrdcached.FetchArgs)
 		return rrdcached.FetchResult{}, fmt.Errorf("flush %s before the fetch: %w", file, err)
 	}
 	if a.End.IsZero() {
-		a.End = b.w.o.Now()
+		a.End = b.o.Now()
 	}
 	if a.Start.IsZero() {
 		a.Start = a.End.Add(-24 * time.Hour)
@@ -196,7 +196,7 @@ func (b *Backend) Create(ctx context.Context, file string, a rrdcached.CreateArg
 	b.c.creates.Add(1)
 	if exists {
 		b.c.overwrites.Add(1)
-		b.w.log.Warn("CREATE replaced an RRD file", "file", file)
+		b.log.Warn("CREATE replaced an RRD file", "file", file)
 	}
 	return nil
 }
@@ -240,7 +240,7 @@ func (b *Backend) List(_ context.Context, dir string, recursive bool) ([]string,
 			return nil, err
 		}
 	}
-	base, err := filepath.EvalSymlinks(b.w.o.Dir)
+	base, err := filepath.EvalSymlinks(b.o.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}
