@@ -1,6 +1,8 @@
 package rrdcached
 
 import (
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -17,6 +19,12 @@ const (
 	RefusePath             = "path"                     // a file name Resolver refused
 	RefuseBrokenCommand    = "broken_command"           // a command word ending in a lone backslash
 )
+
+// refusalReasons are the Refuse constants, in the order the metric's help
+// lists them.
+var refusalReasons = []string{RefuseMaxConns, RefuseListenerMaxConns, RefuseLineTooLong,
+	RefuseBatchTooLarge, RefuseIdleTimeout, RefuseWriteTimeout,
+	RefusePermission, RefusePath, RefuseBrokenCommand}
 
 // metrics are the server's client_golang metrics.
 type metrics struct {
@@ -56,7 +64,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"command", "result"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "spoold_rrdcached_refusals_total",
-			Help: "What the rrdcached protocol server refused, by reason (max_connections, max_listener_connections, line_too_long, batch_too_large, idle_timeout, write_timeout, permission, path, broken_command) and listener.",
+			Help: "What the rrdcached protocol server refused, by reason (" + strings.Join(refusalReasons, ", ") + ") and listener.",
 		}, []string{"reason", "listener"}),
 		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "spoold_rrdcached_batch_commands",

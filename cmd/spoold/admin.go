@@ -15,8 +15,8 @@ import (
 	"github.com/spoold/spoold/rrdwriter"
 )
 
-// The daemon is the admin server's Backend.
-var _ admin.Backend = (*daemon)(nil)
+// The daemon is what the admin server reads and asks (admin.Daemon).
+var _ admin.Daemon = (*daemon)(nil)
 
 // startAdmin starts the admin HTTP server unless --admin-listen is empty.
 func (d *daemon) startAdmin() error {
