@@ -10,6 +10,7 @@ import (
 
 	"github.com/spoold/spoold/internal/testing/testclock"
 	"github.com/spoold/spoold/internal/testing/testenv"
+	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
@@ -17,6 +18,14 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// What the daemon gives New.
+var (
+	_ Writer     = (*rrdwriter.Writer)(nil)
+	_ Spool      = (*spool.Spool)(nil)
+	_ Index      = (*shm.Index)(nil)
+	_ LeafWalker = (*loader.Loader)(nil)
+)
 
 // t0 is a step boundary (a multiple of 300 s).
 const t0 = int64(1_700_000_100)

@@ -65,8 +65,8 @@ func (b *Backend) holds(ctx context.Context, file, key string) (bool, error) {
 }
 
 // FlushAll starts writing everything pending (Writer.StartFlushAll) and
-// returns at once; Writer.WaitFlushes waits for it. Its failures are
-// logged (and shown in TargetErrors).
+// returns at once; the daemon's shutdown waits for it. Its failures are
+// logged (and shown in the writer's TargetErrors).
 func (b *Backend) FlushAll(context.Context) error {
 	b.w.StartFlushAll(b.o.FlushContext, func(err error) {
 		if err != nil {
