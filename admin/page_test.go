@@ -11,7 +11,7 @@ import (
 func TestPageListsTargetsWithEscapedGraphURLs(t *testing.T) {
 	odd := "a b&c"
 	script := `x"><img src=x onerror=alert(1)>`
-	fb := newFakeBackend(okTarget("core-1"), okTarget(odd), okTarget(script),
+	fb := newFakeDaemon(okTarget("core-1"), okTarget(odd), okTarget(script),
 		NewTargetStatus(pollerFailing("edge-2", 7, 4), nil))
 	h := NewHandler(fb, testOptions())
 	resp := do(t, h, "GET", "/", "")
@@ -72,7 +72,7 @@ func TestPageListsTargetsWithEscapedGraphURLs(t *testing.T) {
 }
 
 func TestPageNoGraphForUnservableName(t *testing.T) {
-	body := readBody(t, do(t, NewHandler(newFakeBackend(okTarget("a/b")), testOptions()), "GET", "/", ""))
+	body := readBody(t, do(t, NewHandler(newFakeDaemon(okTarget("a/b")), testOptions()), "GET", "/", ""))
 	if strings.Contains(body, "<img ") || !strings.Contains(body, "<td>a/b</td>") {
 		t.Errorf("a name the graph URL cannot carry got an image, or was not listed")
 	}
@@ -85,7 +85,7 @@ func TestPageLimitsGraphs(t *testing.T) {
 	}
 	o := testOptions()
 	o.PageGraphs = 2
-	body := readBody(t, do(t, NewHandler(newFakeBackend(ts...), o), "GET", "/", ""))
+	body := readBody(t, do(t, NewHandler(newFakeDaemon(ts...), o), "GET", "/", ""))
 	if n := strings.Count(body, "<img "); n != 2 {
 		t.Errorf("%d images, want 2", n)
 	}
@@ -95,7 +95,7 @@ func TestPageLimitsGraphs(t *testing.T) {
 }
 
 func TestPageEmptyDaemon(t *testing.T) {
-	fb := newFakeBackend()
+	fb := newFakeDaemon()
 	fb.status = Status{Version: "dev"}
 	body := readBody(t, do(t, NewHandler(fb, testOptions()), "GET", "/", ""))
 	for _, want := range []string{"no cycle yet", "no targets configured", "not run yet"} {

@@ -171,9 +171,9 @@ func (o *Options) cycleTimeout() time.Duration {
 }
 
 // Writer stores entries: *spool.Spool, appending each to its target's
-// open segment. created says the entry started a new segment, named ref,
-// which the poller then adds to the Sink. Sync is called once per cycle
-// (the batch fsync policy).
+// open segment. The poller appends through an intake.Intake of the Writer
+// and the Sink, which adds a segment an entry started to the Sink. Sync is
+// called once per cycle (the batch fsync policy).
 type Writer interface {
 	Append(*spool.Entry) (ref spool.Ref, created bool, err error)
 	Sync() error

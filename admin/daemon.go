@@ -12,23 +12,23 @@ import (
 	"github.com/spoold/spoold/spool"
 )
 
-// ErrUnknownTarget is returned by Backend.Graph for a name that is not a
+// ErrUnknownTarget is returned by Daemon.Graph for a name that is not a
 // configured target; the handler answers 404.
 var ErrUnknownTarget = errors.New("unknown target")
 
-// ErrUnknownTemplate is returned by Backend.GraphTemplate for a template
+// ErrUnknownTemplate is returned by Daemon.GraphTemplate for a template
 // name the key's profile does not draw; the handler answers 404.
 var ErrUnknownTemplate = errors.New("unknown graph template")
 
-// Backend is what the admin interface needs of the daemon. Its methods are
+// Daemon is what the admin interface needs of the daemon. Its methods are
 // called from the http.Server's goroutines, concurrently, and must be safe
 // for that.
-type Backend interface {
+type Daemon interface {
 	// Status returns a snapshot for /status, /metrics and the page. It is
 	// called once per request and should not block on I/O.
 	Status() Status
 	// Graph flushes target's pending entries and renders its graph. target
-	// has passed ValidTargetName; the Backend returns an error wrapping
+	// has passed ValidTargetName; the Daemon returns an error wrapping
 	// ErrUnknownTarget unless it is a configured target, and must not turn
 	// the name into a path other than through rrd.RRDPath.
 	//
