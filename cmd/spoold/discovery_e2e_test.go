@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"syscall"
@@ -29,10 +28,7 @@ func TestSlowFirstDiscoveryCompletes(t *testing.T) {
 	dir := t.TempDir()
 	p := startDaemon(t, daemonArgs(dir, f, "--poll-interval", "4s", "--poll-concurrency", "1",
 		"--poll-max-repetitions", "1", "--poll-max-varbinds", "1000", "--write-delay", "1s", "--write-jitter", "0s")...)
-	files := func() int {
-		m, _ := filepath.Glob(filepath.Join(dir, "rrd", sim.Fleet().Name(0), "*.rrd"))
-		return len(m)
-	}
+	files := func() int { return rowFiles(dir, sim.Fleet().Name(0)) }
 	p.waitFor(t, "the slow device's RRD files", func(map[string]any) bool { return files() == interfaces })
 	cycles := regexp.MustCompile(`msg="poll cycle" component=poller seq=(\d+) devices=3 ok=(\d+) failed=\d+ skipped=\d+ overrun=(\d+)`).FindAllStringSubmatch(p.stderr.String(), -1)
 	if len(cycles) < 2 {
