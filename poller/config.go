@@ -10,7 +10,7 @@ import (
 
 	"github.com/spoold/spoold/internal/fileutil"
 	"github.com/spoold/spoold/poller/mib"
-	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/rrd"
 )
 
 // ConfigError is a problem in a targets or profiles file: where it is and
@@ -65,15 +65,15 @@ func parseDS(f []string, resolve func(string) (string, error)) (DS, error) {
 	if len(f) < 3 || len(f) > 5 {
 		return DS{}, errors.New("want \"ds <ds-name> <oid> <TYPE> [min [max]]\"")
 	}
-	d := DS{Name: f[0], Min: nan(), Max: nan()}
-	if !rrdwriter.ValidDSName(d.Name) {
+	d := DS{DataSource: rrd.DataSource{Name: f[0], Min: nan(), Max: nan()}}
+	if !rrd.ValidDSName(d.Name) {
 		return DS{}, fmt.Errorf("data source name %q: want 1 to 19 of [A-Za-z0-9_]", d.Name)
 	}
 	var err error
 	if d.OID, err = resolve(f[1]); err != nil {
 		return DS{}, err
 	}
-	if d.Type, err = rrdwriter.ParseDSType(f[2]); err != nil {
+	if d.Type, err = rrd.ParseDSType(f[2]); err != nil {
 		return DS{}, fmt.Errorf("data source %s: type %q: want GAUGE, COUNTER, DERIVE or ABSOLUTE", d.Name, f[2])
 	}
 	if len(f) > 3 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
+
 	"github.com/spoold/spoold/diskstat"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
@@ -113,7 +114,7 @@ func (d *daemon) build(cfg config, f *fleet) error {
 	}
 	d.disk = diskstat.NewLoad(cfg.diskStatsInterval)
 	wo := cfg.writer
-	wo.Profile, wo.Logger, wo.Ready = d.fleet.rrdProfile, d.log.With("component", "writer"), d.ld
+	wo.Layout, wo.Logger, wo.Ready = d.fleet.rrdLayout, d.log.With("component", "writer"), d.ld
 	wo.OnTick = d.live.writerWoke
 	if wo.RRD == nil && wo.Forward == "" {
 		wo.RRD = rrdwriter.LibRRD()
