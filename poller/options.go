@@ -81,7 +81,7 @@ type Options struct {
 // consecutive failures up to one probe per 30 minutes; for tables,
 // max-repetitions 25, 10,000 rows per table, the poll mode of fewer round
 // trips, rediscovery every hour, 32 discoveries in flight and 15 minutes
-// at most for one; 20,000 row files per target at most, 500 new ones an
+// at most for one; 20,000 row files per target at most, 100 new ones an
 // hour.
 func DefaultOptions() Options {
 	return Options{
@@ -100,7 +100,7 @@ func DefaultOptions() Options {
 		DiscoveryConcurrency: 32,
 		DiscoveryTimeout:     15 * time.Minute,
 		MaxFilesPerTarget:    20000,
-		NewFilesPerHour:      500,
+		NewFilesPerHour:      100,
 	}
 }
 
