@@ -48,7 +48,8 @@ type device struct {
 
 	rediscover  atomic.Bool               // a discovery is due (SetTargets, a lost row, a failed discovery)
 	discovering atomic.Bool               // a discovery is in flight
-	known       map[string]bool           // row keys any discovery found; guarded by mu
+	known       map[string]bool           // row keys any discovery admitted (filebound.go); guarded by mu
+	newFiles    tokenBucket               // the new row keys it may still admit; guarded by mu
 	states      atomic.Pointer[rowStates] // the rows' ifOperStatus at the last answered poll (rows.go)
 
 	usmMu sync.Mutex
