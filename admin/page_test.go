@@ -134,7 +134,7 @@ func TestTargetAtItsFileBoundNeedsAttention(t *testing.T) {
 	if ts.Health != HealthOK || ts.Attention != want || ts.OverLimitRows != 8 {
 		t.Fatalf("status %+v", ts)
 	}
-	h := NewHandler(newFakeBackend(okTarget("core-1"), ts), testOptions())
+	h := NewHandler(newFakeDaemon(okTarget("core-1"), ts), testOptions())
 	body := readBody(t, do(t, h, "GET", "/", ""))
 	section := body[strings.Index(body, "Needs attention"):]
 	section = section[:strings.Index(section, "</table>")]
