@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+	"github.com/spoold/spoold/internal/snmpvalue"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -223,7 +224,7 @@ func (res *pollResult) take(pl *pollPlan, at int, pdu *gosnmp.SnmpPDU) {
 		res.values[at] = v
 		return
 	}
-	if !noValue(pdu.Type) {
+	if !snmpvalue.None(pdu.Type) {
 		res.wrongTypes++
 	} else if pdu.Type != gosnmp.Null {
 		res.missing[at] = true
@@ -271,16 +272,6 @@ func (p *Poller) bulkTable(g *gosnmp.GoSNMP, tp *tablePlan, pl *pollPlan, res *p
 		}
 	}
 	return nil
-}
-
-// noValue reports whether an SNMP type says "no value here" (rather than
-// a value of the wrong type).
-func noValue(t gosnmp.Asn1BER) bool {
-	switch t {
-	case gosnmp.NoSuchObject, gosnmp.NoSuchInstance, gosnmp.EndOfMibView, gosnmp.Null:
-		return true
-	}
-	return false
 }
 
 func sameOID(got, want string) bool { return strings.TrimPrefix(got, ".") == want }

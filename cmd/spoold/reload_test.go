@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spoold/spoold/fleet"
 )
 
 // TestSIGTERMIsHandledWhileAReloadBlocks: a SIGHUP whose reload cannot
@@ -20,7 +22,7 @@ func TestSIGTERMIsHandledWhileAReloadBlocks(t *testing.T) {
 	started := make(chan struct{}, 16)
 	var running, most atomic.Int32
 	d := &daemon{log: slog.New(slog.DiscardHandler)}
-	d.loadFleet = func() (*fleet, error) {
+	d.loadFleet = func() (*fleet.Generation, error) {
 		if n := running.Add(1); n > most.Load() {
 			most.Store(n)
 		}

@@ -1,4 +1,4 @@
-package poller
+package fleet
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"syscall"
 )
 
-// Size bounds of the files the poller reads. A targets file of 100,000
+// Size bounds of the files this package reads. A targets file of 100,000
 // devices is about 10 MB; a secret is one short line.
 const (
 	maxConfigFile = 64 << 20
