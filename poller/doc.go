@@ -8,9 +8,9 @@
 // is polled (targets, profiles, tables, keys, shards) is package fleet's.
 //
 // Each answered poll becomes one spool entry per key (fleet's key model):
-// the scalars' entry and one per discovered row, appended with the
-// SpoolAppender (a *spool.Spool) and then announced to the Sink (the
-// in-memory index) at once. A Sink error, such as a full index, is
+// the scalars' entry and one per discovered row, each through package
+// intake: appended with the SpoolAppender (a *spool.Spool), then the
+// segment it starts added to the Sink (the in-memory index). A Sink error, such as a full index, is
 // counted and otherwise ignored: the entry is on disk, and the loader's
 // next rescan indexes it. A device that does not answer produces no entry.
 //
