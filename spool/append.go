@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -22,6 +23,16 @@ import (
 // failed or short write is cut off again (ftruncate to the old length), and
 // if even that fails the segment is closed, so no later entry follows the
 // torn bytes.
+//
+// Descriptors. Up to Options.SegmentOpenFiles open segments keep their
+// descriptor between appends (each of the 64 shards holds its share, the
+// oldest held closed first), so an append is one write, not an open
+// through the level directories, a write and a close. Only this process
+// removes or renames a segment it appends to, and only after Seal, which
+// closes the descriptor; a held segment unlinked by someone else (an
+// operator's rm) is found by fstat before each write (no links left) and
+// treated as a segment that is gone, as a failed open is: nothing is
+// written into a file no name reaches.
 
 // ErrDuplicateTime is wrapped by Append's error for an entry whose key
 // already has an entry of the same poll time (to the millisecond) in its
@@ -35,6 +46,8 @@ type openSegment struct {
 	entries int
 	last    int64  // poll time of the newest entry
 	milli   uint16 // and its milliseconds
+	fd      int    // the held descriptor, if held
+	held    bool
 }
 
 // appendShards is the number of locks open segments are spread over.
@@ -43,6 +56,7 @@ const appendShards = 64
 type appendShardState struct {
 	mu   sync.Mutex
 	open map[uint64]*openSegment
+	held []uint64 // keys of open segments with a held descriptor, oldest first
 }
 
 type appendShard struct {
@@ -54,7 +68,8 @@ type appendShard struct {
 const cacheLinePad = 64
 
 type appender struct {
-	shards [appendShards]appendShard
+	shards   [appendShards]appendShard
+	perShard int // descriptors each shard may hold
 }
 
 func (a *appender) shard(hash uint64) *appendShard {
@@ -95,8 +110,7 @@ func (s *Spool) append(e *Entry) (Ref, bool, error) {
 	case e.Time < seg.last || e.Time == seg.last && e.Milli < seg.milli, // the clock went back: a new segment keeps each in order
 		seg.size+int64(len(buf)) > s.segMaxBytes,
 		seg.entries >= s.segMaxEntries:
-		delete(sh.open, hash)
-		s.c.segmentsClosed.Add(1)
+		s.closeOpen(sh, hash)
 		seg = nil
 	}
 	if seg != nil {
@@ -114,7 +128,7 @@ func (s *Spool) append(e *Entry) (Ref, bool, error) {
 	if sh.open == nil {
 		sh.open = make(map[uint64]*openSegment)
 	}
-	sh.open[hash] = &openSegment{ref: ref, size: int64(len(buf)), entries: 1, last: e.Time, milli: e.Milli}
+	sh.open[hash] = &openSegment{ref: ref, size: int64(len(buf)), entries: 1, last: e.Time, milli: e.Milli, fd: -1}
 	s.c.segmentsCreated.Add(1)
 	s.count(len(buf))
 	return ref, true, nil
@@ -184,25 +198,26 @@ func (s *Spool) create(ref Ref, buf []byte) error {
 // write is cut off again; if that fails too, the segment is closed.
 func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte) error {
 	path := s.EntryPath(seg.ref)
-	fd, err := fileutil.Openat(unix.AT_FDCWD, path, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := s.segmentFD(sh, seg, path)
 	if err != nil {
-		delete(sh.open, seg.ref.Hash) // gone or replaced: the next entry starts anew
-		s.c.segmentsClosed.Add(1)
-		return fmt.Errorf("open spool segment %s for appending: %w", path, err)
+		s.closeOpen(sh, seg.ref.Hash) // gone or replaced: the next entry starts anew
+		return err
 	}
+	held := seg.held // a held descriptor is closed by closeOpen, if at all
 	err = fileutil.WriteAll(fd, buf)
 	if err == nil && s.fsync == FsyncAlways {
 		err = unix.Fdatasync(fd)
 	}
 	if err != nil {
 		if terr := unix.Ftruncate(fd, seg.size); terr != nil {
-			delete(sh.open, seg.ref.Hash)
-			s.c.segmentsClosed.Add(1)
 			err = fmt.Errorf("%w; cut the torn tail at %d: %w", err, seg.size, terr)
+			s.closeOpen(sh, seg.ref.Hash)
 		}
 	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
+	if !held {
+		if cerr := unix.Close(fd); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("append to spool segment %s: %w", path, err)
@@ -220,11 +235,75 @@ func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte) error {
 func (s *Spool) Seal(hash uint64) {
 	sh := s.app.shard(hash)
 	sh.mu.Lock()
-	if _, ok := sh.open[hash]; ok {
-		delete(sh.open, hash)
-		s.c.segmentsClosed.Add(1)
-	}
+	s.closeOpen(sh, hash)
 	sh.mu.Unlock()
+}
+
+// segmentFD returns a descriptor of the open segment seg at path to append
+// to: its held one (after checking that a name still reaches the file), or
+// a new one, which it holds if the shard has room (closing the oldest held
+// when it is full). sh is locked.
+func (s *Spool) segmentFD(sh *appendShard, seg *openSegment, path string) (int, error) {
+	if seg.held {
+		var st unix.Stat_t
+		if err := unix.Fstat(seg.fd, &st); err != nil {
+			return -1, fmt.Errorf("check open spool segment %s: %w", path, err)
+		}
+		if st.Nlink == 0 {
+			return -1, fmt.Errorf("append to spool segment %s: removed while open: %w", path, os.ErrNotExist)
+		}
+		return seg.fd, nil
+	}
+	fd, err := fileutil.Openat(unix.AT_FDCWD, path, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open spool segment %s for appending: %w", path, err)
+	}
+	if s.app.perShard == 0 {
+		return fd, nil
+	}
+	if len(sh.held) >= s.app.perShard {
+		s.release(sh, sh.held[0])
+	}
+	seg.fd, seg.held = fd, true
+	sh.held = append(sh.held, seg.ref.Hash)
+	return fd, nil
+}
+
+// release closes the held descriptor of hash's open segment, if any; the
+// segment stays open (the next append opens it by name). sh is locked.
+func (s *Spool) release(sh *appendShard, hash uint64) {
+	seg := sh.open[hash]
+	if seg == nil || !seg.held {
+		return
+	}
+	_ = unix.Close(seg.fd) // written with write(2): nothing buffered to lose
+	seg.fd, seg.held = -1, false
+	if i := slices.Index(sh.held, hash); i >= 0 {
+		sh.held = slices.Delete(sh.held, i, i+1)
+	}
+}
+
+// closeOpen closes hash's open segment, if any: its descriptor is
+// released and no entry is appended to it again. sh is locked.
+func (s *Spool) closeOpen(sh *appendShard, hash uint64) {
+	if _, ok := sh.open[hash]; !ok {
+		return
+	}
+	s.release(sh, hash)
+	delete(sh.open, hash)
+	s.c.segmentsClosed.Add(1)
+}
+
+// closeSegments closes every open segment (Close).
+func (s *Spool) closeSegments() {
+	for i := range s.app.shards {
+		sh := &s.app.shards[i]
+		sh.mu.Lock()
+		for hash := range sh.open {
+			s.closeOpen(sh, hash)
+		}
+		sh.mu.Unlock()
+	}
 }
 
 // QuarantineRange copies the bad range r of segment g into quarantine/,

@@ -1,0 +1,100 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+)
+
+// openFDs counts the process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// TestAppendHoldsAtMostSegmentOpenFiles: open segments keep their
+// descriptors between appends up to SegmentOpenFiles (rounded up to a
+// share per shard), every entry still lands in its segment, and Close
+// releases them all.
+func TestAppendHoldsAtMostSegmentOpenFiles(t *testing.T) {
+	for _, limit := range []int{0, 64, 128} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			opts := DefaultOptions()
+			opts.Dir, opts.SegmentOpenFiles = t.TempDir(), limit
+			s, err := Open(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := openFDs(t)
+			const keys, rounds = 1000, 3
+			refs := map[string]Ref{}
+			for r := int64(0); r < rounds; r++ {
+				for k := range keys {
+					e := entryAt(fmt.Sprintf("dev%d", k), 1000+r)
+					ref, _, err := s.Append(&e)
+					if err != nil {
+						t.Fatal(err)
+					}
+					refs[e.Key] = ref
+				}
+			}
+			perShard := (limit + appendShards - 1) / appendShards
+			if held := openFDs(t) - before; held > perShard*appendShards || limit > 0 && held < limit/2 {
+				t.Fatalf("%d descriptors held with SegmentOpenFiles %d, want at most %d (and some)", held, limit, perShard*appendShards)
+			}
+			for key, ref := range refs {
+				g, err := s.ReadSegment(ref)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(g.Entries) != rounds || len(g.Bad) != 0 {
+					t.Fatalf("%s: %d entries, bad %v; want %d", key, len(g.Entries), g.Bad, rounds)
+				}
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if after := openFDs(t); after > before-4 { // Close also closes the lock and the spool's directories
+				t.Fatalf("%d descriptors open after Close, %d before the appends", after, before)
+			}
+		})
+	}
+}
+
+// TestAppendToAHeldSegmentRemovedByAnother: an operator's rm of a segment
+// whose descriptor spoold holds is found before the next write, which is
+// refused as an append to a missing segment is (nothing goes into a file
+// no name reaches); the entry after it starts a new segment.
+func TestAppendToAHeldSegmentRemovedByAnother(t *testing.T) {
+	s := openTest(t, t.TempDir(), FsyncNone)
+	e := entryAt("router1", 1000)
+	ref, _, err := s.Append(&e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = entryAt("router1", 1001)
+	if _, _, err := s.Append(&e); err != nil { // opens and holds the descriptor
+		t.Fatal(err)
+	}
+	if err := os.Remove(s.EntryPath(ref)); err != nil {
+		t.Fatal(err)
+	}
+	e = entryAt("router1", 1002)
+	if _, _, err := s.Append(&e); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("append to a removed held segment: %v, want an error wrapping ErrNotExist", err)
+	}
+	e = entryAt("router1", 1003)
+	ref2, created, err := s.Append(&e)
+	if err != nil || !created || ref2.Time != 1003 {
+		t.Fatalf("next append = %s, %v, %v; want a new segment at 1003", ref2, created, err)
+	}
+	g, err := s.ReadSegment(ref2)
+	if err != nil || len(g.Entries) != 1 || g.Entries[0].Time != 1003 {
+		t.Fatalf("new segment: %+v, %v", g, err)
+	}
+}
