@@ -63,6 +63,7 @@ func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, p
 	buf := w.segBufs.Get().(*spool.SegmentBuffer)
 	defer func() { buf.Reset(); w.segBufs.Put(buf) }()
 	p := &pass{w: w, st: st, buf: buf}
+	defer func() { p.trace(b.Key, err) }() // before buf is reset
 	if err := p.read(&b); err != nil {
 		return p.settled, p.unlink, b.Key, "", err
 	}
@@ -91,6 +92,10 @@ type pass struct {
 	settled []int64     // batch times done with (removed or quarantined)
 	unlink  []spool.Ref // applied segments for the removal queue
 	stale   int         // entries quarantined as older than the file's last update
+	// applied and skipped count the entries written and those found
+	// already applied (trace).
+	applied, skipped int
+	vanished         []int64 // batch times whose segment was gone
 }
 
 // item is one good entry of a segment.
@@ -124,6 +129,7 @@ func (p *pass) read(b *shm.Batch) error {
 			continue
 		case errors.Is(err, fs.ErrNotExist):
 			p.w.c.vanished.Add(1)
+			p.vanished = append(p.vanished, ts)
 		case errors.As(err, &ce):
 			if qerr := p.w.quarantineFile(ref, err.Error()); qerr != nil {
 				return kindError(KindSpoolRead, qerr)
@@ -321,6 +327,7 @@ func (w *Writer) splitApplied(t *target, p *pass) int {
 	}
 	if t.info.isLast(p.items[n-1].e) {
 		w.c.skipped.Add(uint64(n))
+		p.skipped += n
 		return n
 	}
 	for _, it := range p.items[:n] {
@@ -348,6 +355,7 @@ func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item,
 		t.info.Last, t.info.LastMilli = until, todo[len(todo)-1].e.Milli
 		t.advanceLayout(last, until)
 		w.c.written(todo)
+		p.applied += len(todo)
 		markApplied(todo, pending)
 		return nil, nil
 	}
@@ -370,6 +378,7 @@ func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item,
 		n++
 	}
 	w.c.written(todo[:n])
+	p.applied += n
 	markApplied(todo[:n], pending)
 	todo = todo[n:]
 	if kind != KindValue {

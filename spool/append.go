@@ -1,8 +1,10 @@
 package spool
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -286,8 +288,12 @@ func (s *Spool) release(sh *appendShard, hash uint64) {
 // closeOpen closes hash's open segment, if any: its descriptor is
 // released and no entry is appended to it again. sh is locked.
 func (s *Spool) closeOpen(sh *appendShard, hash uint64) {
-	if _, ok := sh.open[hash]; !ok {
+	seg, ok := sh.open[hash]
+	if !ok {
 		return
+	}
+	if s.log.Enabled(context.Background(), slog.LevelDebug) {
+		s.log.Debug("spool segment closed", "segment", seg.ref.String(), "bytes", seg.size, "entries", seg.entries, "last", seg.last, "held", seg.held)
 	}
 	s.release(sh, hash)
 	delete(sh.open, hash)

@@ -142,6 +142,18 @@ func (r *ledgerRig) heartbeat() int64 {
 type ledgerVerdict struct {
 	published, unread, checked, afterGap int
 	lost, doubled, quarantined, badRates int
+	// lostRefs and doubledRefs are the entries counted lost and doubled.
+	lostRefs, doubledRefs []spool.Ref
+}
+
+func (v *ledgerVerdict) lose(r spool.Ref) {
+	v.lost++
+	v.lostRefs = append(v.lostRefs, r)
+}
+
+func (v *ledgerVerdict) double(r spool.Ref) {
+	v.doubled++
+	v.doubledRefs = append(v.doubledRefs, r)
 }
 
 // verify compares the ledger with the RRD files, read with the rrdtool
@@ -249,7 +261,7 @@ func (d *deviceVerify) check(t *testing.T, k int) {
 	row, ok := d.rows[ts]
 	switch {
 	case !ok || math.IsNaN(row[up]):
-		v.lost++
+		v.lose(ref)
 		t.Errorf("%s: entry %s: its row is unknown", name, ref)
 		return
 	case d.unread[ref] || (k > 0 && d.times[k-1] == ts-1 && d.unread[spool.Ref{Hash: d.hash, Time: ts - 1}]):
@@ -258,20 +270,20 @@ func (d *deviceVerify) check(t *testing.T, k int) {
 		// around the poll.
 		v.unread++
 		if !d.r.uptimeMatches(d.i, ts, row[up]) {
-			v.lost++
+			v.lose(ref)
 			t.Errorf("%s: entry %s (not read): row value %.0f is not the uptime at its poll", name, ref, row[up])
 		}
 	case d.rowIsMine(k, row[up]):
 	default:
 		switch d.rowOwner(k, row[up]) {
 		case 1:
-			v.lost++
+			v.lose(ref)
 			t.Errorf("%s: entry %s: its row holds a later entry's value %.0f", name, ref, row[up])
 		case -1:
-			v.doubled++
+			v.double(ref)
 			t.Errorf("%s: entry %s: its row holds an earlier entry's value %.0f", name, ref, row[up])
 		default:
-			v.lost++
+			v.lose(ref)
 			t.Errorf("%s: entry %s: row value %.0f matches no entry", name, ref, row[up])
 
 		}
