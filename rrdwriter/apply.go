@@ -35,6 +35,7 @@ func (w *Writer) apply(b shm.Batch) error {
 	}
 	w.rq.add(unlink, func() {
 		w.ix.Done(b.Hash, settled, retryAt)
+		w.sp.Unseal(b.Hash) // after Done: a segment named as one of b's now is indexed as new
 		w.finish(b.Hash)
 	})
 	return err
@@ -49,9 +50,12 @@ type segmentStore interface {
 
 // write reads the batch's segments and applies their entries under the
 // file's lock. The key's open segment is sealed first, so every entry of
-// the segments read is in them.
+// the segments read is in them, and the batch's names are kept from new
+// segments of the key until the batch ends (apply): a poll appended after
+// the removal of an applied segment starts a segment of its own name,
+// which the index then adds as new, and which no pass of this batch reads.
 func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, path string, err error) {
-	w.sp.Seal(b.Hash)
+	w.sp.SealNames(b.Hash, b.Times)
 	var st segmentStore = w.sp
 	if d, err := w.sp.OpenDir(b.Hash); err == nil {
 		defer d.Close()

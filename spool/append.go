@@ -34,7 +34,15 @@ import (
 // closes the descriptor; a held segment unlinked by someone else (an
 // operator's rm) is found by fstat before each write (no links left) and
 // treated as a segment that is gone, as a failed open is: nothing is
-// written into a file no name reaches.
+// written into a file no name reaches. The same fstat finds a held
+// descriptor that is not the segment's any more (its device and inode
+// differ: closed by a stray close elsewhere and its number reused), which
+// is dropped without closing and the segment opened again by name.
+//
+// Names. A reader takes a key's segments by name (SealNames): until it
+// gives them back (Unseal), a new segment of the key never gets one of
+// those names, even once the reader removed that segment, so a name a
+// reader holds always means the segment it sealed.
 
 // ErrDuplicateTime is wrapped by Append's error for an entry whose key
 // already has an entry of the same poll time (to the millisecond) in its
@@ -50,6 +58,8 @@ type openSegment struct {
 	milli   uint16 // and its milliseconds
 	fd      int    // the held descriptor, if held
 	held    bool
+	dev     uint64 // the file the held descriptor was opened on
+	ino     uint64
 }
 
 // appendShards is the number of locks open segments are spread over.
@@ -59,6 +69,9 @@ type appendShardState struct {
 	mu   sync.Mutex
 	open map[uint64]*openSegment
 	held []uint64 // keys of open segments with a held descriptor, oldest first
+	// taken are the names (first poll times) of the segments a reader
+	// sealed to read and remove (SealNames), by hash, until Unseal.
+	taken map[uint64][]int64
 }
 
 type appendShard struct {
@@ -123,7 +136,7 @@ func (s *Spool) append(e *Entry) (Ref, bool, error) {
 		seg.last, seg.milli = e.Time, e.Milli
 		return seg.ref, false, nil
 	}
-	ref, err := s.createFree(Ref{Hash: hash, Time: e.Time}, buf)
+	ref, err := s.createFree(sh, Ref{Hash: hash, Time: e.Time}, buf)
 	if err != nil {
 		return Ref{}, false, err
 	}
@@ -148,12 +161,17 @@ const nameTries = 60
 // createFree creates a segment for buf, whose first poll time is ref.Time,
 // named ref or, when a segment of that second exists already (a restart
 // within the second of the last poll, whose segment this process may not
-// append to), the latest free second before it: a name is a lower bound of
-// its entries' times. It returns the name used.
-func (s *Spool) createFree(ref Ref, buf []byte) (Ref, error) {
-	var err error
+// append to) or the name is taken by a reader (SealNames), the latest free
+// second before it: a name is a lower bound of its entries' times. It
+// returns the name used. sh is locked.
+func (s *Spool) createFree(sh *appendShard, ref Ref, buf []byte) (Ref, error) {
+	err := fmt.Errorf("create spool segment %s: %w", s.EntryPath(ref), ErrDuplicateTime)
+	taken := sh.taken[ref.Hash]
 	for i := int64(0); i < nameTries && ref.Time-i >= 0; i++ {
 		r := Ref{Hash: ref.Hash, Time: ref.Time - i}
+		if slices.Contains(taken, r.Time) {
+			continue
+		}
 		if err = s.create(r, buf); !errors.Is(err, ErrDuplicateTime) {
 			return r, err
 		}
@@ -234,27 +252,61 @@ func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte) error {
 // is appended to it after Seal returns, so a reader that calls Seal first
 // reads every entry the segment will ever hold. The writer seals a key
 // before it reads the key's segments.
-func (s *Spool) Seal(hash uint64) {
+func (s *Spool) Seal(hash uint64) { s.SealNames(hash, nil) }
+
+// SealNames is Seal for a reader that is about to read, and then remove,
+// the segments of hash named by the poll times names: until Unseal(hash),
+// no new segment of hash is given one of those names (it takes an earlier
+// free second). A name is free again once its segment is removed, and a
+// segment created under it meanwhile would be read as the one removed, or
+// taken for it by whoever tracks the reader's names (the index holds them
+// in flight until the reader is done, and a new segment's index entry
+// would count as a duplicate and be forgotten with them). names must not
+// change until Unseal.
+func (s *Spool) SealNames(hash uint64, names []int64) {
 	sh := s.app.shard(hash)
 	sh.mu.Lock()
 	s.closeOpen(sh, hash)
+	if len(names) > 0 {
+		if sh.taken == nil {
+			sh.taken = make(map[uint64][]int64)
+		}
+		sh.taken[hash] = names
+	}
+	sh.mu.Unlock()
+}
+
+// Unseal gives back the names SealNames took for hash.
+func (s *Spool) Unseal(hash uint64) {
+	sh := s.app.shard(hash)
+	sh.mu.Lock()
+	delete(sh.taken, hash)
 	sh.mu.Unlock()
 }
 
 // segmentFD returns a descriptor of the open segment seg at path to append
-// to: its held one (after checking that a name still reaches the file), or
-// a new one, which it holds if the shard has room (closing the oldest held
-// when it is full). sh is locked.
+// to: its held one, or a new one, which it holds if the shard has room
+// (closing the oldest held when it is full). A held descriptor is checked
+// first with fstat: a file no name reaches any more (removed by someone
+// else) is refused as a missing one is; a descriptor that is no longer the
+// file's (closed, or its number reused for another file, by a stray close
+// elsewhere in the process) is forgotten, not closed, and the segment
+// opened again by name. sh is locked.
 func (s *Spool) segmentFD(sh *appendShard, seg *openSegment, path string) (int, error) {
 	if seg.held {
 		var st unix.Stat_t
-		if err := unix.Fstat(seg.fd, &st); err != nil {
+		err := unix.Fstat(seg.fd, &st)
+		switch {
+		case err == nil && (st.Dev != seg.dev || st.Ino != seg.ino), errors.Is(err, unix.EBADF):
+			s.log.Warn("the held descriptor of an open spool segment is not its file any more; opened again", "path", path, "fd", seg.fd, "err", err)
+			s.unhold(sh, seg)
+		case err != nil:
 			return -1, fmt.Errorf("check open spool segment %s: %w", path, err)
-		}
-		if st.Nlink == 0 {
+		case st.Nlink == 0:
 			return -1, fmt.Errorf("append to spool segment %s: removed while open: %w", path, os.ErrNotExist)
+		default:
+			return seg.fd, nil
 		}
-		return seg.fd, nil
 	}
 	fd, err := fileutil.Openat(unix.AT_FDCWD, path, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -263,10 +315,14 @@ func (s *Spool) segmentFD(sh *appendShard, seg *openSegment, path string) (int, 
 	if s.app.perShard == 0 {
 		return fd, nil
 	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fd, nil // used once, as without a limit
+	}
 	if len(sh.held) >= s.app.perShard {
 		s.release(sh, sh.held[0])
 	}
-	seg.fd, seg.held = fd, true
+	seg.fd, seg.held, seg.dev, seg.ino = fd, true, st.Dev, st.Ino
 	sh.held = append(sh.held, seg.ref.Hash)
 	return fd, nil
 }
@@ -279,8 +335,13 @@ func (s *Spool) release(sh *appendShard, hash uint64) {
 		return
 	}
 	_ = unix.Close(seg.fd) // written with write(2): nothing buffered to lose
+	s.unhold(sh, seg)
+}
+
+// unhold forgets seg's held descriptor without closing it. sh is locked.
+func (s *Spool) unhold(sh *appendShard, seg *openSegment) {
 	seg.fd, seg.held = -1, false
-	if i := slices.Index(sh.held, hash); i >= 0 {
+	if i := slices.Index(sh.held, seg.ref.Hash); i >= 0 {
 		sh.held = slices.Delete(sh.held, i, i+1)
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // openFDs counts the process's open descriptors.
@@ -96,5 +99,79 @@ func TestAppendToAHeldSegmentRemovedByAnother(t *testing.T) {
 	g, err := s.ReadSegment(ref2)
 	if err != nil || len(g.Entries) != 1 || g.Entries[0].Time != 1003 {
 		t.Fatalf("new segment: %+v, %v", g, err)
+	}
+}
+
+// TestSealNamesKeepsNamesFromNewSegments: while a reader holds a key's
+// names (SealNames), a new segment of the key never takes one of them,
+// even after the reader removed that segment: it is named the latest
+// free second before; after Unseal the name is free again.
+func TestSealNamesKeepsNamesFromNewSegments(t *testing.T) {
+	s := openTest(t, t.TempDir(), FsyncNone)
+	e := entryAt("router1", 1000)
+	ref, _, err := s.Append(&e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SealNames(ref.Hash, []int64{ref.Time})
+	if err := s.Remove(ref); err != nil { // the reader applied and removed it
+		t.Fatal(err)
+	}
+	e = entryAt("router1", 1000)
+	e.Milli = 500 // the next poll, in the same second
+	ref2, created, err := s.Append(&e)
+	if err != nil || !created || ref2.Time != 999 {
+		t.Fatalf("append while the name is held = %s, %v, %v; want a new segment named 999", ref2, created, err)
+	}
+	s.Unseal(ref.Hash)
+	s.Seal(ref.Hash)
+	e = entryAt("router1", 1000)
+	e.Milli = 700
+	ref3, created, err := s.Append(&e)
+	if err != nil || !created || ref3.Time != 1000 {
+		t.Fatalf("append after Unseal = %s, %v, %v; want a new segment named 1000", ref3, created, err)
+	}
+}
+
+// TestHeldDescriptorClosedElsewhere: a held descriptor closed behind the
+// spool's back, its number reused for another file, is found before the
+// next write: the entry goes into its segment, never into the other file.
+func TestHeldDescriptorClosedElsewhere(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, filepath.Join(dir, "spool"), FsyncNone)
+	for ts := int64(1000); ts < 1002; ts++ { // the second append holds the descriptor
+		e := entryAt("router1", ts)
+		if _, _, err := s.Append(&e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hash := KeyHash("router1")
+	sh := s.app.shard(hash)
+	seg := sh.open[hash]
+	if !seg.held {
+		t.Fatal("the open segment's descriptor is not held")
+	}
+	if err := unix.Close(seg.fd); err != nil { // a stray close elsewhere
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other")
+	fd, err := unix.Open(other, unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if fd != seg.fd {
+		t.Skipf("the descriptor number %d was not reused (got %d)", seg.fd, fd)
+	}
+	e := entryAt("router1", 1002)
+	if _, created, err := s.Append(&e); err != nil || created {
+		t.Fatalf("append after the stray close: created %v, %v; want an append to the open segment", created, err)
+	}
+	if fi, err := os.Stat(other); err != nil || fi.Size() != 0 {
+		t.Fatalf("the other file: %v, %v; want it empty", fi.Size(), err)
+	}
+	g, err := s.ReadSegment(seg.ref)
+	if err != nil || len(g.Entries) != 3 || len(g.Bad) != 0 {
+		t.Fatalf("segment: %d entries, bad %v, %v; want 3", len(g.Entries), g.Bad, err)
 	}
 }

@@ -165,6 +165,7 @@ func TestCrashTrials(t *testing.T) {
 	fmt.Printf("crash: trials=%d lost=%d doubled=%d quarantined=%d\n", *crashTrials, v.lost, v.doubled, v.quarantined)
 	tr.report(t, r, "lost", v.lostRefs)
 	tr.report(t, r, "doubled", v.doubledRefs)
+	tr.report(t, r, "quarantined", v.quarantinedRefs)
 	if v.lost != 0 || v.doubled != 0 || v.quarantined != 0 || v.badRates != 0 {
 		t.Errorf("lost=%d doubled=%d quarantined=%d rates off=%d", v.lost, v.doubled, v.quarantined, v.badRates)
 	}
