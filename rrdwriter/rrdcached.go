@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/spoold/spoold/internal/fileutil"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/spool"
@@ -95,12 +96,33 @@ type protoFile struct {
 	// since: what rrdcached calls its cache tree (FLUSH's "Nothing to
 	// flush", FORGET, SUSPEND and SUSPENDALL go by it).
 	cached atomic.Bool
+	name   fileName // set when the protoFile is made
 
 	mu     sync.Mutex
 	loaded bool
-	id     fileID       // the file as its header was read
-	info   rrd.FileInfo // its header then
-	last   stamp        // the newest update in the file or spooled
+	id     fileID        // the file as its header was read
+	info   rrd.FileInfo  // its header then
+	last   stamp         // the newest update in the file or spooled
+	vals   []spool.Value // the values of the update being spooled
+}
+
+// fileName is what a file's name says, worked out once per file rather
+// than per update: whether it is clean, its keys, and its path as the
+// NUL-terminated bytes the stat of each update takes (no conversion, no
+// allocation).
+type fileName struct {
+	bad       error  // checkFileName's refusal
+	protoKey  string // rrd.ProtocolKey
+	pathKey   string // rrd.PathKey, if pathKeyOK
+	pathKeyOK bool
+	pathz     []byte
+}
+
+func (b *Backend) nameOf(file string) fileName {
+	n := fileName{bad: checkFileName(file), protoKey: rrd.ProtocolKey(file)}
+	n.pathKey, n.pathKeyOK = rrd.PathKey(file)
+	n.pathz = append([]byte(b.path(file)), 0)
+	return n
 }
 
 // fileID tells whether a file changed since its header was read.
@@ -145,21 +167,33 @@ func (b *Backend) path(file string) string { return filepath.Join(b.w.o.Dir, fil
 // keyOf returns the key of file: the poller key whose RRDPath it is, if a
 // profile is configured for that key (claimed), or the protocol key.
 func (b *Backend) keyOf(file string) (key string, claimed bool) {
-	if k, ok := rrd.PathKey(file); ok {
-		if _, ok := b.w.o.Layout(k); ok {
-			return k, true
+	n := b.nameOf(file)
+	return b.keyOfName(&n)
+}
+
+// keyOfName is keyOf of a name worked out already.
+func (b *Backend) keyOfName(n *fileName) (key string, claimed bool) {
+	if n.pathKeyOK {
+		if _, ok := b.w.o.Layout(n.pathKey); ok {
+			return n.pathKey, true
 		}
 	}
-	return rrd.ProtocolKey(file), false
+	return n.protoKey, false
 }
 
 // writableKey returns the protocol key of file, or a refusal when file is
 // a poller target's.
 func (b *Backend) writableKey(file string) (string, error) {
-	if err := checkFileName(file); err != nil {
-		return "", err
+	n := b.nameOf(file)
+	return b.writableKeyOf(file, &n)
+}
+
+// writableKeyOf is writableKey of a name worked out already.
+func (b *Backend) writableKeyOf(file string, n *fileName) (string, error) {
+	if n.bad != nil {
+		return "", n.bad
 	}
-	key, claimed := b.keyOf(file)
+	key, claimed := b.keyOfName(n)
 	if claimed {
 		return "", refuse(RefusedClaimed, "%s is the RRD file of poller target %q: spoold writes it from its polls, and refuses updates from clients so that one file never has two writers", file, key)
 	}
@@ -181,7 +215,7 @@ func (b *Backend) file(file string) *protoFile {
 	defer b.mu.Unlock()
 	f := b.files[file]
 	if f == nil {
-		f = &protoFile{}
+		f = &protoFile{name: b.nameOf(file)}
 		b.files[strings.Clone(file)] = f
 	}
 	return f
@@ -218,21 +252,21 @@ func (b *Backend) cachedFiles() []string {
 // that one the writer applies meanwhile is seen in the one or the other.
 // f.mu is held.
 func (b *Backend) refresh(ctx context.Context, f *protoFile, file, key string) error {
-	path := b.path(file)
 	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return &UpdateError{Reason: RefusedMissing, Err: fmt.Errorf("stat %s: %w", file, rrdcached.ErrNoSuchFile)}
-		}
-		return refuse(RefusedFile, "stat %s: %v", file, err)
+	if err := fileutil.Statz(unix.AT_FDCWD, f.name.pathz, &st, 0); err != nil {
+		return statError(file, err)
+	}
+	if f.loaded && idOf(&st) == f.id && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		return nil // the file its header was read from, as resolved beneath the directory then
+	}
+	if err := b.statBeneath(file, &st); err != nil {
+		return statError(file, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return refuse(RefusedFile, "Not a regular file: %s", file)
 	}
+	path := b.path(file)
 	id := idOf(&st)
-	if f.loaded && f.id == id {
-		return nil
-	}
 	replaced := !f.loaded || f.id.dev != id.dev || f.id.ino != id.ino
 	var spooled stamp
 	if replaced {
@@ -257,6 +291,46 @@ func (b *Backend) refresh(ctx context.Context, f *protoFile, file, key string) e
 	}
 	f.info, f.id, f.loaded = fi, id, true
 	return nil
+}
+
+// statError is the refusal of a file that refresh could not stat.
+func statError(file string, err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return &UpdateError{Reason: RefusedMissing, Err: fmt.Errorf("stat %s: %w", file, rrdcached.ErrNoSuchFile)}
+	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP):
+		return refuse(RefusedFile, "%s leads out of the RRD directory through a symlink", file)
+	}
+	return refuse(RefusedFile, "stat %s: %v", file, err)
+}
+
+// statBeneath stats file resolved beneath a descriptor of the RRD
+// directory (openat2 with RESOLVE_BENEATH): no symlink takes it outside,
+// not even one swapped in meanwhile (EXDEV). refresh does it whenever the
+// file is not the one whose header it read, so an update is checked
+// against a file outside the directory never, and against a file inside
+// it read through a name that was resolved beneath it. On a kernel without
+// openat2, st is left as the plain stat found it.
+func (b *Backend) statBeneath(file string, st *unix.Stat_t) error {
+	dirfd, err := fileutil.Openat(unix.AT_FDCWD, b.w.o.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+	for {
+		fd, err := unix.Openat2(dirfd, file, &how)
+		switch {
+		case err == unix.EINTR || err == unix.EAGAIN:
+			continue
+		case err == unix.ENOSYS:
+			return nil
+		case err != nil:
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Fstat(fd, st)
+	}
 }
 
 func max2(a, b stamp) stamp {
@@ -319,13 +393,14 @@ func (b *Backend) Update(ctx context.Context, file string, updates []string) (in
 }
 
 func (b *Backend) update(ctx context.Context, file string, updates []string) (int, error) {
-	key, err := b.writableKey(file)
-	if err != nil {
-		return 0, err
-	}
 	f := b.file(file)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	key, err := b.writableKeyOf(file, &f.name)
+	if err != nil {
+		b.dropUnread(file, f)
+		return 0, err
+	}
 	if err := b.refresh(ctx, f, file, key); err != nil {
 		b.dropUnread(file, f)
 		return 0, err
@@ -351,10 +426,11 @@ func (b *Backend) update(ctx context.Context, file string, updates []string) (in
 // spool; f.mu is held.
 func (b *Backend) spoolUpdate(f *protoFile, file, key, u string) error {
 	now := b.w.o.Now()
-	e, err := parseUpdate(u, f.info.DS, now)
+	e, err := parseUpdateInto(u, f.info.DS, now, f.vals)
 	if err != nil {
 		return err
 	}
+	f.vals = e.Values // the spool copies them: reused by the next update
 	e.Key = key
 	at := stamp{e.Time, e.Milli}
 	if !at.after(f.last) {

@@ -39,7 +39,12 @@ var protoDefs = []string{"DS:c:COUNTER:600:0:U", "DS:d:DERIVE:600:U:U", "DS:a:AB
 // (with a profile) is "dev1", and its backend.
 func newProtoEnv(t *testing.T) (*env, *Backend) {
 	e := newLibEnv(t, func(o *Options) {
-		o.Layout = func(k string) (rrd.Layout, bool) { return testLayout(), k == "dev1" }
+		o.Layout = func(k string) (rrd.Layout, bool) {
+			if k != "dev1" {
+				return rrd.Layout{}, false // as the daemon's fleet: no allocation for a key of no target
+			}
+			return testLayout(), true
+		}
 	})
 	return e, NewBackend(e.w, DefaultBackendOptions())
 }

@@ -72,6 +72,7 @@ type appendShardState struct {
 	// taken are the names (first poll times) of the segments a reader
 	// sealed to read and remove (SealNames), by hash, until Unseal.
 	taken map[uint64][]int64
+	enc   []byte // the entry being appended, encoded
 }
 
 type appendShard struct {
@@ -109,14 +110,17 @@ func (s *Spool) Append(e *Entry) (ref Ref, created bool, err error) {
 }
 
 func (s *Spool) append(e *Entry) (Ref, bool, error) {
-	buf, err := e.AppendEncode(make([]byte, 0, e.EncodedLen()))
-	if err != nil {
-		return Ref{}, false, err
-	}
 	hash := KeyHash(e.Key)
 	sh := s.app.shard(hash)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	// Encoded into the shard's buffer: an append allocates nothing once
+	// the buffer has grown to the entries' size.
+	buf, err := e.AppendEncode(sh.enc[:0])
+	if err != nil {
+		return Ref{}, false, err
+	}
+	sh.enc = buf
 	seg := sh.open[hash]
 	switch {
 	case seg == nil:
@@ -217,8 +221,7 @@ func (s *Spool) create(ref Ref, buf []byte) error {
 // appendTo appends buf to the open segment seg; sh is locked. A failed
 // write is cut off again; if that fails too, the segment is closed.
 func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte) error {
-	path := s.EntryPath(seg.ref)
-	fd, err := s.segmentFD(sh, seg, path)
+	fd, err := s.segmentFD(sh, seg)
 	if err != nil {
 		s.closeOpen(sh, seg.ref.Hash) // gone or replaced: the next entry starts anew
 		return err
@@ -240,7 +243,7 @@ func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("append to spool segment %s: %w", path, err)
+		return fmt.Errorf("append to spool segment %s: %w", s.EntryPath(seg.ref), err)
 	}
 	seg.size += int64(len(buf))
 	s.count(len(buf))
@@ -292,22 +295,23 @@ func (s *Spool) Unseal(hash uint64) {
 // file's (closed, or its number reused for another file, by a stray close
 // elsewhere in the process) is forgotten, not closed, and the segment
 // opened again by name. sh is locked.
-func (s *Spool) segmentFD(sh *appendShard, seg *openSegment, path string) (int, error) {
+func (s *Spool) segmentFD(sh *appendShard, seg *openSegment) (int, error) {
 	if seg.held {
 		var st unix.Stat_t
 		err := unix.Fstat(seg.fd, &st)
 		switch {
 		case err == nil && (st.Dev != seg.dev || st.Ino != seg.ino), errors.Is(err, unix.EBADF):
-			s.log.Warn("the held descriptor of an open spool segment is not its file any more; opened again", "path", path, "fd", seg.fd, "err", err)
+			s.log.Warn("the held descriptor of an open spool segment is not its file any more; opened again", "path", s.EntryPath(seg.ref), "fd", seg.fd, "err", err)
 			s.unhold(sh, seg)
 		case err != nil:
-			return -1, fmt.Errorf("check open spool segment %s: %w", path, err)
+			return -1, fmt.Errorf("check open spool segment %s: %w", s.EntryPath(seg.ref), err)
 		case st.Nlink == 0:
-			return -1, fmt.Errorf("append to spool segment %s: removed while open: %w", path, os.ErrNotExist)
+			return -1, fmt.Errorf("append to spool segment %s: removed while open: %w", s.EntryPath(seg.ref), os.ErrNotExist)
 		default:
 			return seg.fd, nil
 		}
 	}
+	path := s.EntryPath(seg.ref)
 	fd, err := fileutil.Openat(unix.AT_FDCWD, path, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, fmt.Errorf("open spool segment %s for appending: %w", path, err)
