@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -38,6 +39,7 @@ type Backend struct {
 
 	c    backendCounters
 	sync groupSync
+	bufs sync.Pool // *updateBuf
 }
 
 var _ rrdcached.Backend = (*Backend)(nil)
@@ -100,10 +102,9 @@ type protoFile struct {
 
 	mu     sync.Mutex
 	loaded bool
-	id     fileID        // the file as its header was read
-	info   rrd.FileInfo  // its header then
-	last   stamp         // the newest update in the file or spooled
-	vals   []spool.Value // the values of the update being spooled
+	id     fileID       // the file as its header was read
+	info   rrd.FileInfo // its header then
+	last   stamp        // the newest update in the file or spooled
 }
 
 // fileName is what a file's name says, worked out once per file rather
@@ -405,13 +406,7 @@ func (b *Backend) update(ctx context.Context, file string, updates []string) (in
 		b.dropUnread(file, f)
 		return 0, err
 	}
-	n := 0
-	for _, u := range updates {
-		if err = b.spoolUpdate(f, file, key, u); err != nil {
-			break
-		}
-		n++
-	}
+	n, err := b.spoolUpdates(f, file, key, updates)
 	if n > 0 {
 		f.cached.Store(true)
 		// The batch policy: the updates are durable before the reply.
@@ -422,34 +417,73 @@ func (b *Backend) update(ctx context.Context, file string, updates []string) (in
 	return n, err
 }
 
-// spoolUpdate checks one update against the file and appends it to the
-// spool; f.mu is held.
-func (b *Backend) spoolUpdate(f *protoFile, file, key, u string) error {
+// updateBuf is the memory of one call's updates (entries, their values,
+// the segments they started), pooled: a file holds none between calls.
+type updateBuf struct {
+	entries []spool.Entry
+	vals    []spool.Value
+	created []spool.Ref
+}
+
+// spoolUpdates checks the updates against the file in order, up to the
+// first one refused, and appends those before it to the spool as one run
+// (Spool.AppendRun: one write to the file's open segment); it returns how
+// many it spooled and the refusal. f.mu is held.
+func (b *Backend) spoolUpdates(f *protoFile, file, key string, updates []string) (int, error) {
+	buf, _ := b.bufs.Get().(*updateBuf)
+	if buf == nil {
+		buf = new(updateBuf)
+	}
+	defer b.bufs.Put(buf)
 	now := b.w.o.Now()
-	e, err := parseUpdateInto(u, f.info.DS, now, f.vals)
-	if err != nil {
-		return err
+	nds := len(f.info.DS)
+	if need := nds * len(updates); cap(buf.vals) < need {
+		buf.vals = make([]spool.Value, need)
 	}
-	f.vals = e.Values // the spool copies them: reused by the next update
-	e.Key = key
-	at := stamp{e.Time, e.Milli}
-	if !at.after(f.last) {
-		return &UpdateError{Reason: RefusedTime, Err: rrdcached.TimeNotAfter(at.float(), f.last.float())}
+	buf.entries = buf.entries[:0]
+	last := f.last
+	var refused error
+	for i, u := range updates {
+		e, err := parseUpdateInto(u, f.info.DS, now, buf.vals[i*nds:(i+1)*nds:(i+1)*nds])
+		if err == nil {
+			err = b.checkTime(&e, last, now, file)
+		}
+		if err != nil {
+			refused = err
+			break
+		}
+		e.Key = key
+		buf.entries = append(buf.entries, e)
+		last = stamp{e.Time, e.Milli}
 	}
-	if limit := now.Add(b.w.o.FutureTolerance); e.Time > limit.Unix() {
-		return refuse(RefusedFuture, "update time %d of %s is more than %s ahead of the clock (--future-tolerance)", e.Time, file, b.w.o.FutureTolerance)
-	}
-	ref, created, err := b.w.sp.Append(&e)
-	if err != nil {
-		return refuse(RefusedSpool, "spool update of %s: %v", file, err)
-	}
-	if created {
+	n, created, err := b.w.sp.AppendRun(buf.entries, buf.created[:0])
+	buf.created = created
+	for _, ref := range created {
 		// As the poller: a full index is rescanned later; the entry is on disk.
 		if _, err := b.w.ix.Add(ref.Hash, key, ref.Time); err != nil {
 			b.c.indexDeferred.Add(1)
 			b.w.log.Debug("index update later", "file", file, "err", err)
 		}
 	}
-	f.last = at
+	if n > 0 {
+		f.last = stamp{buf.entries[n-1].Time, buf.entries[n-1].Milli}
+	}
+	clear(buf.entries) // no key or values kept past the call
+	if err != nil {
+		return n, refuse(RefusedSpool, "spool update of %s: %v", file, err)
+	}
+	return n, refused
+}
+
+// checkTime refuses an update not after last, or further ahead of now
+// than FutureTolerance.
+func (b *Backend) checkTime(e *spool.Entry, last stamp, now time.Time, file string) error {
+	at := stamp{e.Time, e.Milli}
+	if !at.after(last) {
+		return &UpdateError{Reason: RefusedTime, Err: rrdcached.TimeNotAfter(at.float(), last.float())}
+	}
+	if limit := now.Add(b.w.o.FutureTolerance); e.Time > limit.Unix() {
+		return refuse(RefusedFuture, "update time %d of %s is more than %s ahead of the clock (--future-tolerance)", e.Time, file, b.w.o.FutureTolerance)
+	}
 	return nil
 }

@@ -114,48 +114,107 @@ func (s *Spool) append(e *Entry) (Ref, bool, error) {
 	sh := s.app.shard(hash)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	_, ref, created, err := s.appendRun(sh, hash, unsafe.Slice(e, 1))
+	return ref, created, err
+}
+
+// AppendRun appends entries of one key, in their order, as Append would
+// append each in turn, and each run of them that goes into one segment
+// with one write(2): the updates of one file that a client sends together
+// are one write. It stops at the first entry that Append would refuse (or
+// of another key) and returns how many it appended, created with the
+// names of the segments it started among them appended (each to be
+// indexed, as Append's created says), and that entry's error.
+func (s *Spool) AppendRun(es []Entry, created []Ref) (int, []Ref, error) {
+	if len(es) == 0 {
+		return 0, created, nil
+	}
+	hash := KeyHash(es[0].Key)
+	sh := s.app.shard(hash)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	n := 0
+	for n < len(es) {
+		if es[n].Key != es[0].Key {
+			s.c.writeErrors.Add(1)
+			return n, created, fmt.Errorf("append a run of spool entries of %q: entry %d is of %q", es[0].Key, n, es[n].Key)
+		}
+		k, ref, isNew, err := s.appendRun(sh, hash, es[n:])
+		if isNew {
+			created = append(created, ref)
+		}
+		n += k
+		if err != nil {
+			s.c.writeErrors.Add(1)
+			return n, created, err
+		}
+	}
+	return n, created, nil
+}
+
+// appendRun appends es[0] and, in the same write, the entries after it
+// that go into the same open segment (same key, later poll times, within
+// the segment's limits). A new segment is created with es[0] alone. It
+// returns how many it appended and the segment's name, and whether it is
+// new. sh is locked.
+func (s *Spool) appendRun(sh *appendShard, hash uint64, es []Entry) (int, Ref, bool, error) {
+	e := &es[0]
 	// Encoded into the shard's buffer: an append allocates nothing once
 	// the buffer has grown to the entries' size.
 	buf, err := e.AppendEncode(sh.enc[:0])
 	if err != nil {
-		return Ref{}, false, err
+		return 0, Ref{}, false, err
 	}
 	sh.enc = buf
 	seg := sh.open[hash]
 	switch {
 	case seg == nil:
 	case e.Time == seg.last && e.Milli == seg.milli:
-		return Ref{}, false, fmt.Errorf("append to spool segment %s: poll time %d.%03d: %w", s.EntryPath(seg.ref), e.Time, e.Milli, ErrDuplicateTime)
+		return 0, Ref{}, false, fmt.Errorf("append to spool segment %s: poll time %d.%03d: %w", s.EntryPath(seg.ref), e.Time, e.Milli, ErrDuplicateTime)
 	case e.Time < seg.last || e.Time == seg.last && e.Milli < seg.milli, // the clock went back: a new segment keeps each in order
 		seg.size+int64(len(buf)) > s.segMaxBytes,
 		seg.entries >= s.segMaxEntries:
 		s.closeOpen(sh, hash)
 		seg = nil
 	}
-	if seg != nil {
-		if err := s.appendTo(sh, seg, buf); err != nil {
-			return Ref{}, false, err
+	if seg == nil {
+		ref, err := s.createFree(sh, Ref{Hash: hash, Time: e.Time}, buf)
+		if err != nil {
+			return 0, Ref{}, false, err
 		}
-		seg.entries++
-		seg.last, seg.milli = e.Time, e.Milli
-		return seg.ref, false, nil
+		if sh.open == nil {
+			sh.open = make(map[uint64]*openSegment)
+		}
+		sh.open[hash] = &openSegment{ref: ref, size: int64(len(buf)), entries: 1, last: e.Time, milli: e.Milli, fd: -1}
+		s.c.segmentsCreated.Add(1)
+		s.count(1, len(buf))
+		return 1, ref, true, nil
 	}
-	ref, err := s.createFree(sh, Ref{Hash: hash, Time: e.Time}, buf)
-	if err != nil {
-		return Ref{}, false, err
+	k, last, milli := 1, e.Time, e.Milli
+	for ; k < len(es) && seg.entries+k < s.segMaxEntries; k++ {
+		x := &es[k]
+		if x.Key != e.Key || x.Time < last || x.Time == last && x.Milli <= milli {
+			break
+		}
+		more, err := x.AppendEncode(buf)
+		if err != nil || seg.size+int64(len(more)) > s.segMaxBytes {
+			break // appended on its own, or refused, by the next call
+		}
+		buf, last, milli = more, x.Time, x.Milli
 	}
-	if sh.open == nil {
-		sh.open = make(map[uint64]*openSegment)
+	sh.enc = buf
+	if err := s.appendTo(sh, seg, buf, k); err != nil {
+		return 0, Ref{}, false, err
 	}
-	sh.open[hash] = &openSegment{ref: ref, size: int64(len(buf)), entries: 1, last: e.Time, milli: e.Milli, fd: -1}
-	s.c.segmentsCreated.Add(1)
-	s.count(len(buf))
-	return ref, true, nil
+	seg.entries += k
+	seg.last, seg.milli = last, milli
+	return k, seg.ref, false, nil
 }
 
-func (s *Spool) count(n int) {
-	s.c.written.Add(1)
-	s.c.writtenBytes.Add(uint64(n))
+// count counts n entries of size bytes written.
+func (s *Spool) count(n, size int) {
+	s.c.written.Add(uint64(n))
+	s.c.writtenBytes.Add(uint64(size))
 }
 
 // nameTries bounds how many seconds before its first entry a new segment's
@@ -218,9 +277,10 @@ func (s *Spool) create(ref Ref, buf []byte) error {
 	return nil
 }
 
-// appendTo appends buf to the open segment seg; sh is locked. A failed
-// write is cut off again; if that fails too, the segment is closed.
-func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte) error {
+// appendTo appends buf, n entries, to the open segment seg in one write;
+// sh is locked. A failed write is cut off again; if that fails too, the
+// segment is closed.
+func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte, n int) error {
 	fd, err := s.segmentFD(sh, seg)
 	if err != nil {
 		s.closeOpen(sh, seg.ref.Hash) // gone or replaced: the next entry starts anew
@@ -246,8 +306,8 @@ func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte) error {
 		return fmt.Errorf("append to spool segment %s: %w", s.EntryPath(seg.ref), err)
 	}
 	seg.size += int64(len(buf))
-	s.count(len(buf))
-	s.c.appended.Add(1)
+	s.count(n, len(buf))
+	s.c.appended.Add(uint64(n))
 	return nil
 }
 

@@ -1,10 +1,13 @@
 package spool
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -173,5 +176,62 @@ func TestHeldDescriptorClosedElsewhere(t *testing.T) {
 	g, err := s.ReadSegment(seg.ref)
 	if err != nil || len(g.Entries) != 3 || len(g.Bad) != 0 {
 		t.Fatalf("segment: %d entries, bad %v, %v; want 3", len(g.Entries), g.Bad, err)
+	}
+}
+
+// writeCalls returns the process's write system calls so far.
+func writeCalls(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		t.Skipf("no /proc/self/io: %v", err)
+	}
+	var n int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "syscw: "); ok {
+			n, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return n
+}
+
+// TestAppendRunIsOneWrite: a run of entries of one key goes into its open
+// segment with one write, as the same entries appended one by one would
+// (the same segment, the same bytes); it stops at an entry Append would
+// refuse, with the entries before it appended.
+func TestAppendRunIsOneWrite(t *testing.T) {
+	one := openTest(t, filepath.Join(t.TempDir(), "one"), FsyncNone)
+	run := openTest(t, filepath.Join(t.TempDir(), "run"), FsyncNone)
+	var es []Entry
+	for ts := int64(1000); ts < 1014; ts++ {
+		es = append(es, entryAt("router1", ts))
+	}
+	for i := range es {
+		if _, _, err := one.Append(&es[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, created, err := run.AppendRun(es[:2], nil) // creates the segment and holds its descriptor
+	if n != 2 || len(created) != 1 || err != nil {
+		t.Fatalf("AppendRun of 2 = %d, %v, %v; want 2, one segment created", n, created, err)
+	}
+	before := writeCalls(t)
+	n, created, err = run.AppendRun(es[2:], created[:0])
+	if n != 12 || len(created) != 0 || err != nil {
+		t.Fatalf("AppendRun of 12 = %d, %v, %v; want 12 appended to the open segment", n, created, err)
+	}
+	if w := writeCalls(t) - before; w != 1 {
+		t.Fatalf("AppendRun of 12 made %d write calls; want 1", w)
+	}
+	ref := Ref{Hash: KeyHash("router1"), Time: 1000}
+	a, errA := os.ReadFile(one.EntryPath(ref))
+	b, errB := os.ReadFile(run.EntryPath(ref))
+	if errA != nil || errB != nil || !bytes.Equal(a, b) {
+		t.Fatalf("the run's segment differs from the appends': %d and %d bytes, %v, %v", len(a), len(b), errA, errB)
+	}
+	again := []Entry{entryAt("router1", 1014), entryAt("router1", 1014), entryAt("router1", 1015)} // the second twice: refused
+	n, _, err = run.AppendRun(again, nil)
+	if n != 1 || !errors.Is(err, ErrDuplicateTime) {
+		t.Fatalf("AppendRun with a duplicate second = %d, %v; want 1 appended, then ErrDuplicateTime", n, err)
 	}
 }
