@@ -205,6 +205,8 @@ func (c *config) checkFlags() error {
 		{c.poller.RediscoverInterval < 0, "rediscover-interval", "must be >= 0"},
 		{c.poller.DiscoveryConcurrency < 1, "discovery-concurrency", "must be at least 1"},
 		{c.poller.DiscoveryTimeout < 0, "discovery-timeout", "must be >= 0"},
+		{c.poller.MaxFilesPerTarget < 1, "max-files-per-target", "must be at least 1"},
+		{c.poller.NewFilesPerHour < 0, "max-new-files-per-hour", "must be >= 0"},
 		{c.index.MaxBytes < minKeysZone, "keys-zone", "must be at least 1k"},
 		{c.rescanInterval < 0, "rescan-interval", "must be >= 0"},
 		{c.spool.SegmentMaxBytes < spool.MinSegmentBytes || c.spool.SegmentMaxBytes > spool.MaxSegmentBytes, "segment-max-bytes", "must be 4k to 64m"},

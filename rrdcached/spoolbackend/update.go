@@ -1,4 +1,4 @@
-package rrdwriter
+package spoolbackend
 
 import (
 	"errors"
@@ -194,7 +194,7 @@ func formatUpdate(e *spool.Entry) string {
 	}
 	for _, v := range e.Values {
 		b = append(b, ':')
-		b = appendValue(b, v)
+		b = rrd.AppendValue(b, v)
 	}
 	return string(b)
 }

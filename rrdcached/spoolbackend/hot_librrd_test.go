@@ -1,6 +1,6 @@
 //go:build cgo
 
-package rrdwriter
+package spoolbackend
 
 import (
 	"context"
