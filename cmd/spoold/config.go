@@ -218,6 +218,7 @@ func (c *config) checkFlags() error {
 		{c.rescanInterval < 0, "rescan-interval", "must be >= 0"},
 		{c.spool.SegmentMaxBytes < spool.MinSegmentBytes || c.spool.SegmentMaxBytes > spool.MaxSegmentBytes, "segment-max-bytes", "must be 4k to 64m"},
 		{c.spool.SegmentMaxEntries < 1 || c.spool.SegmentMaxEntries > 1<<20, "segment-max-entries", "must be 1 to 1048576"},
+		{c.spool.SegmentOpenFiles < 0 || c.spool.SegmentOpenFiles > spool.MaxSegmentOpenFiles, "segment-open-files", "must be 0 to 65536"},
 		{c.writer.FutureTolerance < 0, "future-tolerance", "must be >= 0"},
 		{c.writer.WriteDelay < 0, "write-delay", "must be >= 0"},
 		{c.writer.WriteJitter < 0, "write-jitter", "must be >= 0"},

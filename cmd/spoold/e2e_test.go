@@ -123,6 +123,8 @@ type daemonProc struct {
 	admin  string // base URL, from the start-up log
 	stderr *logBuf
 	exited chan error
+	// logged is closed once every line of stderr is in the buffer.
+	logged chan struct{}
 }
 
 func startDaemon(t testing.TB, args ...string) *daemonProc {
@@ -131,12 +133,13 @@ func startDaemon(t testing.TB, args ...string) *daemonProc {
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
-	p := &daemonProc{cmd: cmd, stderr: &logBuf{}, exited: make(chan error, 1)}
+	p := &daemonProc{cmd: cmd, stderr: &logBuf{}, exited: make(chan error, 1), logged: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	url := make(chan string, 1)
 	go func() {
+		defer close(p.logged)
 		sc := bufio.NewScanner(pr)
 		re := regexp.MustCompile(`msg="admin server listening".* url=(\S+)`)
 		for sc.Scan() {
