@@ -1,0 +1,339 @@
+// Package rrd owns the RRD file format: its on-disk layout (format.go)
+// and a native update path (native*.go) that writes exactly the bytes
+// librrd 1.7.2, Debian's librrd8, writes for the same update. It starts
+// no goroutines.
+package rrd
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"slices"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// The native update path: an update of an RRD file in Go that writes the
+// bytes librrd 1.7.2 (Debian's librrd8) writes for the same update, for
+// the data source types GAUGE, COUNTER, DERIVE, ABSOLUTE, DCOUNTER,
+// DDERIVE and COMPUTE (with the RPN operators native_rpn.go evaluates)
+// and the archives AVERAGE, MIN, MAX and LAST, in files of format 0003 to
+// 0005 made on this platform (64-bit, the machine's byte order). Every
+// other file, and an update with a value it does not parse the way librrd
+// would, gives a *NotNativeError before anything is written, and librrd
+// does the update. The differential tests (native_test.go) hold it to
+// librrd's bytes.
+//
+// An update, under librrd's lock, is: one pread of the header (the static
+// part, compared with the one parsed: a file tuned since is parsed again;
+// and the live head), the arithmetic in memory, one pwrite for each run of
+// adjacent rows filled, then one pwrite of the whole live head. The rows
+// go first: a crash before the head is written leaves the old head, under
+// which the same updates are applied again and rewrite the same rows with
+// the same values, and an update counts as applied exactly when its time
+// is at or before the file's last update (docs/reliability.md says what a
+// torn write of the head leaves).
+
+// Update is one reading of a file's data sources.
+type Update struct {
+	Time int64 // Unix seconds
+	// Usec is the microseconds librrd keeps for the time (last_up_usec):
+	// see TimeOf.
+	Usec int64
+	// Values, as rrd_update takes them: one per template name, or without
+	// a template one per data source that is not COMPUTE, in the file's
+	// order; "U" (anything starting with U) is unknown.
+	Values []string
+}
+
+// TimeOf returns the seconds and microseconds librrd takes from the time
+// "<sec>" (milli 0) or "<sec>.<milli>" (three digits) of an update: it
+// parses the decimal with its own parser and truncates to microseconds,
+// so 811.123 may be kept as 811.122999.
+func TimeOf(sec int64, milli uint16) (int64, int64) {
+	if milli == 0 || milli > 999 {
+		return sec, 0
+	}
+	b := strconv.AppendInt(make([]byte, 0, 24), sec, 10)
+	b = append(b, '.', byte('0'+milli/100), byte('0'+milli/10%10), byte('0'+milli%10))
+	v, ok := parseNumber(string(b))
+	if !ok || v >= 1<<53 || v < 0 {
+		return sec, 0
+	}
+	whole := int64(v) // v ≥ 0: truncation is floor
+	return whole, int64((v - float64(whole)) * 1e6)
+}
+
+// ErrLocked is librrd's "could not lock RRD": someone else (rrdtool
+// update or tune, rrdcached, another spoold) holds the file's lock.
+var ErrLocked = errors.New("could not lock RRD")
+
+// File is an RRD file open for native updates. It is not safe for
+// concurrent use; the caller serializes the updates of one file (the
+// lock is per open file description, so two Files of one file in one
+// process exclude each other too).
+type File struct {
+	path string
+	fd   int
+	h    *Header
+	p    *plan
+	buf  []byte // the last header read
+
+	// writeHead writes the live head; tests replace it to cut the write.
+	writeHead func(fd int, b []byte, off int64) error
+}
+
+// Open opens path for native updates and reads its header. A file the
+// native path does not handle gives a *NotNativeError (and no File).
+func Open(path string) (*File, error) {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM) // a hint: no read-ahead
+	f := &File{path: path, fd: fd, writeHead: pwriteFull}
+	if err := f.readHeader(); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return f, nil
+}
+
+// Path is the file's path as opened.
+func (f *File) Path() string { return f.path }
+
+// Header is the file's static header as last read.
+func (f *File) Header() *Header { return f.h }
+
+// Fd is the open descriptor (for the caller's checks, fstat).
+func (f *File) Fd() int { return f.fd }
+
+// Close closes the file; a second Close does nothing.
+func (f *File) Close() error {
+	if f.fd < 0 {
+		return nil
+	}
+	err := unix.Close(f.fd)
+	f.fd = -1
+	if err != nil {
+		return &fs.PathError{Op: "close", Path: f.path, Err: err}
+	}
+	return nil
+}
+
+// readHeader reads the whole header into f.buf and parses its static part
+// unless it is the one parsed already.
+func (f *File) readHeader() error {
+	size := 8192
+	if f.h != nil {
+		size = int(f.h.headerLen)
+	}
+	for {
+		if cap(f.buf) < size {
+			f.buf = make([]byte, size)
+		}
+		n, err := preadFull(f.fd, f.buf[:size])
+		if err != nil {
+			return &fs.PathError{Op: "read", Path: f.path, Err: err}
+		}
+		b := f.buf[:n]
+		if f.h != nil && f.h.sameStatic(b) && n >= int(f.h.headerLen) {
+			return nil
+		}
+		h, need, err := ParseHeader(b)
+		if err != nil {
+			return err
+		}
+		if h != nil {
+			need = int(h.headerLen)
+		}
+		if need <= n {
+			p, err := newPlan(h)
+			if err != nil {
+				return err
+			}
+			f.h, f.p = h, p
+			return nil
+		}
+		if n < size { // the file ends inside its header
+			return notNative(ReasonLayout, "%d bytes, the header needs %d", n, need)
+		}
+		size = need
+	}
+}
+
+// Update applies ups in order, as rrd_update_r(path, template, ups) would,
+// and returns how many it applied. template, if not empty, names the data
+// source of each value. An update at or before the file's last update
+// stops the batch with librrd's error, the updates before it applied. A
+// *NotNativeError means nothing was written: librrd is to apply the whole
+// batch. A lock held by someone else gives an error wrapping ErrLocked.
+func (f *File) Update(template []string, ups []Update) (int, error) {
+	if err := f.lock(unix.F_WRLCK); err != nil {
+		return 0, err
+	}
+	defer f.lock(unix.F_UNLCK)
+	if err := f.readHeader(); err != nil {
+		return 0, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(f.fd, &st); err != nil {
+		return 0, &fs.PathError{Op: "stat", Path: f.path, Err: err}
+	}
+	if st.Size < f.h.fileLen {
+		return 0, notNative(ReasonLayout, "%d bytes, the file should have %d", st.Size, f.h.fileLen)
+	}
+	slots, err := f.slots(template)
+	if err != nil {
+		return 0, err
+	}
+	off, n := f.h.LiveRange()
+	s := newStepper(f.h, f.p, slices.Clone(f.buf[off:off+n]))
+	if err := s.l.check(); err != nil {
+		return 0, err
+	}
+	applied, refusal := 0, error(nil)
+	for _, u := range ups {
+		if len(u.Values) != len(slots) {
+			return 0, notNative(ReasonValue, "%d values for %d data sources", len(u.Values), len(slots))
+		}
+		if u.Time < 0 || u.Usec < 0 || u.Usec >= 1e6 {
+			return 0, notNative(ReasonValue, "time %d.%06d", u.Time, u.Usec)
+		}
+		for i := range s.vals {
+			s.vals[i] = "U"
+		}
+		for k, v := range u.Values {
+			s.vals[slots[k]] = v
+		}
+		refused, err := s.apply(u.Time, u.Usec)
+		if err != nil {
+			return 0, err
+		}
+		if refused {
+			refusal = illegalTime(f.path, u.Time, s.l.lastUp())
+			break
+		}
+		applied++
+	}
+	if applied > 0 {
+		if err := f.write(s); err != nil {
+			return 0, err
+		}
+	}
+	return applied, refusal
+}
+
+// slots returns the data source each of an update's values goes to.
+func (f *File) slots(template []string) ([]int, error) {
+	if len(template) == 0 {
+		return f.p.slots, nil
+	}
+	if len(template) > len(f.h.DS) {
+		return nil, notNative(ReasonTemplate, "%d names for %d data sources", len(template), len(f.h.DS))
+	}
+	out := make([]int, len(template))
+	for k, name := range template {
+		i := slices.IndexFunc(f.h.DS, func(d DSDef) bool { return d.Name == name })
+		if i < 0 || f.p.ds[i] == dsCompute || slices.Contains(out[:k], i) {
+			return nil, notNative(ReasonTemplate, "template name %q", name)
+		}
+		out[k] = i
+	}
+	return out, nil
+}
+
+// write writes the rows s filled, then the live head in one pwrite.
+func (f *File) write(s *stepper) error {
+	rowLen := int64(len(f.h.DS)) * valueSize
+	var b []byte
+	for r, rows := range s.rows {
+		idx := make([]uint64, 0, len(rows))
+		for row := range rows {
+			idx = append(idx, row)
+		}
+		slices.Sort(idx)
+		for len(idx) > 0 {
+			n := 1
+			for n < len(idx) && idx[n] == idx[0]+uint64(n) {
+				n++
+			}
+			b = b[:0]
+			for _, row := range idx[:n] {
+				for _, v := range rows[row] {
+					b = ne.AppendUint64(b, math.Float64bits(v))
+				}
+			}
+			off := f.h.rraStart[r] + int64(idx[0])*rowLen
+			if err := pwriteFull(f.fd, b, off); err != nil {
+				return fmt.Errorf("write rows of %s: %w", f.path, err)
+			}
+			idx = idx[n:]
+		}
+	}
+	off, _ := f.h.LiveRange()
+	if err := f.writeHead(f.fd, s.l.b, off); err != nil {
+		return fmt.Errorf("write the live head of %s: %w", f.path, err)
+	}
+	copy(f.buf[off:], s.l.b)
+	return nil
+}
+
+// lock takes (F_WRLCK) or releases (F_UNLCK) a write lock on the whole
+// file without waiting. librrd takes a POSIX record lock (fcntl F_SETLK,
+// F_WRLCK, the whole file); this is an open file description lock on the
+// same range, which the kernel makes conflict with POSIX locks, from
+// another process or this one, and which is not dropped when some other
+// descriptor of the file in this process is closed (as a POSIX lock is:
+// librrd's own close would release it).
+func (f *File) lock(typ int16) error {
+	lk := unix.Flock_t{Type: typ, Whence: 0, Start: 0, Len: 0}
+	for {
+		err := unix.FcntlFlock(uintptr(f.fd), unix.F_OFD_SETLK, &lk)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN || err == unix.EACCES:
+			return fmt.Errorf("%s: %w", f.path, ErrLocked)
+		case err != nil:
+			return fmt.Errorf("lock %s: %w", f.path, err)
+		}
+		return nil
+	}
+}
+
+// preadFull reads len(b) bytes at offset 0, fewer only at end of file.
+func preadFull(fd int, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := unix.Pread(fd, b[n:], int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// pwriteFull writes all of b at off.
+func pwriteFull(fd int, b []byte, off int64) error {
+	for len(b) > 0 {
+		m, err := unix.Pwrite(fd, b, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b, off = b[m:], off+int64(m)
+	}
+	return nil
+}
