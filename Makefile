@@ -24,7 +24,7 @@ test: deps
 
 # test-nocgo: the packages that do not need librrd, built and tested
 # without cgo (rrdwriter's logic included: only its shims need cgo).
-NOCGO_PKGS := ./spool ./shm ./loader ./rrdwriter ./rrdcached ./poller/mib ./internal/enum ./internal/testenv
+NOCGO_PKGS := ./rrd ./spool ./shm ./loader ./rrdwriter ./rrdcached ./poller/mib ./internal/enum ./internal/testenv
 test-nocgo:
 	CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PKGS)
 
@@ -35,7 +35,7 @@ check: vet test test-nocgo fuzz-short
 
 # Fuzz targets, as <package>:<target>. FUZZ_SHORT: every decoder of
 # outside data (spool entries and names, flag values, config files, SNMP
-# values, /graph queries, MIB names, rrdcached commands and UPDATE values, an rrdcached peer's replies and addresses); FUZZ_LONG adds RRD headers, simulator requests,
+# values, /graph queries, MIB names, rrdcached commands and UPDATE values, an rrdcached peer's replies and addresses; the native RRD update against librrd); FUZZ_LONG adds RRD headers, simulator requests,
 # MIB files (each input a whole load: too slow for 3 s) and /proc files (mount
 # lookups and iostat arithmetic: procfs parses them).
 FUZZ_SHORT := \
@@ -45,7 +45,7 @@ FUZZ_SHORT := \
 	./admin:FuzzParseGraphQuery ./rrdwriter:FuzzRRDPath ./rrdwriter:FuzzParseGraphTemplate ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
 	./rrdcached:FuzzParseCommand ./rrdcached:FuzzServerReply \
 	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./poller:FuzzParseShard ./rrdwriter:FuzzParseRemoteInfo \
-	./rrdwriter:FuzzParseUpdate
+	./rrdwriter:FuzzParseUpdate ./rrd:FuzzNativeUpdate
 FUZZ_LONG := $(FUZZ_SHORT) \
 	./rrdwriter:FuzzParseHeader ./rrdwriter:FuzzParseLayout ./simulate:FuzzAnswer ./simulate:FuzzGetNext ./poller/mib:FuzzLoadMIB \
 	./doctor:FuzzMounts ./diskstat:FuzzCompute ./diskstat:FuzzParseTaskIO

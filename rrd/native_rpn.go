@@ -5,54 +5,48 @@ import "math"
 // A COMPUTE data source's RPN as rrdtool create stores it in the
 // definition's parameters (rpn_cdefds_t: an op byte, a padding byte, a
 // 16-bit value: the constant of a number, the index of a variable), and
-// the subset of librrd's RPN operators the native path evaluates. Each
-// evaluates as librrd's rpn_calc does when it computes a PDP: a variable
-// is the PDP of a data source before this one, TIME is 0, PREV the PDP of
-// the data source before, COUNT this data source's number from 1,
-// STEPWIDTH the step. Anything else (functions whose last bit may differ
-// between C's libm and Go, the clock, sorting and trends) is left to
-// librrd.
+// the subset of librrd's RPN operators the native path evaluates, each as
+// librrd's rpn_calc does when it computes a PDP (a variable is the PDP of
+// a data source before this one). Anything else (functions whose last bit
+// may differ between C's libm and Go, MOD, sorting; rrdtool create refuses
+// the time and position operators in a COMPUTE) is left to librrd.
 
 // rpnOp is librrd's operator number (rrd_rpncalc.h's op_en).
 type rpnOp byte
 
 const (
-	opNumber    rpnOp = 0
-	opVariable  rpnOp = 1
-	opInf       rpnOp = 2
-	opPrev      rpnOp = 3
-	opNegInf    rpnOp = 4
-	opUnkn      rpnOp = 5
-	opTime      rpnOp = 7
-	opAdd       rpnOp = 8
-	opSub       rpnOp = 10
-	opMul       rpnOp = 11
-	opDiv       rpnOp = 12
-	opDup       rpnOp = 14
-	opExc       rpnOp = 15
-	opPop       rpnOp = 16
-	opLT        rpnOp = 20
-	opLE        rpnOp = 21
-	opGT        rpnOp = 22
-	opGE        rpnOp = 23
-	opEQ        rpnOp = 24
-	opIf        rpnOp = 25
-	opMin       rpnOp = 26
-	opMax       rpnOp = 27
-	opLimit     rpnOp = 28
-	opFloor     rpnOp = 29
-	opCeil      rpnOp = 30
-	opUn        rpnOp = 31
-	opEnd       rpnOp = 32
-	opNE        rpnOp = 34
-	opIsInf     rpnOp = 35
-	opCount     rpnOp = 37
-	opSqrt      rpnOp = 39
-	opAbs       rpnOp = 50
-	opAddNaN    rpnOp = 51
-	opMinNaN    rpnOp = 52
-	opMaxNaN    rpnOp = 53
-	opStepWidth rpnOp = 60
+	opNumber   rpnOp = 0
+	opVariable rpnOp = 1
+	opInf      rpnOp = 2
+	opNegInf   rpnOp = 4
+	opUnkn     rpnOp = 5
+	opAdd      rpnOp = 8
+	opSub      rpnOp = 10
+	opMul      rpnOp = 11
+	opDiv      rpnOp = 12
+	opDup      rpnOp = 14
+	opExc      rpnOp = 15
+	opPop      rpnOp = 16
+	opLT       rpnOp = 20
+	opLE       rpnOp = 21
+	opGT       rpnOp = 22
+	opGE       rpnOp = 23
+	opEQ       rpnOp = 24
+	opIf       rpnOp = 25
+	opMin      rpnOp = 26
+	opMax      rpnOp = 27
+	opLimit    rpnOp = 28
+	opFloor    rpnOp = 29
+	opCeil     rpnOp = 30
+	opUn       rpnOp = 31
+	opEnd      rpnOp = 32
+	opNE       rpnOp = 34
+	opIsInf    rpnOp = 35
+	opSqrt     rpnOp = 39
+	opAbs      rpnOp = 50
+	opAddNaN   rpnOp = 51
+	opMinNaN   rpnOp = 52
+	opMaxNaN   rpnOp = 53
 )
 
 // rpnNode is one stored node.
@@ -105,7 +99,7 @@ func compileRPN(h *Header, ds int) ([]rpnNode, error) {
 // (pop is the least depth it needs).
 func rpnArity(op rpnOp) (pop, push int, ok bool) {
 	switch op {
-	case opNumber, opVariable, opInf, opPrev, opNegInf, opUnkn, opTime, opCount, opStepWidth:
+	case opNumber, opVariable, opInf, opNegInf, opUnkn:
 		return 0, 1, true
 	case opAdd, opSub, opMul, opDiv, opLT, opLE, opGT, opGE, opEQ, opNE,
 		opMin, opMax, opAddNaN, opMinNaN, opMaxNaN:
@@ -124,9 +118,9 @@ func rpnArity(op rpnOp) (pop, push int, ok bool) {
 	return 0, 0, false
 }
 
-// evalRPN evaluates nodes for data source ds with pdp the PDPs of this
-// step so far; stack is scratch space.
-func evalRPN(nodes []rpnNode, pdp []float64, ds int, step uint64, stack []float64) float64 {
+// evalRPN evaluates nodes with pdp the PDPs of this step so far; stack is
+// scratch space.
+func evalRPN(nodes []rpnNode, pdp []float64, stack []float64) float64 {
 	s := stack[:0]
 	nan := dnan
 	for _, n := range nodes {
@@ -142,18 +136,6 @@ func evalRPN(nodes []rpnNode, pdp []float64, ds int, step uint64, stack []float6
 			s = append(s, math.Inf(-1))
 		case opUnkn:
 			s = append(s, nan)
-		case opPrev:
-			if ds <= 0 {
-				s = append(s, nan)
-			} else {
-				s = append(s, pdp[ds-1])
-			}
-		case opTime:
-			s = append(s, 0)
-		case opCount:
-			s = append(s, float64(ds+1))
-		case opStepWidth:
-			s = append(s, float64(int32(step)))
 		case opDup:
 			s = append(s, s[k])
 		case opPop:

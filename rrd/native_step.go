@@ -305,7 +305,7 @@ func (s *stepper) closePDPs(interval, pre, post float64, elapsed uint64, pdpNew 
 			s.pdpTemp[i] = s.l.pdpVal(i, pdpValue) / (float64(diff-unkn) - preUnknown)
 		}
 		if s.p.ds[i] == dsCompute {
-			s.pdpTemp[i] = evalRPN(s.p.rpn[i], s.pdpTemp, i, s.h.Step, s.stack)
+			s.pdpTemp[i] = evalRPN(s.p.rpn[i], s.pdpTemp, s.stack)
 		}
 		if math.IsNaN(v) {
 			s.l.setPDPCnt(i, pdpUnknSec, uint64(math.Floor(post)))
