@@ -13,6 +13,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // The native update path: an update of an RRD file in Go that writes the
@@ -93,7 +95,7 @@ func Open(path string) (*File, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM) // a hint: no read-ahead
-	f := &File{path: path, fd: fd, writeHead: pwriteFull}
+	f := &File{path: path, fd: fd, writeHead: fileutil.PwriteAll}
 	if err := f.readHeader(); err != nil {
 		unix.Close(fd)
 		return nil, err
@@ -134,7 +136,7 @@ func (f *File) readHeader() error {
 		if cap(f.buf) < size {
 			f.buf = make([]byte, size)
 		}
-		n, err := preadFull(f.fd, f.buf[:size])
+		n, err := fileutil.PreadFull(f.fd, f.buf[:size], 0)
 		if err != nil {
 			return &fs.PathError{Op: "read", Path: f.path, Err: err}
 		}
@@ -267,7 +269,7 @@ func (f *File) write(s *stepper) error {
 				}
 			}
 			off := f.h.rraStart[r] + int64(idx[0])*rowLen
-			if err := pwriteFull(f.fd, b, off); err != nil {
+			if err := fileutil.PwriteAll(f.fd, b, off); err != nil {
 				return fmt.Errorf("write rows of %s: %w", f.path, err)
 			}
 			idx = idx[n:]
@@ -302,38 +304,4 @@ func (f *File) lock(typ int16) error {
 		}
 		return nil
 	}
-}
-
-// preadFull reads len(b) bytes at offset 0, fewer only at end of file.
-func preadFull(fd int, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := unix.Pread(fd, b[n:], int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
-	return n, nil
-}
-
-// pwriteFull writes all of b at off.
-func pwriteFull(fd int, b []byte, off int64) error {
-	for len(b) > 0 {
-		m, err := unix.Pwrite(fd, b, off)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		b, off = b[m:], off+int64(m)
-	}
-	return nil
 }

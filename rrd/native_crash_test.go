@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // crashDefs is a file whose live head spans two pages, so that a cut at
@@ -64,7 +66,7 @@ func TestNativeCrashBeforeHead(t *testing.T) {
 	if out, _ := rrdtool(t, "last", tw.nat); strings.TrimSpace(out) != fmt.Sprint(t0+4*60+13) {
 		t.Fatalf("last update %s, want the one before the batch", out)
 	}
-	if n, err := nativeWith(t, tw.nat, b, pwriteFull); n != len(b) || err != nil {
+	if n, err := nativeWith(t, tw.nat, b, fileutil.PwriteAll); n != len(b) || err != nil {
 		t.Fatalf("replay: %d applied, %v", n, err)
 	}
 	tw.same(t, "the replay")
@@ -90,21 +92,21 @@ func TestNativeTornHead(t *testing.T) {
 		t.Fatalf("the live head [%d, +%d) is inside one page", off, n)
 	}
 	b := crashBatch(5, 9)
-	torn := func(fd int, h []byte, off int64) error { return pwriteFull(fd, h[:cut], off) }
+	torn := func(fd int, h []byte, off int64) error { return fileutil.PwriteAll(fd, h[:cut], off) }
 	if n, err := nativeWith(t, tw.nat, b, torn); n != len(b) || err != nil {
 		t.Fatalf("%d applied, %v", n, err)
 	}
 	if _, err := rrdtool(t, "dump", tw.nat); err != nil {
 		t.Fatalf("librrd does not read the torn file: %v", err)
 	}
-	if _, err := nativeWith(t, tw.nat, b[:1], pwriteFull); err == nil || !strings.Contains(err.Error(), "illegal attempt to update") {
+	if _, err := nativeWith(t, tw.nat, b[:1], fileutil.PwriteAll); err == nil || !strings.Contains(err.Error(), "illegal attempt to update") {
 		t.Fatalf("the batch was applied again: %v", err)
 	}
 	next := crashBatch(14, 3)
 	if _, err := rrdtool(t, append([]string{"update", tw.nat}, next[:1]...)...); err != nil {
 		t.Fatalf("librrd does not update the torn file: %v", err)
 	}
-	if n, err := nativeWith(t, tw.nat, next[1:], pwriteFull); n != 2 || err != nil {
+	if n, err := nativeWith(t, tw.nat, next[1:], fileutil.PwriteAll); n != 2 || err != nil {
 		t.Fatalf("native update after the tear: %d, %v", n, err)
 	}
 }
