@@ -1,6 +1,7 @@
 package rrd
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -121,7 +122,17 @@ func newStepper(h *Header, p *plan, b []byte) *stepper {
 
 // illegalTime is librrd's refusal of a time at or before the last update.
 func illegalTime(path string, t, last int64) error {
-	return fmt.Errorf("%s: illegal attempt to update using time %d when last update time is %d (minimum one second step)", path, t, last)
+	return &refusalError{fmt.Sprintf("%s: illegal attempt to update using time %d when last update time is %d (minimum one second step)", path, t, last)}
+}
+
+// refusalError is an update refused as librrd refuses it.
+type refusalError struct{ msg string }
+
+func (e *refusalError) Error() string { return e.msg }
+
+func isRefusal(err error) bool {
+	var r *refusalError
+	return errors.As(err, &r)
 }
 
 // apply applies one update whose values are already in s.vals. A time at
