@@ -113,7 +113,8 @@ func (d *DSDef) Heartbeat() uint64 { return d.Par[dsHeartbeat] }
 func (d *DSDef) Min() float64 { return math.Float64frombits(d.Par[dsMin]) }
 func (d *DSDef) Max() float64 { return math.Float64frombits(d.Par[dsMax]) }
 
-// RRADef is an archive definition (rra_def_t).
+// RRADef is an archive definition (rra_def_t): what rrd_fetch needs of an
+// archive to choose it, and its parameters.
 type RRADef struct {
 	CF   string
 	Rows uint64 // row_cnt
@@ -127,6 +128,12 @@ func (r *RRADef) XFF() float64 { return math.Float64frombits(r.Par[rraXFF]) }
 
 // HeaderLen is the length of everything before the first row.
 func (h *Header) HeaderLen() int64 { return h.headerLen }
+
+// HeaderLen is the length of the header of a file with ds data sources
+// and rra archives: everything before the first row.
+func HeaderLen(ds, rra int64) int64 {
+	return statHeadSize + ds*(dsDefSize+pdpPrepSize) + rra*(rraDefSize+rraPtrSize+ds*cdpPrepSize) + liveHeadSize
+}
 
 // FileLen is the length of a whole file with this header: librrd refuses
 // a shorter one.
@@ -142,8 +149,8 @@ func (h *Header) RRAStart(i int) int64 { return h.rraStart[i] }
 var ne = binary.NativeEndian
 
 // ParseHeader decodes the static part of an RRD file from the start of b.
-// If b is too short it returns need > len(b) and no error: the static part
-// takes need bytes (the whole header takes HeaderLen). A file whose layout
+// If b is too short it returns need > len(b) and no error: read need bytes
+// (the static part and the last update; the whole header takes HeaderLen). A file whose layout
 // is not the one above gives a *NotNativeError: librrd decides what it is.
 func ParseHeader(b []byte) (h *Header, need int, err error) {
 	dsCnt, rraCnt, step, need, err := parseStatHead(b)
@@ -153,7 +160,9 @@ func ParseHeader(b []byte) (h *Header, need int, err error) {
 	ds, rra := int64(dsCnt), int64(rraCnt)
 	defsEnd := statHeadSize + ds*dsDefSize + rra*rraDefSize
 	if int64(len(b)) < defsEnd {
-		return nil, int(defsEnd), nil
+		// Asked for with the last update after them, which every reader
+		// wants next.
+		return nil, int(defsEnd + liveHeadSize), nil
 	}
 	h = &Header{Step: step, DS: make([]DSDef, ds), RRA: make([]RRADef, rra)}
 	h.Version, _ = strconv.Atoi(string(b[4:8]))
@@ -171,8 +180,8 @@ func ParseHeader(b []byte) (h *Header, need int, err error) {
 		d := b[statHeadSize+ds*dsDefSize+int64(i)*rraDefSize:]
 		cf, ok := cString(d[:nameSize])
 		r := RRADef{CF: cf, Rows: ne.Uint64(d[24:]), PDPs: ne.Uint64(d[32:]), Par: readPar(d[40:])}
-		if !ok || r.Rows == 0 || r.PDPs == 0 || r.Rows > maxValues/dsCnt || r.PDPs > math.MaxInt32 {
-			return nil, 0, notNative(ReasonLayout, "archive %d (%q) has %d rows of %d steps", i, cf, r.Rows, r.PDPs)
+		if !ok || r.Rows > maxValues/dsCnt {
+			return nil, 0, notNative(ReasonLayout, "archive %d (%q) has %d rows", i, cf, r.Rows)
 		}
 		h.RRA[i] = r
 		rows += int64(r.Rows)
@@ -329,6 +338,13 @@ type NotNativeError struct {
 
 func (e *NotNativeError) Error() string {
 	return "not handled by the native rrd update (" + e.Reason + "): " + e.Detail
+}
+
+// Is makes a file the native path does not know (any reason but a value
+// or a template of one update) an ErrHeaderUnknown: librrd decides what
+// it is.
+func (e *NotNativeError) Is(target error) bool {
+	return target == ErrHeaderUnknown && e.Reason != ReasonValue && e.Reason != ReasonTemplate
 }
 
 func notNative(reason, format string, args ...any) *NotNativeError {

@@ -41,7 +41,7 @@ func TestParseHeaderMatchesRRDTool(t *testing.T) {
 				t.Errorf("version %d, file length %d; want %d and %d", h.Version, h.FileLen(), c.version, len(b))
 			}
 			info := rrdInfo(t, path)
-			want := map[string]string{"step": "300", "last_update": strconv.Itoa(t0), "header_size": strconv.FormatInt(h.HeaderLen(), 10)}
+			want := map[string]string{"step": "300", "last_update": strconv.FormatInt(t0, 10), "header_size": strconv.FormatInt(h.HeaderLen(), 10)}
 			for _, d := range h.DS {
 				k := "ds[" + d.Name + "]."
 				want[k+"type"] = `"` + d.Type + `"`

@@ -1,7 +1,3 @@
-// Package rrd owns the RRD file format: its on-disk layout (format.go)
-// and a native update path (native*.go) that writes exactly the bytes
-// librrd 1.7.2, Debian's librrd8, writes for the same update. It starts
-// no goroutines.
 package rrd
 
 import (
@@ -37,18 +33,6 @@ import (
 // the same values, and an update counts as applied exactly when its time
 // is at or before the file's last update (docs/reliability.md says what a
 // torn write of the head leaves).
-
-// Update is one reading of a file's data sources.
-type Update struct {
-	Time int64 // Unix seconds
-	// Usec is the microseconds librrd keeps for the time (last_up_usec):
-	// see TimeOf.
-	Usec int64
-	// Values, as rrd_update takes them: one per template name, or without
-	// a template one per data source that is not COMPUTE, in the file's
-	// order; "U" (anything starting with U) is unknown.
-	Values []string
-}
 
 // TimeOf returns the seconds and microseconds librrd takes from the time
 // "<sec>" (milli 0) or "<sec>.<milli>" (three digits) of an update: it
@@ -166,13 +150,13 @@ func (f *File) readHeader() error {
 	}
 }
 
-// Update applies ups in order, as rrd_update_r(path, template, ups) would,
-// and returns how many it applied. template, if not empty, names the data
+// Update applies rows in order, as Update(path, template, rows) does
+// through librrd, and returns how many it applied. template, if not empty, names the data
 // source of each value. An update at or before the file's last update
 // stops the batch with librrd's error, the updates before it applied. A
 // *NotNativeError means nothing was written: librrd is to apply the whole
 // batch. A lock held by someone else gives an error wrapping ErrLocked.
-func (f *File) Update(template []string, ups []Update) (int, error) {
+func (f *File) Update(template []string, rows []Row) (int, error) {
 	if err := f.lock(unix.F_WRLCK); err != nil {
 		return 0, err
 	}
@@ -197,25 +181,26 @@ func (f *File) Update(template []string, ups []Update) (int, error) {
 		return 0, err
 	}
 	applied, refusal := 0, error(nil)
-	for _, u := range ups {
-		if len(u.Values) != len(slots) {
-			return 0, notNative(ReasonValue, "%d values for %d data sources", len(u.Values), len(slots))
+	for _, r := range rows {
+		if len(r.Values) != len(slots) {
+			return 0, notNative(ReasonValue, "%d values for %d data sources", len(r.Values), len(slots))
 		}
-		if u.Time < 0 || u.Usec < 0 || u.Usec >= 1e6 {
-			return 0, notNative(ReasonValue, "time %d.%06d", u.Time, u.Usec)
+		if r.Time < 0 || r.Milli > 999 {
+			return 0, notNative(ReasonValue, "time %d.%03d", r.Time, r.Milli)
 		}
 		for i := range s.vals {
 			s.vals[i] = "U"
 		}
-		for k, v := range u.Values {
+		for k, v := range r.Values {
 			s.vals[slots[k]] = v
 		}
-		refused, err := s.apply(u.Time, u.Usec)
+		t, usec := TimeOf(r.Time, r.Milli)
+		refused, err := s.apply(t, usec)
 		if err != nil {
 			return 0, err
 		}
 		if refused {
-			refusal = illegalTime(f.path, u.Time, s.l.lastUp())
+			refusal = illegalTime(f.path, t, s.l.lastUp())
 			break
 		}
 		applied++

@@ -74,16 +74,16 @@ func NewFiles(size int) *Files {
 	return &Files{max: max(size, 1), open: map[string]*list.Element{}, not: map[string]notNativeFile{}}
 }
 
-// Update applies ups to the file at path natively, as File.Update does.
+// Update applies rows to the file at path natively, as File.Update does.
 // A *NotNativeError (nothing written) is counted by its reason: the
 // caller then updates the file with librrd.
-func (c *Files) Update(path string, template []string, ups []Update) (int, error) {
+func (c *Files) Update(path string, template []string, rows []Row) (int, error) {
 	e, err := c.take(path)
 	if err != nil {
 		c.countFallback(err)
 		return 0, err
 	}
-	n, err := e.f.Update(template, ups)
+	n, err := e.f.Update(template, rows)
 	if n > 0 {
 		c.stats.updates.Add(1)
 		c.stats.applied.Add(uint64(n))

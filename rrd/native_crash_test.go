@@ -38,7 +38,7 @@ func nativeWith(t *testing.T, path string, args []string, head func(fd int, b []
 	}
 	defer f.Close()
 	f.writeHead = head
-	ups := make([]Update, len(args))
+	ups := make([]Row, len(args))
 	for i, a := range args {
 		ups[i] = parseUpdateArg(t, a)
 	}
@@ -115,7 +115,9 @@ func TestNativeTornHead(t *testing.T) {
 // (a POSIX fcntl write lock on the whole file) until its stdin closes.
 const lockChildEnv = "RRD_NATIVE_LOCK_CHILD"
 
-func TestMain(m *testing.M) {
+// holdLockIfChild is TestMain's start: in the lock child it takes the
+// lock, says so, and exits when its stdin closes.
+func holdLockIfChild() {
 	if path := os.Getenv(lockChildEnv); path != "" {
 		fd, err := unix.Open(path, unix.O_RDWR, 0)
 		if err == nil {
@@ -129,7 +131,6 @@ func TestMain(m *testing.M) {
 		bufio.NewReader(os.Stdin).ReadString('\n')
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
 }
 
 // TestNativeLock: the native path and librrd exclude each other: while
@@ -177,7 +178,7 @@ func TestNativeLock(t *testing.T) {
 		t.Error("a POSIX lock in the same process was granted under the native lock")
 	}
 	f.lock(unix.F_UNLCK)
-	if _, err := f.Update(nil, []Update{{Time: t0 + 30, Values: []string{"1"}}}); err != nil {
+	if _, err := f.Update(nil, []Row{{Time: t0 + 30, Values: []string{"1"}}}); err != nil {
 		t.Errorf("after the unlock: %v", err)
 	}
 }

@@ -98,7 +98,7 @@ func FuzzNativeUpdate(f *testing.F) {
 				nds++
 			}
 		}
-		start := int64(t0 + b.next(step*2))
+		start := t0 + int64(b.next(step*2))
 		ups := fuzzUpdates(&b, start, step, nds)
 		tw := newTwin(t, start, step, defs...)
 		for len(ups) > 0 {

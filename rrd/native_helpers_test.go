@@ -45,8 +45,8 @@ func createRRD(tb testing.TB, path string, start int64, step int, defs ...string
 	}
 }
 
-// parseUpdateArg parses "<sec>[.<ms>]:v:v..." as the native path takes it.
-func parseUpdateArg(tb testing.TB, s string) Update {
+// parseUpdateArg parses "<sec>[.<ms>]:v:v..." into a Row.
+func parseUpdateArg(tb testing.TB, s string) Row {
 	tb.Helper()
 	parts := strings.Split(s, ":")
 	ts, frac, _ := strings.Cut(parts[0], ".")
@@ -62,9 +62,7 @@ func parseUpdateArg(tb testing.TB, s string) Update {
 		}
 		milli = uint16(m)
 	}
-	u := Update{Values: parts[1:]}
-	u.Time, u.Usec = TimeOf(sec, milli)
-	return u
+	return Row{Time: sec, Milli: milli, Values: parts[1:]}
 }
 
 // twin is a pair of copies of one created file.
@@ -111,7 +109,7 @@ func (tw twin) nativeUpdate(tb testing.TB, template []string, args []string) (in
 		return 0, err
 	}
 	defer f.Close()
-	ups := make([]Update, len(args))
+	ups := make([]Row, len(args))
 	for i, a := range args {
 		ups[i] = parseUpdateArg(tb, a)
 	}

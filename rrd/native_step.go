@@ -87,6 +87,9 @@ func newPlan(h *Header) (*plan, error) {
 		if !ok {
 			return nil, notNative(ReasonArchive, "archive %d is %s", i, r.CF)
 		}
+		if r.Rows == 0 || r.PDPs == 0 || r.PDPs > math.MaxInt32 {
+			return nil, notNative(ReasonLayout, "archive %d has %d rows of %d steps", i, r.Rows, r.PDPs)
+		}
 		p.cf[i] = k
 	}
 	return p, nil

@@ -7,8 +7,6 @@ import (
 	"testing"
 )
 
-const t0 = 1700000000 // a step boundary for steps dividing 100
-
 // series builds n updates every dt seconds from start, the k-th value of
 // each data source by val(k, ds).
 func series(start, dt int64, n, ds int, val func(k, ds int) string) []string {

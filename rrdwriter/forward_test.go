@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/spoold/spoold/internal/testing/rrdctest"
+	"github.com/spoold/spoold/internal/testing/testenv"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/spool"
 )
@@ -21,7 +23,7 @@ import (
 // newForwardEnv is a writer forwarding to a Debian rrdcached that queues
 // updates for an hour (-w 3600): only the writer's FLUSH writes them.
 func newForwardEnv(t *testing.T) (*env, *rrdctest.Server) {
-	needRRDTool(t)
+	testenv.NeedRRDTool(t)
 	srv := rrdctest.StartServer(t, "", "-w", "3600", "-f", "7200")
 	e := newEnv(t, nil, func(o *Options) {
 		o.Forward, o.ForwardTimeout = srv.Address(), 5*time.Second
@@ -31,7 +33,7 @@ func newForwardEnv(t *testing.T) (*env, *rrdctest.Server) {
 }
 
 func (e *env) remotePath(srv *rrdctest.Server, key string) string {
-	return filepath.Join(srv.Dir, RRDPath(key))
+	return filepath.Join(srv.Dir, rrd.RRDPath(key))
 }
 
 func TestForwardValuesLandOnRemote(t *testing.T) {
@@ -225,7 +227,7 @@ func newCentral(t *testing.T, perms string) (*env, string) {
 	t.Helper()
 	// The central polls nothing itself: a file of its own targets would be
 	// refused to clients (one writer per file).
-	c := newLibEnv(t, func(o *Options) { o.Profile = func(string) (Profile, bool) { return Profile{}, false } })
+	c := newLibEnv(t, func(o *Options) { o.Layout = func(string) (rrd.Layout, bool) { return rrd.Layout{}, false } })
 	lo := rrdcached.ListenerOptions{Spec: "tcp:127.0.0.1:0"}
 	if perms != "" {
 		p, err := rrdcached.ParsePermissions(perms)
