@@ -283,7 +283,7 @@ func (f *File) lock(typ int16) error {
 		case err == unix.EINTR:
 			continue
 		case err == unix.EAGAIN || err == unix.EACCES:
-			return fmt.Errorf("%s: %w", f.path, ErrLocked)
+			return ErrLocked // librrd's words, without the path as librrd's
 		case err != nil:
 			return fmt.Errorf("lock %s: %w", f.path, err)
 		}

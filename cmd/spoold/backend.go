@@ -11,6 +11,7 @@ import (
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -53,6 +54,9 @@ func (d *daemon) metricsRegistry() *prometheus.Registry {
 		d.mibs,
 		rrdwriter.NewBackendCollector(d.proto.backend.BackendStats),
 	)
+	if d.native != nil {
+		reg.MustRegister(rrd.NewFilesCollector(d.native.Files.Stats))
+	}
 	d.reg = reg
 	return reg
 }
