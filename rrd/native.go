@@ -66,6 +66,8 @@ type File struct {
 	h    *Header
 	p    *plan
 	buf  []byte // the last header read
+	s    *stepper
+	wbuf []byte // rows being written
 
 	// writeHead writes the live head; tests replace it to cut the write.
 	writeHead func(fd int, b []byte, off int64) error
@@ -175,8 +177,14 @@ func (f *File) Update(template []string, rows []Row) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// The live head is changed in place in f.buf, which the next update
+	// reads again whatever happens to this one.
 	off, n := f.h.LiveRange()
-	s := newStepper(f.h, f.p, slices.Clone(f.buf[off:off+n]))
+	if f.s == nil || f.s.h != f.h {
+		f.s = newStepper(f.h, f.p)
+	}
+	s := f.s
+	s.reset(f.buf[off : off+n])
 	if err := s.l.check(); err != nil {
 		return 0, err
 	}
@@ -234,37 +242,32 @@ func (f *File) slots(template []string) ([]int, error) {
 
 // write writes the rows s filled, then the live head in one pwrite.
 func (f *File) write(s *stepper) error {
-	rowLen := int64(len(f.h.DS)) * valueSize
-	var b []byte
-	for r, rows := range s.rows {
-		idx := make([]uint64, 0, len(rows))
-		for row := range rows {
-			idx = append(idx, row)
+	ds := len(f.h.DS)
+	rowLen := int64(ds) * valueSize
+	for r := range s.runs {
+		ra := &f.h.RRA[r]
+		if s.runs[r].n == 0 {
+			continue
 		}
-		slices.Sort(idx)
-		for len(idx) > 0 {
-			n := 1
-			for n < len(idx) && idx[n] == idx[0]+uint64(n) {
-				n++
+		start, vals := s.runs[r].last(ra.Rows, ds)
+		// In ring order from start: up to the archive's end, then from
+		// its first row.
+		for len(vals) > 0 {
+			n := min(uint64(len(vals)/ds), ra.Rows-start)
+			f.wbuf = f.wbuf[:0]
+			for _, v := range vals[:int(n)*ds] {
+				f.wbuf = ne.AppendUint64(f.wbuf, math.Float64bits(v))
 			}
-			b = b[:0]
-			for _, row := range idx[:n] {
-				for _, v := range rows[row] {
-					b = ne.AppendUint64(b, math.Float64bits(v))
-				}
-			}
-			off := f.h.rraStart[r] + int64(idx[0])*rowLen
-			if err := fileutil.PwriteAll(f.fd, b, off); err != nil {
+			if err := fileutil.PwriteAll(f.fd, f.wbuf, f.h.rraStart[r]+int64(start)*rowLen); err != nil {
 				return fmt.Errorf("write rows of %s: %w", f.path, err)
 			}
-			idx = idx[n:]
+			vals, start = vals[int(n)*ds:], 0
 		}
 	}
 	off, _ := f.h.LiveRange()
 	if err := f.writeHead(f.fd, s.l.b, off); err != nil {
 		return fmt.Errorf("write the live head of %s: %w", f.path, err)
 	}
-	copy(f.buf[off:], s.l.b)
 	return nil
 }
 

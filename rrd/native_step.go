@@ -1,6 +1,7 @@
 package rrd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -107,19 +108,59 @@ type stepper struct {
 	pdpTemp []float64 // the PDPs closed at the boundary reached
 	steps   []uint64  // rows each archive gets
 	stack   []float64
-	// rows holds the values of every row written, by archive and row: a
-	// batch spanning more than an archive's rows writes some twice, and
-	// the last values are what the file gets.
-	rows []map[uint64][]float64
+	// runs holds the rows written, archive by archive.
+	runs []rowRun
 }
 
-func newStepper(h *Header, p *plan, b []byte) *stepper {
+// rowRun is the rows a batch wrote into one archive: consecutive in ring
+// order from the row after first (the current row before the batch), n of
+// them, their values in vals (ds_cnt each). A batch spanning more than
+// the archive's rows writes some twice; only the last Rows of the run
+// reach the file.
+type rowRun struct {
+	first uint64
+	n     uint64
+	vals  []float64
+}
+
+// add appends one row of values to r, an archive of rows rows of ds
+// values, dropping rows overwritten since (so that a long gap costs at
+// most twice the archive's size).
+func (r *rowRun) add(row []float64, rows uint64, ds int) {
+	r.vals = append(r.vals, row...)
+	r.n++
+	if extra := r.n - rows; r.n > 2*rows {
+		r.vals = append(r.vals[:0], r.vals[int(extra)*ds:]...)
+		r.first = (r.first + extra) % rows
+		r.n = rows
+	}
+}
+
+// last returns the rows of r that reach the file: where the first of
+// them lies and their values.
+func (r *rowRun) last(rows uint64, ds int) (start uint64, vals []float64) {
+	skip := uint64(0)
+	if r.n > rows {
+		skip = r.n - rows
+	}
+	return (r.first + 1 + skip) % rows, r.vals[int(skip)*ds:]
+}
+
+func newStepper(h *Header, p *plan) *stepper {
 	n := len(h.DS)
 	return &stepper{
-		h: h, p: p, l: live{h: h, b: b},
+		h: h, p: p, l: live{h: h},
 		vals: make([]string, n), pdpNew: make([]float64, n), openNew: make([]float64, n),
 		pdpTemp: make([]float64, n), steps: make([]uint64, len(h.RRA)), stack: make([]float64, 0, maxRPNNodes),
-		rows: make([]map[uint64][]float64, len(h.RRA)),
+		runs: make([]rowRun, len(h.RRA)),
+	}
+}
+
+// reset makes s apply updates to the live head b.
+func (s *stepper) reset(b []byte) {
+	s.l.b = b
+	for r := range s.runs {
+		s.runs[r] = rowRun{first: s.l.curRow(r), vals: s.runs[r].vals[:0]}
 	}
 }
 
@@ -216,7 +257,10 @@ func (s *stepper) newPDPs(interval float64) error {
 // newPDP sets pdpNew[i] from value v of a data source of kind k and
 // returns the rate checked against min and max.
 func (s *stepper) newPDP(i int, k dsKind, v string, interval float64) (rate float64, err error) {
-	last, _ := cString(s.l.lastDS(i))
+	last := s.l.lastDS(i)
+	if n := bytes.IndexByte(last, 0); n >= 0 {
+		last = last[:n]
+	}
 	lastKnown := s.l.lastDS(i)[0] != 'U'
 	switch k {
 	case dsCounter, dsDerive:
@@ -496,17 +540,10 @@ func (s *stepper) writeRows() {
 			if n > 0 {
 				k = cdpSecondary
 			}
-			if s.rows[r] == nil {
-				s.rows[r] = make(map[uint64][]float64)
+			for i := range s.pdpTemp {
+				s.openNew[i] = s.l.cdpVal(r, i, k) // openNew is free here
 			}
-			v := s.rows[r][row]
-			if v == nil {
-				v = make([]float64, len(s.h.DS))
-				s.rows[r][row] = v
-			}
-			for i := range v {
-				v[i] = s.l.cdpVal(r, i, k)
-			}
+			s.runs[r].add(s.openNew, ra.Rows, len(s.h.DS))
 		}
 	}
 }

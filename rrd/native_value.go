@@ -16,7 +16,7 @@ import (
 // DDERIVE value: [+-]digits[.digits][e[+-]digits]. ok is false for anything
 // else (whitespace, "nan", "inf", hex, an exponent out of range): librrd
 // reads those another way or refuses them, and the update is left to it.
-func parseNumber(s string) (v float64, ok bool) {
+func parseNumber[T text](s T) (v float64, ok bool) {
 	i, neg := 0, false
 	if i < len(s) && (s[i] == '-' || s[i] == '+') {
 		neg = s[i] == '-'
@@ -88,6 +88,9 @@ func scale10(v float64, exp int) float64 {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
+// text is a string or its bytes (last_ds, read in place).
+type text interface{ ~string | ~[]byte }
+
 // integerString reports whether s is what librrd takes for a COUNTER
 // (digits) or, signed, a DERIVE (an optional leading '-', then digits;
 // none at all passes librrd's check too).
@@ -109,20 +112,18 @@ func integerString(s string, signed bool) bool {
 // anything after its digits ignored; NaN without digits, with signs that
 // differ, or with more than 30 digits. The exact difference's decimal
 // digits are then accumulated as its parser does (exact up to 2^53).
-func diffIntegers(a, b string) float64 {
+func diffIntegers(a string, b []byte) float64 {
 	da, na := integerDigits(a)
 	db, nb := integerDigits(b)
-	if da == "" || db == "" || na != nb || max(len(da), len(db)) > lastDSLen {
+	if len(da) == 0 || len(db) == 0 || na != nb || max(len(da), len(db)) > lastDSLen {
 		return dnan
 	}
 	var d float64
 	if len(da) <= 18 && len(db) <= 18 {
-		x, _ := strconv.ParseInt(da, 10, 64)
-		y, _ := strconv.ParseInt(db, 10, 64)
-		d = accumulate(x - y)
+		d = accumulate(digitsValue(da) - digitsValue(db))
 	} else {
 		x, _ := new(big.Int).SetString(da, 10)
-		y, _ := new(big.Int).SetString(db, 10)
+		y, _ := new(big.Int).SetString(string(db), 10)
 		x.Sub(x, y)
 		neg := x.Sign() < 0
 		x.Abs(x)
@@ -161,9 +162,18 @@ func accumulate(d int64) float64 {
 	return v
 }
 
+// digitsValue is the value of at most 18 decimal digits.
+func digitsValue[T text](d T) int64 {
+	var v int64
+	for i := 0; i < len(d); i++ {
+		v = v*10 + int64(d[i]-'0')
+	}
+	return v
+}
+
 // integerDigits returns the run of digits after s's leading non-digits,
 // and whether a '-' was among those.
-func integerDigits(s string) (digits string, neg bool) {
+func integerDigits[T text](s T) (digits T, neg bool) {
 	i := 0
 	for ; i < len(s) && !isDigit(s[i]); i++ {
 		if s[i] == '-' {
