@@ -285,18 +285,19 @@ func (l *live) setPDPCnt(i, k int, v uint64)  { ne.PutUint64(l.b[l.pdp(i)+32+8*k
 func (l *live) pdpVal(i, k int) float64       { return math.Float64frombits(l.pdpCnt(i, k)) }
 func (l *live) setPDPVal(i, k int, v float64) { l.setPDPCnt(i, k, math.Float64bits(v)) }
 
-// cdp returns the offset in b of the cdp_prep_t of archive r, data source
-// i.
-func (l *live) cdp(r, i int) int {
-	return int(l.h.cdpOff-l.h.liveOff) + (r*len(l.h.DS)+i)*cdpPrepSize
+// cdp returns the cdp_prep_t of archive r, data source i.
+func (l *live) cdp(r, i int) cdpPrep {
+	o := int(l.h.cdpOff-l.h.liveOff) + (r*len(l.h.DS)+i)*cdpPrepSize
+	return cdpPrep(l.b[o : o+cdpPrepSize : o+cdpPrepSize])
 }
 
-func (l *live) cdpCnt(r, i, k int) uint64       { return ne.Uint64(l.b[l.cdp(r, i)+8*k:]) }
-func (l *live) setCDPCnt(r, i, k int, v uint64) { ne.PutUint64(l.b[l.cdp(r, i)+8*k:], v) }
-func (l *live) cdpVal(r, i, k int) float64      { return math.Float64frombits(l.cdpCnt(r, i, k)) }
-func (l *live) setCDPVal(r, i, k int, v float64) {
-	l.setCDPCnt(r, i, k, math.Float64bits(v))
-}
+// cdpPrep is one cdp_prep_t in place: its scratch array.
+type cdpPrep []byte
+
+func (c cdpPrep) cnt(k int) uint64        { return ne.Uint64(c[8*k:]) }
+func (c cdpPrep) setCnt(k int, v uint64)  { ne.PutUint64(c[8*k:], v) }
+func (c cdpPrep) val(k int) float64       { return math.Float64frombits(c.cnt(k)) }
+func (c cdpPrep) setVal(k int, v float64) { c.setCnt(k, math.Float64bits(v)) }
 
 func (l *live) curRow(r int) uint64 {
 	return ne.Uint64(l.b[int(l.h.ptrOff-l.h.liveOff)+r*rraPtrSize:])

@@ -65,7 +65,6 @@ type File struct {
 	fd   int
 	h    *Header
 	p    *plan
-	buf  []byte // the last header read
 	s    *stepper
 	wbuf []byte // rows being written
 
@@ -81,12 +80,30 @@ func Open(path string) (*File, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM) // a hint: no read-ahead
-	f := &File{path: path, fd: fd, writeHead: fileutil.PwriteAll}
-	if err := f.readHeader(); err != nil {
+	f := openedFile(path, fd)
+	bp := headBufs.Get().(*[]byte)
+	defer headBufs.Put(bp)
+	if _, err := f.readHeader(bp); err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
 	return f, nil
+}
+
+// openLazy opens path for native updates without reading it: its first
+// Update reads and checks the header (under the lock, as every Update
+// reads it).
+func openLazy(path string) (*File, error) {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM)
+	return openedFile(path, fd), nil
+}
+
+func openedFile(path string, fd int) *File {
+	return &File{path: path, fd: fd, writeHead: fileutil.PwriteAll}
 }
 
 // Path is the file's path as opened.
@@ -111,28 +128,29 @@ func (f *File) Close() error {
 	return nil
 }
 
-// readHeader reads the whole header into f.buf and parses its static part
-// unless it is the one parsed already.
-func (f *File) readHeader() error {
-	size := 8192
+// readHeader reads the whole header into *bp (grown as needed) and
+// parses its static part unless it is the one parsed already; it returns
+// the header's bytes.
+func (f *File) readHeader(bp *[]byte) ([]byte, error) {
+	size := rrdHeaderRead
 	if f.h != nil {
 		size = int(f.h.headerLen)
 	}
 	for {
-		if cap(f.buf) < size {
-			f.buf = make([]byte, size)
+		if cap(*bp) < size {
+			*bp = make([]byte, size)
 		}
-		n, err := fileutil.PreadFull(f.fd, f.buf[:size], 0)
+		n, err := fileutil.PreadFull(f.fd, (*bp)[:size], 0)
 		if err != nil {
-			return &fs.PathError{Op: "read", Path: f.path, Err: err}
+			return nil, &fs.PathError{Op: "read", Path: f.path, Err: err}
 		}
-		b := f.buf[:n]
+		b := (*bp)[:n]
 		if f.h != nil && f.h.sameStatic(b) && n >= int(f.h.headerLen) {
-			return nil
+			return b, nil
 		}
 		h, need, err := ParseHeader(b)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if h != nil {
 			need = int(h.headerLen)
@@ -140,13 +158,13 @@ func (f *File) readHeader() error {
 		if need <= n {
 			p, err := newPlan(h)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			f.h, f.p = h, p
-			return nil
+			return b, nil
 		}
 		if n < size { // the file ends inside its header
-			return notNative(ReasonLayout, "%d bytes, the header needs %d", n, need)
+			return nil, notNative(ReasonLayout, "%d bytes, the header needs %d", n, need)
 		}
 		size = need
 	}
@@ -163,7 +181,10 @@ func (f *File) Update(template []string, rows []Row) (int, error) {
 		return 0, err
 	}
 	defer f.lock(unix.F_UNLCK)
-	if err := f.readHeader(); err != nil {
+	bp := headBufs.Get().(*[]byte)
+	defer headBufs.Put(bp)
+	head, err := f.readHeader(bp)
+	if err != nil {
 		return 0, err
 	}
 	var st unix.Stat_t
@@ -177,14 +198,13 @@ func (f *File) Update(template []string, rows []Row) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	// The live head is changed in place in f.buf, which the next update
-	// reads again whatever happens to this one.
+	// The live head is changed in place in the buffer read.
 	off, n := f.h.LiveRange()
 	if f.s == nil || f.s.h != f.h {
 		f.s = newStepper(f.h, f.p)
 	}
 	s := f.s
-	s.reset(f.buf[off : off+n])
+	s.reset(head[off : off+n])
 	if err := s.l.check(); err != nil {
 		return 0, err
 	}

@@ -137,12 +137,8 @@ func (c *Files) take(path string) (*cached, error) {
 		e.f.Close()
 		c.stats.reopens.Add(1)
 	}
-	f, err := Open(path)
+	f, err := openLazy(path)
 	if err != nil {
-		var nn *NotNativeError
-		if errors.As(err, &nn) {
-			c.remember(path, id, nn)
-		}
 		return nil, err
 	}
 	c.stats.opens.Add(1)

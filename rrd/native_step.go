@@ -391,8 +391,9 @@ func (s *stepper) consolidate(elapsed, procCnt uint64) {
 			case ra.PDPs > 1:
 				s.updateCDP(r, i, elapsed, start)
 			case elapsed > 2:
-				s.l.setCDPVal(r, i, cdpPrimary, s.pdpTemp[i])
-				s.l.setCDPVal(r, i, cdpSecondary, s.pdpTemp[i])
+				c := s.l.cdp(r, i)
+				c.setVal(cdpPrimary, s.pdpTemp[i])
+				c.setVal(cdpSecondary, s.pdpTemp[i])
 			}
 		}
 	}
@@ -409,7 +410,7 @@ func (s *stepper) consolidate(elapsed, procCnt uint64) {
 				continue
 			}
 			for i := range s.h.DS {
-				s.l.setCDPVal(r, i, k, s.pdpTemp[i])
+				s.l.cdp(r, i).setVal(k, s.pdpTemp[i])
 			}
 		}
 	}
@@ -422,32 +423,33 @@ func (s *stepper) updateCDP(r, i int, elapsed, start uint64) {
 	ra := &s.h.RRA[r]
 	cf := s.p.cf[r]
 	pdp := s.pdpTemp[i]
-	unkn := s.l.cdpCnt(r, i, cdpUnknPDP)
+	c := s.l.cdp(r, i)
+	unkn := c.cnt(cdpUnknPDP)
 	if s.steps[r] == 0 {
 		if math.IsNaN(pdp) {
-			s.l.setCDPCnt(r, i, cdpUnknPDP, unkn+elapsed)
+			c.setCnt(cdpUnknPDP, unkn+elapsed)
 		} else {
-			s.l.setCDPVal(r, i, cdpValue, addToCDP(cf, s.l.cdpVal(r, i, cdpValue), pdp, elapsed))
+			c.setVal(cdpValue, addToCDP(cf, c.val(cdpValue), pdp, elapsed))
 		}
 		return
 	}
 	if math.IsNaN(pdp) {
 		unkn += start
-		s.l.setCDPCnt(r, i, cdpUnknPDP, unkn)
-		s.l.setCDPVal(r, i, cdpSecondary, dnan)
+		c.setCnt(cdpUnknPDP, unkn)
+		c.setVal(cdpSecondary, dnan)
 	} else {
-		s.l.setCDPVal(r, i, cdpSecondary, pdp)
+		c.setVal(cdpSecondary, pdp)
 	}
 	if float64(unkn) > float64(ra.PDPs)*ra.XFF() {
-		s.l.setCDPVal(r, i, cdpPrimary, dnan)
+		c.setVal(cdpPrimary, dnan)
 	} else {
-		s.l.setCDPVal(r, i, cdpPrimary, firstRow(cf, s.l.cdpVal(r, i, cdpValue), pdp, start, ra.PDPs-unkn))
+		c.setVal(cdpPrimary, firstRow(cf, c.val(cdpValue), pdp, start, ra.PDPs-unkn))
 	}
-	s.l.setCDPVal(r, i, cdpValue, carryOver(cf, pdp, (elapsed-start)%ra.PDPs))
+	c.setVal(cdpValue, carryOver(cf, pdp, (elapsed-start)%ra.PDPs))
 	if math.IsNaN(pdp) {
-		s.l.setCDPCnt(r, i, cdpUnknPDP, (elapsed-start)%ra.PDPs)
+		c.setCnt(cdpUnknPDP, (elapsed-start)%ra.PDPs)
 	} else {
-		s.l.setCDPCnt(r, i, cdpUnknPDP, 0)
+		c.setCnt(cdpUnknPDP, 0)
 	}
 }
 
@@ -541,7 +543,7 @@ func (s *stepper) writeRows() {
 				k = cdpSecondary
 			}
 			for i := range s.pdpTemp {
-				s.openNew[i] = s.l.cdpVal(r, i, k) // openNew is free here
+				s.openNew[i] = s.l.cdp(r, i).val(k) // openNew is free here
 			}
 			s.runs[r].add(s.openNew, ra.Rows, len(s.h.DS))
 		}
