@@ -57,9 +57,8 @@ func TimeOf(sec int64, milli uint16) (int64, int64) {
 var ErrLocked = errors.New("could not lock RRD")
 
 // File is an RRD file open for native updates. It is not safe for
-// concurrent use; the caller serializes the updates of one file (the
-// lock is per open file description, so two Files of one file in one
-// process exclude each other too).
+// concurrent use, and the caller serializes the updates of one file: the
+// lock, librrd's, excludes other processes only.
 type File struct {
 	path string
 	fd   int
@@ -291,17 +290,19 @@ func (f *File) write(s *stepper) error {
 	return nil
 }
 
-// lock takes (F_WRLCK) or releases (F_UNLCK) a write lock on the whole
-// file without waiting. librrd takes a POSIX record lock (fcntl F_SETLK,
-// F_WRLCK, the whole file); this is an open file description lock on the
-// same range, which the kernel makes conflict with POSIX locks, from
-// another process or this one, and which is not dropped when some other
-// descriptor of the file in this process is closed (as a POSIX lock is:
-// librrd's own close would release it).
+// lock takes (F_WRLCK) or releases (F_UNLCK) librrd's lock without
+// waiting: a POSIX record lock (fcntl F_SETLK) on the whole file, write
+// for an update. It excludes other processes (rrdtool update and tune,
+// rrdcached) and is, like librrd's, the process's: it never conflicts with
+// the read locks of this process's header readers (an open file
+// description lock would, and fail the update while a graph reads the
+// header), and it is dropped when any descriptor of the file in this
+// process closes, as librrd's is; within the process the writer's lock
+// per file keeps updates apart.
 func (f *File) lock(typ int16) error {
 	lk := unix.Flock_t{Type: typ, Whence: 0, Start: 0, Len: 0}
 	for {
-		err := unix.FcntlFlock(uintptr(f.fd), unix.F_OFD_SETLK, &lk)
+		err := unix.FcntlFlock(uintptr(f.fd), unix.F_SETLK, &lk)
 		switch {
 		case err == unix.EINTR:
 			continue
