@@ -18,7 +18,7 @@ import (
 // (the rows rrdfloor and rrdcached get), one rrd.Files.Update a file,
 // -writers goroutines taking the files in turn, nothing else. It prints
 //
-//	<values/s> <µs of CPU per file> <4 KiB pages read in per file> <head pages> <archives>
+//	<values/s (a data source's value each, as rrdfloor counts)> <µs of CPU per file> <4 KiB pages read in per file> <head pages> <archives>
 //
 // CPU is this process's user + system time over the updates, the rows'
 // formatting included (made file by file: a heap of every file's rows
@@ -62,7 +62,7 @@ func runNative() error {
 		return fmt.Errorf("the native path fell back: %v", s.Fallbacks)
 	}
 	reportCPU("native", cpu, wall)
-	fmt.Printf("%.0f %.0f %.1f %d %d\n", float64(*files**nvals)/wall.Seconds(), cpuPerFile(cpu),
+	fmt.Printf("%.0f %.0f %.1f %d %d\n", float64(*files**nvals**nds)/wall.Seconds(), cpuPerFile(cpu),
 		float64(pages)/float64(*files), head, rras)
 	return nil
 }
