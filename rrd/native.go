@@ -89,18 +89,6 @@ func Open(path string) (*File, error) {
 	return f, nil
 }
 
-// openLazy opens path for native updates without reading it: its first
-// Update reads and checks the header (under the lock, as every Update
-// reads it).
-func openLazy(path string) (*File, error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM)
-	return openedFile(path, fd), nil
-}
-
 func openedFile(path string, fd int) *File {
 	return &File{path: path, fd: fd, writeHead: fileutil.PwriteAll}
 }

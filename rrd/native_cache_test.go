@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -48,8 +49,8 @@ func TestFilesCheckTheFileBeforeUse(t *testing.T) {
 		}
 	}
 	step(5)
-	if s := c.Stats(); s.Reopens != 1 || s.Opens != 2 || s.Updates != 5 || s.Applied != 5 {
-		t.Errorf("stats %+v, want 2 opens, 1 reopen, 5 updates", s)
+	if s := c.Stats(); s.Replaced != 1 || s.Parses != 2 || s.Updates != 5 || s.Applied != 5 {
+		t.Errorf("stats %+v, want 2 parses, 1 replaced, 5 updates", s)
 	}
 	// Truncated: refused, left to librrd (which refuses it too).
 	if err := os.Truncate(tw.nat, 1000); err != nil {
@@ -65,9 +66,10 @@ func TestFilesCheckTheFileBeforeUse(t *testing.T) {
 	}
 }
 
-// TestFilesBound: no more files are open than the bound; the least
-// recently used is closed first, and a file the native path does not
-// handle is not opened again until it changes.
+// TestFilesBound: no more headers are kept than the bound, the least
+// recently used dropped first; no descriptor is held between batches (the
+// file system can be remounted read-only); a file the native path does
+// not handle is not parsed again until it changes.
 func TestFilesBound(t *testing.T) {
 	dir := t.TempDir()
 	c := NewFiles(2)
@@ -82,12 +84,15 @@ func TestFilesBound(t *testing.T) {
 		if _, err := c.Update(p, nil, []Row{{Time: t0 + int64(k+1)*10, Values: []string{"1"}}}); err != nil {
 			t.Fatal(err)
 		}
-		if s := c.Stats(); s.Open > 2 {
-			t.Fatalf("%d files open", s.Open)
+		if s := c.Stats(); s.Headers > 2 {
+			t.Fatalf("%d headers kept", s.Headers)
+		}
+		if n := openDescriptors(t, dir); n != 0 {
+			t.Fatalf("%d descriptors of the RRD files held after a batch", n)
 		}
 	}
-	if s := c.Stats(); s.Opens != 5 || s.Evictions != 3 {
-		t.Errorf("stats %+v, want 5 opens (paths[3] stayed open), 3 evictions", s)
+	if s := c.Stats(); s.Parses != 5 || s.Evictions != 3 {
+		t.Errorf("stats %+v, want 5 parses (paths[3] stayed kept), 3 evictions", s)
 	}
 	hw := filepath.Join(dir, "hw.rrd")
 	createRRD(t, hw, t0, 60, "DS:a:GAUGE:120:U:U", "RRA:AVERAGE:0.5:1:10", "RRA:HWPREDICT:10:0.1:0.0035:5")
@@ -96,7 +101,22 @@ func TestFilesBound(t *testing.T) {
 			t.Fatal("HWPREDICT updated natively")
 		}
 	}
-	if s := c.Stats(); s.Opens != 6 || s.Fallbacks[ReasonArchive] != 3 {
-		t.Errorf("stats %+v, want the HWPREDICT file opened once and 3 fallbacks", s)
+	if s := c.Stats(); s.Parses != 6 || s.Fallbacks[ReasonArchive] != 3 {
+		t.Errorf("stats %+v, want the HWPREDICT file parsed once and 3 fallbacks", s)
 	}
+}
+
+// openDescriptors counts this process's descriptors of files under dir.
+func openDescriptors(t *testing.T, dir string) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(target, dir+"/") {
+			n++
+		}
+	}
+	return n
 }

@@ -8,8 +8,8 @@ import (
 )
 
 // NativeRRD is LibRRD with its updates made by package rrd's native path
-// (the same bytes as librrd, its files and parsed headers kept open in a
-// bounded rrd.Files), and by librrd for every file and batch the native
+// (the same bytes as librrd, the files' parsed headers kept in a bounded
+// rrd.Files), and by librrd for every file and batch the native
 // path does not handle (rrd.NotNativeError: nothing was written), each
 // such fallback counted by its reason in Files' stats.
 type NativeRRD struct {
@@ -17,7 +17,8 @@ type NativeRRD struct {
 	Files *rrd.Files
 }
 
-// NewNativeRRD returns a NativeRRD keeping at most openFiles files open.
+// NewNativeRRD returns a NativeRRD keeping the headers of at most
+// openFiles files.
 func NewNativeRRD(openFiles int) *NativeRRD { return &NativeRRD{Files: rrd.NewFiles(openFiles)} }
 
 // LocalRRD returns the RRD of local files o asks for: a NativeRRD with
@@ -47,5 +48,5 @@ func (n *NativeRRD) Update(path string, template []string, rows []rrd.Row) error
 	return nil
 }
 
-// Close closes the files held open; the NativeRRD stays usable.
+// Close drops the kept headers; the NativeRRD stays usable.
 func (n *NativeRRD) Close() error { return n.Files.Close() }
