@@ -12,7 +12,7 @@ import (
 // Files names the configuration files of a Generation and the poll
 // interval its RRD layouts take as their step.
 type Files struct {
-	Targets  string   // the targets file (--targets)
+	Targets  string   // the targets file (--targets); "" = no targets
 	Profiles string   // the profiles file (--profiles); "": built-in profiles only
 	MIBDirs  []string // MIB directories (--mib-dir)
 	Step     time.Duration
@@ -45,9 +45,13 @@ func Load(f Files, m *mib.Loader) (*Generation, error) {
 		}
 		profiles = p
 	}
-	targets, err := LoadTargets(f.Targets, profiles)
-	if err != nil {
-		return nil, err
+	var targets []*Target
+	if f.Targets != "" {
+		t, err := LoadTargets(f.Targets, profiles)
+		if err != nil {
+			return nil, err
+		}
+		targets = t
 	}
 	g := &Generation{Targets: targets, byName: make(map[string]*Target, len(targets)), step: f.Step, MIBs: res, MIBErr: mibErr}
 	for _, t := range targets {

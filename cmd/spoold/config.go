@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -202,7 +205,7 @@ func (c *config) checkFlags() error {
 	}{
 		{c.spool.Dir == "", "spool-dir", "must not be empty"},
 		{c.writer.Dir == "", "rrd-dir", "must not be empty"},
-		{c.targetsFile == "", "targets", "must not be empty"},
+		{c.targetsFile == "" && len(c.protocol.server.Listeners) == 0, "targets", "must not be empty without --listen"},
 		{c.poller.Interval < time.Second, "poll-interval", "must be at least 1s"},
 		{c.poller.Concurrency < 1, "poll-concurrency", "must be at least 1"},
 		{c.poller.Timeout <= 0, "poll-timeout", "must be positive"},
@@ -304,5 +307,17 @@ func printSettings(w io.Writer, m map[string]string) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		fmt.Fprintf(w, "%s=%s\n", k, m[k])
+	}
+}
+
+// protocolOnly makes a daemon that serves rrdcached's protocol (--listen)
+// start without a targets file when none was named and the default one
+// does not exist: it polls nothing and serves the protocol.
+func (c *config) protocolOnly(targetsNamed bool) {
+	if targetsNamed || len(c.protocol.server.Listeners) == 0 {
+		return
+	}
+	if _, err := os.Stat(c.targetsFile); errors.Is(err, fs.ErrNotExist) {
+		c.targetsFile = ""
 	}
 }

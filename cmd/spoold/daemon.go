@@ -384,6 +384,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "spoold: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
+	cfg.protocolOnly(fs.Changed("targets"))
 	if err := cfg.check(); err != nil {
 		fmt.Fprintln(stderr, "spoold:", err)
 		return exitUsage

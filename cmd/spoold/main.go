@@ -4,6 +4,7 @@
 //	spoold load [flags]     walk a spool as the loader would (a dry run for tuning)
 //	spoold doctor [flags]   check the machine: read-ahead, mount options, space, a cold RRD update
 //	spoold demo [flags]     a simulated fleet on 127.0.0.1, polled by a daemon, with its admin page
+//	spoold rrdcached [opts] the daemon from rrdcached's command line, serving its protocol only
 //	spoold simulate [flags] serve a simulated SNMP fleet on 127.0.0.1
 //	spoold walk [flags] T   what discovery finds in target T's tables (writes nothing)
 //	spoold version          print the version
@@ -46,6 +47,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runDoctor(args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(args[1:], stdout, stderr)
+	case "rrdcached":
+		return runRRDcached(args[1:], stdout, stderr)
 	case "simulate":
 		return runSimulate(args[1:], stdout, stderr)
 	case "walk":
@@ -72,6 +75,7 @@ var commands = []struct{ name, help string }{
 	{"doctor", "check read-ahead, mount options, space, limits, loader time and the cost of one RRD update"},
 	{"demo", "run spoold against a simulated fleet on 127.0.0.1 with its admin page"},
 	{"load", "walk a spool directory as the start-up loader does and print a JSON summary; changes nothing on disk (a dry run for tuning --loader-files, --loader-sleep, --loader-threshold, --loader-cpu)"},
+	{"rrdcached", "run the daemon from rrdcached's command line (rrdcached(1) options; spoold's own flags after --): -j is the spool, -b the RRD directory, no targets file"},
 	{"simulate", "serve a simulated SNMP fleet on 127.0.0.1 (for demos, tests, benchmarks)"},
 	{"version", "print the version"},
 	{"walk", "discover the tables of one target of the targets file with the daemon's files and flags, and print the rows, instance names, keys, RRD files, chosen column alternatives and filtered-out rows; writes nothing"},
