@@ -83,7 +83,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	g := []flagGroup{group("Polling"), group("Spool and index"), group("Loader"), group("RRD writer"), group("Admin and process")}
 
 	fs := g[0].fs
-	fs.StringVar(&c.targetsFile, "targets", c.targetsFile, "targets file (docs/configuration.md); reloaded on SIGHUP")
+	fs.StringVar(&c.targetsFile, "targets", c.targetsFile, "targets file (docs/configuration.md); reloaded on SIGHUP; none with --listen when it is empty, or not given and the default absent")
 	fs.StringVar(&c.profilesFile, "profiles", c.profilesFile, "profiles file; empty = built-in profiles only; reloaded on SIGHUP")
 	fs.DurationVar(&c.poller.Interval, "poll-interval", c.poller.Interval, "time between poll cycle starts; also the RRD step of new files")
 	fs.IntVar(&c.poller.Concurrency, "poll-concurrency", c.poller.Concurrency, "most SNMP polls in flight (one UDP socket each)")
