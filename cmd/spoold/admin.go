@@ -25,7 +25,7 @@ func (d *daemon) startAdmin() error {
 		return nil
 	}
 	o := admin.DefaultOptions()
-	o.Listen, o.Token, o.Logger = d.cfg.adminListen, d.cfg.adminToken, d.log.With("component", "admin")
+	o.Listen, o.Token, o.Logger = d.cfg.adminListen, d.cfg.adminToken, d.component("admin")
 	o.StatusMaxAge, o.GraphMaxDS = d.cfg.adminCache, d.cfg.graphMaxDS
 	if d.cfg.poller.Interval < o.Refresh {
 		o.Refresh = max(d.cfg.poller.Interval, 5*time.Second)

@@ -32,8 +32,10 @@ import (
 type daemon struct {
 	cfg      config
 	settings map[string]string
-	log      *slog.Logger
-	started  time.Time
+	// log is the daemon's own lines (component=daemon); root the logger
+	// each component's comes from.
+	log, root *slog.Logger
+	started   time.Time
 
 	sp *spool.Spool
 	ix *shm.Index
@@ -77,6 +79,11 @@ type daemon struct {
 	reloadWarn  time.Duration
 }
 
+// component returns the logger of the daemon's component name.
+func (d *daemon) component(name string) *slog.Logger {
+	return d.root.With("component", name)
+}
+
 // adminServer is what the daemon needs of the admin HTTP server.
 type adminServer interface {
 	Addr() string
@@ -86,7 +93,7 @@ type adminServer interface {
 // newDaemon opens the spool (taking its lock) and builds every component;
 // nothing runs yet.
 func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemon, error) {
-	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now()}
+	d := &daemon{cfg: cfg, settings: settings, root: log, log: log.With("component", "daemon"), started: time.Now()}
 	d.flushCtx, d.flushCancel = context.WithCancel(context.Background())
 	d.mibs = mib.NewLoader(nil) // registered with /metrics' registry
 	d.loadFleet = func() (*fleet.Generation, error) { return fleet.Load(cfg.fleetFiles(), d.mibs) }
@@ -112,13 +119,13 @@ func (d *daemon) build(cfg config, f *fleet.Generation) error {
 		return err
 	}
 	lo := cfg.loader
-	lo.Logger = d.log.With("component", "loader")
+	lo.Logger = d.component("loader")
 	if d.ld, err = loader.New(d.sp, d.ix, lo); err != nil {
 		return err
 	}
 	d.disk = diskstat.NewLoad(cfg.diskStatsInterval)
 	wo := cfg.writer
-	wo.Layout, wo.Logger, wo.Ready = d.fleet.Layout, d.log.With("component", "writer"), d.ld
+	wo.Layout, wo.Logger, wo.Ready = d.fleet.Layout, d.component("writer"), d.ld
 	wo.OnTick = d.live.writerWoke
 	if wo.RRD == nil && wo.Forward == "" {
 		wo.RRD = rrdwriter.LocalRRD(wo)
@@ -143,7 +150,7 @@ func (d *daemon) build(cfg config, f *fleet.Generation) error {
 			onCycle(st)
 		}
 	}
-	d.pl, err = poller.New(po, f.Targets, meteredSpool{d.sp, &d.disk.Cycles}, d.ix, d.log.With("component", "poller"))
+	d.pl, err = poller.New(po, f.Targets, meteredSpool{d.sp, &d.disk.Cycles}, d.ix, d.component("poller"))
 	d.logMIBErrors(f)
 	return err
 }
@@ -356,7 +363,11 @@ func (d *daemon) reload() {
 func (d *daemon) flushAll(ctx context.Context) error {
 	n := d.ix.Len()
 	err := d.wr.FlushAll(ctx)
-	d.log.Info("flushed", "entries_before", n, "entries_after", d.ix.Len(), "err", err)
+	if err != nil {
+		d.log.Warn("flush incomplete", "entries_before", n, "entries_after", d.ix.Len(), "err", err)
+	} else {
+		d.log.Info("flushed", "entries_before", n, "entries_after", d.ix.Len())
+	}
 	d.logOrphans()
 	return err
 }
@@ -432,9 +443,10 @@ func checkConfig(cfg config, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
 // 0640 and directories 0750 whatever umask spoold was started with.
 const fileUmask = 0o027
 
-func serve(cfg config, settings map[string]string, log *slog.Logger) int {
+func serve(cfg config, settings map[string]string, root *slog.Logger) int {
 	syscall.Umask(syscall.Umask(fileUmask) | fileUmask)
-	d, err := newDaemon(cfg, settings, log)
+	log := root.With("component", "daemon")
+	d, err := newDaemon(cfg, settings, root)
 	if err != nil {
 		log.Error("start spoold", "err", err)
 		return exitError

@@ -80,7 +80,7 @@ type notifier struct {
 // notifyReady sends READY=1 and starts the watchdog if systemd asked for
 // one. Call it once the daemon's loops run (start).
 func (d *daemon) notifyReady() *notifier {
-	n := &notifier{log: d.log.With("component", "systemd"), cancel: func() {}}
+	n := &notifier{log: d.component("systemd"), cancel: func() {}}
 	n.send(sddaemon.SdNotifyReady)
 	every, err := sddaemon.SdWatchdogEnabled(false)
 	if err != nil {

@@ -138,7 +138,7 @@ func (d *daemon) startProtocol(reg *prometheus.Registry) error {
 	if reg != nil {
 		r = reg
 	}
-	s, err := rrdcached.New(o, d.proto.backend, d.log.With("component", "rrdcached"), r)
+	s, err := rrdcached.New(o, d.proto.backend, d.component("rrdcached"), r)
 	if err != nil {
 		return fmt.Errorf("start rrdcached protocol: %w", err)
 	}

@@ -215,3 +215,27 @@ func checkUpdateFetch(t *testing.T, addr, base string) {
 		t.Errorf("the file is not in -b's directory: %v", err)
 	}
 }
+
+// TestLogLinesNameTheirComponent: every line of a daemon's start, SIGUSR1
+// flush and stop names its component, and none says err=<nil>.
+func TestLogLinesNameTheirComponent(t *testing.T) {
+	r := newProtoRig(t)
+	p := r.start(t)
+	p.cmd.Process.Signal(syscall.SIGUSR1)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(p.stderr.String(), `msg=flushed`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no flush logged after SIGUSR1:\n%s", p.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit: %v\n%s", err, p.stderr)
+	}
+	<-p.logged
+	for _, l := range strings.Split(strings.TrimSpace(p.stderr.String()), "\n") {
+		if !strings.Contains(l, " component=") || strings.Contains(l, "=<nil>") {
+			t.Errorf("log line without its component, or with a nil error: %s", l)
+		}
+	}
+}
