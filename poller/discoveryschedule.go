@@ -159,9 +159,12 @@ func (p *Poller) discoverDevice(ctx context.Context, d *device) error {
 		d.rediscover.Store(true)
 		p.disc.failures.Add(1)
 		d.mu.Lock()
+		again := d.st.DiscoveryError == err.Error()
 		d.st.DiscoveryError, d.st.LastDiscoveryError = err.Error(), now
 		d.mu.Unlock()
-		p.log.Warn("discover tables", "target", d.t.Name, "err", err)
+		if !again { // the same error again is in the status and the cycle's counts
+			p.log.Warn("discover tables", "target", d.t.Name, "err", err)
+		}
 		return err
 	}
 	p.disc.discoveries.Add(1)

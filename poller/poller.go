@@ -209,7 +209,7 @@ func (p *Poller) Cycle(ctx context.Context) CycleStats {
 
 	var c cycleCounters
 	order := p.schedule(devs, &c)
-	cctx, cancel := context.WithDeadline(ctx, start.Add(p.opts.cycleTimeout()))
+	cctx, cancel := context.WithDeadlineCause(ctx, start.Add(p.opts.cycleTimeout()), errCycleDeadline)
 	defer cancel()
 	eachDevice(order, p.opts.Concurrency, func(d *device) { p.pollDevice(cctx, d, &c) })
 	if err := p.sp.Sync(); err != nil {
@@ -219,8 +219,12 @@ func (p *Poller) Cycle(ctx context.Context) CycleStats {
 	p.mu.Lock()
 	p.last = st
 	p.mu.Unlock()
-	p.log.Info("poll cycle", "seq", st.Seq, "devices", st.Devices, "ok", st.OK, "failed", st.Failed,
-		"skipped", st.Skipped, "overrun", st.Overrun, "unknown", st.Unknown, "seconds", st.Duration.Seconds())
+	attrs := []any{"seq", st.Seq, "devices", st.Devices, "ok", st.OK, "failed", st.Failed,
+		"skipped", st.Skipped, "overrun", st.Overrun, "unknown", st.Unknown, "seconds", st.Duration.Seconds()}
+	if st.Stopped > 0 {
+		attrs = append(attrs, "stopped", st.Stopped)
+	}
+	p.log.Info("poll cycle", attrs...)
 	if st.Failed > 0 || st.WrongTypes > 0 {
 		p.log.Warn("poll cycle problems", "seq", st.Seq, "timeouts", st.Timeouts, "malformed", st.Malformed, "agent_errors", st.AgentErrors,
 			"other_errors", st.OtherErrors, "wrong_types", st.WrongTypes)
@@ -279,7 +283,7 @@ func (d *device) failures() int {
 }
 
 type cycleCounters struct {
-	ok, failed, skipped, overrun               atomic.Int64
+	ok, failed, skipped, overrun, stopped      atomic.Int64
 	values, unknown, discont, writeErr, defer_ atomic.Int64
 	timeouts, agentErrs, otherErrs, wrongTypes atomic.Int64
 	malformed, requests, rows, staleRows       atomic.Int64
@@ -309,7 +313,7 @@ func (c *cycleCounters) stats(seq uint64, start time.Time, n int) CycleStats {
 	return CycleStats{
 		Seq: seq, Start: start, Duration: time.Since(start), Devices: n,
 		OK: int(c.ok.Load()), Failed: int(c.failed.Load()), Skipped: int(c.skipped.Load()),
-		Overrun: int(c.overrun.Load()), Values: int(c.values.Load()), Unknown: int(c.unknown.Load()),
+		Overrun: int(c.overrun.Load()), Stopped: int(c.stopped.Load()), Values: int(c.values.Load()), Unknown: int(c.unknown.Load()),
 		Discontinuities: int(c.discont.Load()), WriteErrors: int(c.writeErr.Load()),
 		IndexDeferred: int(c.defer_.Load()), Timeouts: int(c.timeouts.Load()), AgentErrors: int(c.agentErrs.Load()),
 		OtherErrors: int(c.otherErrs.Load()), WrongTypes: int(c.wrongTypes.Load()), Malformed: int(c.malformed.Load()),
@@ -320,7 +324,7 @@ func (c *cycleCounters) stats(seq uint64, start time.Time, n int) CycleStats {
 // pollDevice polls d, writes its entries and updates its status.
 func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 	if ctx.Err() != nil {
-		c.overrun.Add(1)
+		c.cut(ctx)
 		return
 	}
 	probe := d.failures() >= p.opts.BackoffAfter
@@ -334,14 +338,17 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 	now := p.now()
 	if err != nil {
 		if cutShort(ctx, err) {
-			c.overrun.Add(1)
-			d.recordError(now, fmt.Errorf("cycle deadline: %w", err), false, 0, 0)
+			if c.cut(ctx) {
+				d.recordError(now, fmt.Errorf("cycle deadline: %w", err), false, 0, 0)
+			}
 			return
 		}
 		c.failed.Add(1)
 		c.countFailure(err)
 		maxSkip := int(p.opts.BackoffMax / p.opts.Interval)
-		d.recordError(now, err, true, p.opts.BackoffAfter, max(maxSkip, 1))
+		if d.recordError(now, err, true, p.opts.BackoffAfter, max(maxSkip, 1)) == 0 {
+			p.log.Warn("device down", "target", d.t.Name, "err", err)
+		}
 		return
 	}
 	c.requests.Add(int64(res.requests))
@@ -358,6 +365,9 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 		d.rediscover.Store(true) // in the background: the other rows are fine
 	}
 	c.ok.Add(1)
+	if n := d.failures(); n > 0 {
+		p.log.Info("device back", "target", d.t.Name, "failed_polls", n)
+	}
 	werr := p.writeEntries(d, pl, &res, now, flags, c)
 	d.keepStates(pl, res.values)
 	d.mu.Lock()
@@ -444,10 +454,11 @@ func (p *Poller) writeEntries(d *device, pl *pollPlan, res *pollResult, now time
 	return werr
 }
 
-func (d *device) recordError(now time.Time, err error, failure bool, after, maxSkip int) {
+func (d *device) recordError(now time.Time, err error, failure bool, after, maxSkip int) (before int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := &d.st
+	before = s.ConsecutiveFailures
 	s.LastPoll, s.LastError, s.LastErrorTime = now, err.Error(), now
 	s.Polls++
 	if failure {
@@ -455,6 +466,22 @@ func (d *device) recordError(now time.Time, err error, failure bool, after, maxS
 		s.ConsecutiveFailures++
 		s.SkipCycles = backoffSkips(s.ConsecutiveFailures, after, maxSkip)
 	}
+	return before
+}
+
+// errCycleDeadline is the cause of a cycle's context when its deadline
+// (Options.CycleTimeout) passed.
+var errCycleDeadline = errors.New("poll cycle deadline")
+
+// cut counts a device a done ctx cut short: an overrun when the cycle's
+// deadline passed (and it reports true), stopped when the poller was.
+func (c *cycleCounters) cut(ctx context.Context) (overrun bool) {
+	if ctx.Err() == nil || errors.Is(context.Cause(ctx), errCycleDeadline) {
+		c.overrun.Add(1)
+		return true
+	}
+	c.stopped.Add(1)
+	return false
 }
 
 // restarted reports whether the agent restarted since the last answered

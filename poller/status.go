@@ -54,12 +54,13 @@ type CycleStats struct {
 	Start    time.Time     `json:"start"`
 	Duration time.Duration `json:"duration_seconds"`
 	// Devices is the number of targets; every one of them is counted in
-	// exactly one of OK, Failed, Skipped and Overrun.
+	// exactly one of OK, Failed, Skipped, Overrun and Stopped.
 	Devices int `json:"devices"`
 	OK      int `json:"ok"`      // answered; an entry was written (or a write was attempted)
 	Failed  int `json:"failed"`  // no answer: timeout, refused, authentication
 	Skipped int `json:"skipped"` // sat this cycle out in backoff
 	Overrun int `json:"overrun"` // not polled, or cut short, by the cycle deadline
+	Stopped int `json:"stopped"` // not polled, or cut short, because the poller was stopped
 	// Values are the values written; Unknown the unknown ones among them.
 	Values  int `json:"values"`
 	Unknown int `json:"unknown"`

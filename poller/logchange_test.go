@@ -1,0 +1,137 @@
+package poller_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/poller"
+)
+
+// relay forwards SNMP between the poller and an agent while up is set,
+// and drops every request otherwise (a device that went down).
+type relay struct {
+	conn *net.UDPConn
+	up   atomic.Bool
+}
+
+func startRelay(t *testing.T, agent string) *relay {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := net.ResolveUDPAddr("udp", agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &relay{conn: c}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		buf := make([]byte, 65536)
+		for {
+			n, from, err := c.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			if !r.up.Load() {
+				continue
+			}
+			up, err := net.DialUDP("udp", nil, to)
+			if err != nil {
+				continue
+			}
+			up.Write(buf[:n])
+			up.SetReadDeadline(time.Now().Add(2 * time.Second))
+			if m, err := up.Read(buf); err == nil {
+				c.WriteToUDP(buf[:m], from)
+			}
+			up.Close()
+		}
+	}()
+	t.Cleanup(func() { c.Close(); wg.Wait() })
+	return r
+}
+
+// TestDownDeviceLoggedOnChange: a device that stays down is logged when it
+// goes down and when it comes back, not once a cycle; the cycles count it.
+func TestDownDeviceLoggedOnChange(t *testing.T) {
+	sim := startSim(t, simOptions(1))
+	rl := startRelay(t, sim.Addr().String())
+	name := sim.Fleet().Name(0)
+	ts, err := fleet.ParseTargets(strings.NewReader(fmt.Sprintf("%s %s profile=if-mib community=%s timeout=200ms retries=0\n", name, rl.conn.LocalAddr(), name)), "t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs logLines
+	po := pollOptions()
+	po.BackoffAfter = 100 // polled every cycle
+	p, err := poller.New(po, ts, openSpool(t), &sink{}, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		if st := p.Cycle(context.Background()); st.Failed != 1 {
+			t.Fatalf("a cycle of the down device: %+v", st)
+		}
+	}
+	rl.up.Store(true)
+	if st := p.Cycle(context.Background()); st.OK != 1 {
+		t.Fatalf("the cycle after it came back: %+v\n%s", st, logs.String())
+	}
+	out := logs.String()
+	for what, want := range map[string]int{`msg="device down"`: 1, `msg="discover tables"`: 1, `msg="device back"`: 1, `msg="poll cycle problems"`: 4} {
+		if got := strings.Count(out, what); got != want {
+			t.Errorf("%s logged %d times over 4 cycles down and 1 up, want %d:\n%s", what, got, want, out)
+		}
+	}
+}
+
+// TestStoppedCycleIsNoOverrun: the devices of a cycle a stop cut short are
+// counted as stopped, not as overrun.
+func TestStoppedCycleIsNoOverrun(t *testing.T) {
+	sim := startSim(t, simOptions(1))
+	rl := startRelay(t, sim.Addr().String()) // down: the poll waits for its timeout
+	name := sim.Fleet().Name(0)
+	ts, err := fleet.ParseTargets(strings.NewReader(fmt.Sprintf("%s %s profile=if-mib community=%s timeout=5s retries=0\n", name, rl.conn.LocalAddr(), name)), "t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := poller.New(pollOptions(), ts, openSpool(t), &sink{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	st := p.Cycle(ctx)
+	if st.Overrun != 0 || st.Stopped != 1 {
+		t.Errorf("a cycle cut by a stop: overrun=%d stopped=%d, want 0 and 1", st.Overrun, st.Stopped)
+	}
+}
+
+// logLines collects a logger's output.
+type logLines struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
