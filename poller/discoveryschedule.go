@@ -154,6 +154,7 @@ func (p *Poller) discoverDevice(ctx context.Context, d *device) error {
 	defer p.disc.running.Add(-1)
 	d.rediscover.Store(false)
 	disc, err := p.discover(ctx, d)
+	err = p.explain(d, err, false)
 	now := p.now()
 	if err != nil {
 		d.rediscover.Store(true)

@@ -43,14 +43,8 @@ func (p *Poller) newSNMP(ctx context.Context, d *device, probe bool) *gosnmp.GoS
 		Community: t.Community.Reveal(),
 		Context:   ctx,
 		Timeout:   p.timeout(t),
-		Retries:   p.opts.Retries,
+		Retries:   p.retries(t, probe),
 		MaxOids:   p.opts.MaxVarbinds,
-	}
-	if t.Retries >= 0 {
-		g.Retries = t.Retries
-	}
-	if probe {
-		g.Retries = 0
 	}
 	if t.V3 != nil {
 		g.SecurityModel = gosnmp.UserSecurityModel
@@ -65,6 +59,93 @@ func (p *Poller) newSNMP(ctx context.Context, d *device, probe bool) *gosnmp.GoS
 		g.SecurityParameters = d.usmParams(time.Now())
 	}
 	return g
+}
+
+// retries are the resends after a timeout for t: its retries=, or
+// Options.Retries; none for a probe of a failing device.
+func (p *Poller) retries(t *fleet.Target, probe bool) int {
+	switch {
+	case probe:
+		return 0
+	case t.Retries >= 0:
+		return t.Retries
+	}
+	return p.opts.Retries
+}
+
+// explain turns gosnmp's error of a poll or discovery of t into one that
+// says what it may mean: a timeout with the retries configured (gosnmp
+// counts them its own way), and the SNMPv3 reports by name.
+func (p *Poller) explain(d *device, err error, probe bool) error {
+	if err == nil {
+		return nil
+	}
+	t := d.t
+	why := ""
+	switch {
+	case errors.Is(err, gosnmp.ErrMaxRetriesExceeded):
+		retries := fmt.Sprintf("%d retries", p.retries(t, probe))
+		if probe {
+			retries = "no retries (a probe of a failing device)"
+		}
+		return fmt.Errorf("request timeout: no answer in %s with %s: device down, or wrong community / ACL / port: %w",
+			p.timeout(t), retries, gosnmp.ErrMaxRetriesExceeded)
+	case t.V3 != nil && strings.Contains(err.Error(), "not authentic") && p.unknownUser(d, err.Error()):
+		why = "SNMPv3 report unknownUserName: the agent has no user " + fmt.Sprintf("%q", t.V3.User)
+	case t.V3 != nil && strings.Contains(err.Error(), "not authentic"):
+		why = "SNMPv3 report wrongDigest: wrong auth passphrase or auth protocol"
+	case errors.Is(err, gosnmp.ErrUnknownUsername):
+		why = "SNMPv3 report unknownUserName: the agent has no user " + fmt.Sprintf("%q", t.V3.User)
+	case errors.Is(err, gosnmp.ErrWrongDigest):
+		why = "SNMPv3 report wrongDigest: wrong auth passphrase or auth protocol"
+	case errors.Is(err, gosnmp.ErrNotInTimeWindow):
+		why = "SNMPv3 report notInTimeWindow: the agent's boots or time moved (restart or clock)"
+	case errors.Is(err, gosnmp.ErrUnknownEngineID):
+		why = "SNMPv3 report unknownEngineID"
+	case errors.Is(err, gosnmp.ErrUnknownSecurityLevel):
+		why = "SNMPv3 report unsupportedSecLevel: the user has no such auth/priv level on the agent"
+	case errors.Is(err, gosnmp.ErrDecryption):
+		why = "SNMPv3 decryption failed: wrong privacy passphrase or privacy protocol"
+	default:
+		return err
+	}
+	if t.V3 == nil {
+		return err
+	}
+	return fmt.Errorf("%s: %w", why, err)
+}
+
+// unknownUser asks t's agent, without authentication, for sysUpTime as t's
+// user and reports whether the agent answers that it has no such user.
+// gosnmp checks the agent's report to an authenticated request as if it
+// were authenticated (it is not) and so cannot tell an unknown user from a
+// wrong digest; the report to this request tells them apart.
+// It asks once for each error text raw, with the engine state the polls
+// learned (no engine discovery).
+func (p *Poller) unknownUser(d *device, raw string) bool {
+	d.usmMu.Lock()
+	defer d.usmMu.Unlock()
+	if d.v3Raw == raw {
+		return d.v3Unknown
+	}
+	t := d.t
+	sp := &gosnmp.UsmSecurityParameters{UserName: t.V3.User}
+	if d.usm != nil {
+		sp.AuthoritativeEngineID, sp.AuthoritativeEngineBoots = d.usm.AuthoritativeEngineID, d.usm.AuthoritativeEngineBoots
+		sp.AuthoritativeEngineTime = d.usm.AuthoritativeEngineTime + uint32(max(time.Since(d.usmAt), 0)/time.Second)
+	}
+	g := &gosnmp.GoSNMP{
+		Target: t.Host, Port: t.Port, Transport: "udp", Version: gosnmp.Version3,
+		Timeout: p.timeout(t), SecurityModel: gosnmp.UserSecurityModel, MsgFlags: gosnmp.NoAuthNoPriv,
+		SecurityParameters: sp,
+	}
+	if err := g.Connect(); err != nil {
+		return false
+	}
+	defer g.Close()
+	_, err := g.Get([]string{".1.3.6.1.2.1.1.3.0"})
+	d.v3Raw, d.v3Unknown = raw, errors.Is(err, gosnmp.ErrUnknownUsername)
+	return d.v3Unknown
 }
 
 // timeout is the wait for one response of t: its timeout=, or

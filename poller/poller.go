@@ -56,6 +56,11 @@ type device struct {
 	usmMu sync.Mutex
 	usm   *gosnmp.UsmSecurityParameters // v3 engine state from the last poll
 	usmAt time.Time
+	// v3Raw is the last "not authentic" error of a v3 poll and v3Unknown
+	// what asking the agent found for it (Poller.unknownUser), guarded by
+	// usmMu: the agent is asked again only when the error changes.
+	v3Raw     string
+	v3Unknown bool
 
 	lastUptime uint32
 	lastAt     time.Time // time of the last answered poll with an uptime
@@ -300,7 +305,7 @@ func (c *cycleCounters) countFailure(err error) {
 	switch {
 	case errors.Is(err, errAgent):
 		c.agentErrs.Add(1)
-	case strings.Contains(err.Error(), "timeout"): // gosnmp: "request timeout (after N retries)"
+	case errors.Is(err, gosnmp.ErrMaxRetriesExceeded), strings.Contains(err.Error(), "timeout"):
 		c.timeouts.Add(1)
 	case malformed(err):
 		c.malformed.Add(1)
@@ -335,6 +340,7 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 		pl = d.plan.Load()
 	}
 	res, err := p.poll(ctx, d, pl, probe)
+	err = p.explain(d, err, probe)
 	now := p.now()
 	if err != nil {
 		if cutShort(ctx, err) {
