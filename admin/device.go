@@ -137,6 +137,14 @@ func (h *handler) devicePage(t TargetStatus, rows []RowStatus, tmpl string, page
 		tmpl = d.Templates[0].Name
 	}
 	d.Template = tmpl
+	// A template's rows only: a profile's tables (storage, processors)
+	// have their own templates, and one's rows are not the other's.
+	if len(d.Templates) > 0 {
+		rows = slices.DeleteFunc(slices.Clone(rows), func(r RowStatus) bool {
+			return len(r.Graphs) > 0 && !slices.Contains(r.Graphs, tmpl)
+		})
+		d.Total = len(rows)
+	}
 	for i := range d.Templates {
 		l := &d.Templates[i]
 		l.Selected, l.URL = l.Name == tmpl, DeviceURL(t.Name)+"?"+url.Values{"template": {l.Name}}.Encode()

@@ -137,3 +137,27 @@ func TestDevicePages(t *testing.T) {
 		}
 	}
 }
+
+// TestDevicePageKeepsTablesApart: a host's storage rows and processor rows
+// each show under their own template, never one among the other's.
+func TestDevicePageKeepsTablesApart(t *testing.T) {
+	fb := newFakeDaemon(okTarget("h1"))
+	fb.rows = map[string][]RowStatus{"h1": {
+		{Key: "h1/storage/root", Instance: "/", State: "up", Graphs: []string{"storage"}},
+		{Key: "h1/cpu/196608", Instance: "196608", State: "up", Graphs: []string{"processor"}},
+		{Key: "h1/storage/swap", Instance: "Swap space", State: "up", Graphs: []string{"storage"}},
+	}}
+	h := NewHandler(fb, testOptions())
+	for tmpl, want := range map[string][]string{"storage": {"/", "Swap space"}, "processor": {"196608"}} {
+		b, _ := io.ReadAll(do(t, h, "GET", DeviceURL("h1")+"?template="+tmpl, "").Body)
+		page := string(b)
+		var shown []string
+		for _, m := range regexp.MustCompile(`</span> ([^<]+)</figcaption>`).FindAllStringSubmatch(page, -1) {
+			shown = append(shown, m[1])
+		}
+		if strings.Join(shown, ",") != strings.Join(want, ",") || strings.Contains(page, "graph for this row") ||
+			!strings.Contains(page, "of "+strconv.Itoa(len(want))) {
+			t.Errorf("template %s: rows %q, want %q:\n%s", tmpl, shown, want, page)
+		}
+	}
+}

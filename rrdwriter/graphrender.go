@@ -19,6 +19,9 @@ func (t *GraphTemplate) render(path string, o GraphOptions) rrd.GraphCall {
 	if t.Base != 1000 {
 		c.Args = append(c.Args, "--base", strconv.Itoa(t.Base))
 	}
+	if t.PlainUnits {
+		c.Args = append(c.Args, "--units-exponent", "0")
+	}
 	if t.Lower != nil {
 		c.Args = append(c.Args, "--lower-limit", strconv.FormatFloat(*t.Lower, 'f', -1, 64))
 	}

@@ -76,7 +76,10 @@ type GraphTemplate struct {
 	// --upper-limit); nil: autoscaled.
 	Lower, Upper *float64
 	Base         int // 1000 (the default when 0) or 1024
-	Elements     []GraphElement
+	// PlainUnits draws the axis without SI prefixes ("0.7", not "700 m";
+	// rrdgraph --units-exponent 0): for small plain numbers like a load.
+	PlainUnits bool
+	Elements   []GraphElement
 }
 
 // GraphVars are the values a template's title and legends may name.

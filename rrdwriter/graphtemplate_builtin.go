@@ -95,7 +95,8 @@ graph cpu
 
 graph load
   title   {target} load average
-  vlabel  processes
+  vlabel  load
+  units   none
   lower   0
   def     l1     load1
   def     l5     load5

@@ -46,7 +46,7 @@ type GraphTemplateError struct {
 func (e *GraphTemplateError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
 var graphKeywords = map[string]bool{
-	"title": true, "vlabel": true, "lower": true, "upper": true, "base": true,
+	"title": true, "vlabel": true, "lower": true, "upper": true, "base": true, "units": true,
 	"def": true, "cdef": true, "vdef": true, "area": true, "line": true,
 	"hrule": true, "gprint": true, "comment": true,
 }
@@ -104,7 +104,7 @@ func ParseGraphTemplate(file string, header GraphLine, lines []GraphLine) (*Grap
 
 func isElementKeyword(kw string) bool {
 	switch kw {
-	case "title", "vlabel", "lower", "upper", "base":
+	case "title", "vlabel", "lower", "upper", "base", "units":
 		return false
 	}
 	return true
@@ -136,6 +136,12 @@ func parseGraphLine(t *GraphTemplate, text string) (*GraphElement, error) {
 			return nil, fmt.Errorf("base %q: want 1000 or 1024", strings.TrimSpace(rest))
 		}
 		t.Base = n
+		return nil, nil
+	case "units":
+		if strings.TrimSpace(rest) != "none" {
+			return nil, fmt.Errorf("units %q: want none (no SI prefixes on the axis)", strings.TrimSpace(rest))
+		}
+		t.PlainUnits = true
 		return nil, nil
 	case "def":
 		f := strings.Fields(rest)

@@ -269,3 +269,19 @@ func splitUnescaped(s string) []string {
 	}
 	return append(out, s[start:])
 }
+
+// TestLoadGraphIsLabelledLoad: the host profile's load graph says load on
+// its axis, and draws plain numbers (0.7), not SI prefixes (700 m).
+func TestLoadGraphIsLabelledLoad(t *testing.T) {
+	tmpl, ok := BuiltinGraphTemplate("load")
+	if !ok {
+		t.Fatal("no built-in load template")
+	}
+	c := tmpl.render("/r/h1.rrd", GraphOptions{Vars: GraphVars{Target: "h1"}})
+	if c.VLabel != "load" || !strings.Contains(strings.Join(c.Args, " "), "--units-exponent 0") {
+		t.Errorf("load graph: vlabel %q, args %q; want load and --units-exponent 0", c.VLabel, c.Args)
+	}
+	if _, err := parseBlock("graph x\n  units kilo\n  def a a\n  line a FF0000"); err == nil || !strings.Contains(err.Error(), `units "kilo": want none`) {
+		t.Errorf("units kilo: %v", err)
+	}
+}
