@@ -32,16 +32,13 @@ type Loader struct {
 	forceUnknown bool
 }
 
-// New returns a loader of the spool sp into ix. It validates opts.Params.
+// New returns a loader of the spool sp into ix. It validates opts.
 func New(sp *spool.Spool, ix Indexer, opts Options) (*Loader, error) {
 	if sp == nil || ix == nil {
 		return nil, errors.New("create loader: spool and indexer are required")
 	}
-	if err := opts.Params.Validate(); err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("create loader: %w", err)
-	}
-	if opts.ProgressEvery < 0 {
-		return nil, fmt.Errorf("create loader: progress interval must be >= 0, got %s", opts.ProgressEvery)
 	}
 	l := &Loader{sp: sp, ix: ix, clock: opts.Clock, log: opts.Logger,
 		every: opts.ProgressEvery, dryRun: opts.DryRun, ready: newReadiness(sp.Layout())}

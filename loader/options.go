@@ -1,8 +1,11 @@
 package loader
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/spoold/spoold/internal/optcheck"
 )
 
 // Indexer is the in-memory index the loader fills (shm.Index in the daemon).
@@ -46,4 +49,17 @@ type Options struct {
 // progress line every 5 seconds.
 func DefaultOptions() Options {
 	return Options{Params: DefaultParams(), ProgressEvery: 5 * time.Second}
+}
+
+// Validate reports the first option out of range, as a
+// *optcheck.FieldError naming its field (Params' by their nginx names);
+// New calls it.
+func (o Options) Validate() error {
+	if err := o.Params.Validate(); err != nil {
+		return err
+	}
+	if o.ProgressEvery < 0 {
+		return optcheck.Errorf("ProgressEvery", fmt.Sprintf("must be >= 0, got %s", o.ProgressEvery))
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -145,34 +144,19 @@ func printDaemonUsage(w io.Writer, groups []flagGroup) {
 const minKeysZone = 1 << 10
 
 // check validates the whole configuration, for the daemon and for -t
-// alike: first each flag against its documented range, so that the error
-// names the flag; then each package's own validation of the options built
-// from the flags (what New would refuse), named by the flags behind them.
+// alike: first the daemon's own settings and the ranges its flags narrow,
+// then each package's options built from the flags (what New would
+// refuse), the field a package names given as its flag (fieldFlags).
 func (c *config) check() error {
-	if err := c.checkFlags(); err != nil {
+	if err := c.checkDaemonFlags(); err != nil {
 		return err
 	}
-	if err := c.checkForwardFlags(); err != nil {
-		return err
+	for _, p := range c.optionParts() {
+		if err := p.validate(); err != nil {
+			return flagError(p.name, err)
+		}
 	}
 	if err := c.checkDirsApart(); err != nil {
-		return err
-	}
-	if err := c.loader.Params.Validate(); err != nil {
-		// Validate names the parameter first: "loader_files must be >= 1".
-		param, _, _ := strings.Cut(err.Error(), " ")
-		return fmt.Errorf("check --%s: %w", strings.ReplaceAll(param, "_", "-"), err)
-	}
-	if _, err := shm.New(c.index); err != nil {
-		return fmt.Errorf("check --keys-zone: %w", err)
-	}
-	if err := c.poller.Validate(); err != nil {
-		return fmt.Errorf("check --poll-*: %w", err)
-	}
-	if err := c.writer.Validate(); err != nil {
-		return fmt.Errorf("check --rrd-dir, --write-*, --writers: %w", err)
-	}
-	if err := c.protocol.check(c.writer.Dir); err != nil {
 		return err
 	}
 	if c.adminListen != "" {
@@ -183,40 +167,19 @@ func (c *config) check() error {
 	return nil
 }
 
-// checkFlags checks each flag against its range (docs/configuration.md).
-func (c *config) checkFlags() error {
-	rate := c.writer.WriteRate
+// checkDaemonFlags checks the flags of the daemon's own settings, and the
+// ranges it narrows beyond a package's (docs/configuration.md).
+func (c *config) checkDaemonFlags() error {
 	checks := []struct {
 		bad  bool
 		flag string
 		msg  string
 	}{
-		{c.spool.Dir == "", "spool-dir", "must not be empty"},
-		{c.writer.Dir == "", "rrd-dir", "must not be empty"},
 		{c.targetsFile == "", "targets", "must not be empty"},
+		// The poll interval is the step of new RRD files, whole seconds.
 		{c.poller.Interval < time.Second, "poll-interval", "must be at least 1s"},
-		{c.poller.Concurrency < 1, "poll-concurrency", "must be at least 1"},
-		{c.poller.Timeout <= 0, "poll-timeout", "must be positive"},
-		{c.poller.Retries < 0 || c.poller.Retries > poller.MaxRetries, "poll-retries", fmt.Sprintf("must be 0 to %d", poller.MaxRetries)},
-		{c.poller.CycleTimeout < 0 || c.poller.CycleTimeout > c.poller.Interval, "poll-cycle-timeout", "must be 0 to --poll-interval"},
-		{c.poller.MaxVarbinds < 1 || c.poller.MaxVarbinds > poller.MaxVarbinds, "poll-max-varbinds", fmt.Sprintf("must be 1 to %d", poller.MaxVarbinds)},
-		{c.poller.MaxRepetitions < 1 || c.poller.MaxRepetitions > poller.MaxRepetitions, "poll-max-repetitions", fmt.Sprintf("must be 1 to %d", poller.MaxRepetitions)},
-		{c.poller.MaxTableRows < 1 || c.poller.MaxTableRows > poller.MaxTableRows, "poll-max-table-rows", fmt.Sprintf("must be 1 to %d", poller.MaxTableRows)},
-		{c.poller.RediscoverInterval < 0, "rediscover-interval", "must be >= 0"},
-		{c.poller.DiscoveryConcurrency < 1, "discovery-concurrency", "must be at least 1"},
-		{c.poller.DiscoveryTimeout < 0, "discovery-timeout", "must be >= 0"},
 		{c.index.MaxBytes < minKeysZone, "keys-zone", "must be at least 1k"},
 		{c.rescanInterval < 0, "rescan-interval", "must be >= 0"},
-		{c.spool.SegmentMaxBytes < spool.MinSegmentBytes || c.spool.SegmentMaxBytes > spool.MaxSegmentBytes, "segment-max-bytes", "must be 4k to 64m"},
-		{c.spool.SegmentMaxEntries < 1 || c.spool.SegmentMaxEntries > 1<<20, "segment-max-entries", "must be 1 to 1048576"},
-		{c.writer.FutureTolerance < 0, "future-tolerance", "must be >= 0"},
-		{c.writer.WriteDelay < 0, "write-delay", "must be >= 0"},
-		{c.writer.WriteJitter < 0, "write-jitter", "must be >= 0"},
-		{c.writer.Writers < 1, "writers", "must be at least 1"},
-		{rate != 0 && !(rate >= rrdwriter.MinWriteRate && rate <= rrdwriter.MaxWriteRate), "write-rate",
-			fmt.Sprintf("must be 0 (no cap) or %g to %g", rrdwriter.MinWriteRate, rrdwriter.MaxWriteRate)},
-		{c.writer.BackoffMin <= 0, "write-backoff-min", "must be positive"},
-		{c.writer.BackoffMax < c.writer.BackoffMin, "write-backoff-max", "must be >= --write-backoff-min"},
 		{c.shutdownTimeout <= 0, "shutdown-timeout", "must be positive"},
 		{c.diskStatsInterval < 100*time.Millisecond, "disk-stats-interval", "must be at least 100ms"},
 		{c.adminCache < 0, "admin-status-cache", "must be >= 0"},
