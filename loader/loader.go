@@ -28,6 +28,12 @@ type Loader struct {
 	c       counters
 	ready   *readiness
 	noAtime fileutil.NoAtime // directories opened without atime updates
+	// rescanEvery is Options.RescanInterval; nextRescan is when Rescans
+	// walks again, Unix nanoseconds, 0 while a walk runs or when none is
+	// scheduled.
+	rescanEvery time.Duration
+	nextRescan  atomic.Int64
+	roomEvery   time.Duration // roomCheck
 	// forceUnknown makes walks see every d_type as DT_UNKNOWN (tests).
 	forceUnknown bool
 }
@@ -41,7 +47,8 @@ func New(sp *spool.Spool, ix Indexer, opts Options) (*Loader, error) {
 		return nil, fmt.Errorf("create loader: %w", err)
 	}
 	l := &Loader{sp: sp, ix: ix, clock: opts.Clock, log: opts.Logger,
-		every: opts.ProgressEvery, dryRun: opts.DryRun, ready: newReadiness(sp.Layout())}
+		every: opts.ProgressEvery, dryRun: opts.DryRun, ready: newReadiness(sp.Layout()),
+		rescanEvery: opts.RescanInterval, roomEvery: roomCheck}
 	if l.clock == nil {
 		l.clock = newRealClock()
 	}

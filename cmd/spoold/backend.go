@@ -80,11 +80,8 @@ func (d *daemon) Status() admin.Status {
 	st := admin.Status{
 		Version: versionString(), Started: d.started, Settings: d.settings,
 		Spool: d.sp.Stats(), Index: d.ix.Stats(), IndexOverflowed: d.ix.Overflowed(),
-		Loader: d.ld.Stats(), Writer: d.wr.Stats(), WriterErrors: werrs, Shard: d.pl.ShardStatus(),
+		Loader: d.ld.Stats(), LoaderNextRescan: d.ld.NextRescan(), Writer: d.wr.Stats(), WriterErrors: werrs, Shard: d.pl.ShardStatus(),
 		PollInterval: d.cfg.poller.Interval, Targets: targets, Disk: d.disk.Status(),
-	}
-	if n := d.nextRescan.Load(); n != 0 {
-		st.LoaderNextRescan = time.Unix(0, n)
 	}
 	if c := d.pl.LastCycle(); c.Seq > 0 {
 		st.LastCycle = &c

@@ -28,10 +28,9 @@ type config struct {
 	// protocol is the rrdcached protocol's server (rrdcached.go).
 	protocol protocolConfig
 
-	targetsFile    string
-	profilesFile   string
-	mibDirs        []string
-	rescanInterval time.Duration
+	targetsFile  string
+	profilesFile string
+	mibDirs      []string
 
 	diskStatsInterval time.Duration
 
@@ -53,7 +52,7 @@ func defaultConfig() config {
 	c := config{
 		spool: spool.DefaultOptions(), index: shm.DefaultOptions(), loader: loader.DefaultOptions(),
 		writer: rrdwriter.DefaultOptions(), poller: poller.DefaultOptions(), protocol: defaultProtocolConfig(),
-		targetsFile: "/etc/spoold/targets.conf", rescanInterval: 15 * time.Minute, diskStatsInterval: 10 * time.Second,
+		targetsFile: "/etc/spoold/targets.conf", diskStatsInterval: 10 * time.Second,
 		adminListen: "127.0.0.1:8780", adminCache: 250 * time.Millisecond, graphMaxDS: rrdwriter.DefaultGraphMaxDS, shutdownTimeout: 2 * time.Minute,
 		logFormat: "text", logLevel: "info",
 	}
@@ -93,7 +92,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	addIndexFlags(g[1].fs, &c.index)
 
 	addLoaderFlags(g[2].fs, &c.loader.Params)
-	g[2].fs.DurationVar(&c.rescanInterval, "rescan-interval", c.rescanInterval, "walk the spool again this long after a walk ended, for entries other processes dropped in or a full index left on disk (0 = never)")
+	g[2].fs.DurationVar(&c.loader.RescanInterval, "rescan-interval", c.loader.RescanInterval, "walk the spool again this long after a walk ended, for entries other processes dropped in or a full index left on disk (0 = never)")
 
 	fs = g[3].fs
 	fs.StringVar(&c.writer.Dir, "rrd-dir", c.writer.Dir, "directory of the RRD files")
@@ -179,7 +178,6 @@ func (c *config) checkDaemonFlags() error {
 		// The poll interval is the step of new RRD files, whole seconds.
 		{c.poller.Interval < time.Second, "poll-interval", "must be at least 1s"},
 		{c.index.MaxBytes < minKeysZone, "keys-zone", "must be at least 1k"},
-		{c.rescanInterval < 0, "rescan-interval", "must be >= 0"},
 		{c.shutdownTimeout <= 0, "shutdown-timeout", "must be positive"},
 		{c.diskStatsInterval < 100*time.Millisecond, "disk-stats-interval", "must be at least 100ms"},
 		{c.adminCache < 0, "admin-status-cache", "must be >= 0"},

@@ -20,6 +20,7 @@ var fieldFlags = map[string]map[string]string{
 	"loader": {
 		"loader_files": "loader-files", "loader_sleep": "loader-sleep",
 		"loader_threshold": "loader-threshold", "loader_cpu": "loader-cpu",
+		"RescanInterval": "rescan-interval",
 	},
 	"poller": {
 		"Interval": "poll-interval", "Concurrency": "poll-concurrency", "Timeout": "poll-timeout",
