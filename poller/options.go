@@ -57,6 +57,13 @@ type Options struct {
 	// DiscoveryConcurrency is the most background discoveries in flight
 	// while Run runs (each holds one UDP socket).
 	DiscoveryConcurrency int
+	// MaxFilesPerTarget bounds the row keys (RRD files) of one target,
+	// gone ones included (--max-files-per-target; filebound.go).
+	MaxFilesPerTarget int
+	// NewFilesPerHour bounds the new row keys a target's discoveries after
+	// its first may add, per hour, with a burst of as many
+	// (--max-new-files-per-hour); 0: no rate bound.
+	NewFilesPerHour int
 	// DiscoveryTimeout ends a discovery that runs beside the cycles (a
 	// first discovery that outlasts its poll, a rediscovery) after this
 	// long; 0: none (each request still has Timeout and Retries). A
@@ -74,7 +81,8 @@ type Options struct {
 // consecutive failures up to one probe per 30 minutes; for tables,
 // max-repetitions 25, 10,000 rows per table, the poll mode of fewer round
 // trips, rediscovery every hour, 32 discoveries in flight and 15 minutes
-// at most for one.
+// at most for one; 20,000 row files per target at most, 100 new ones an
+// hour.
 func DefaultOptions() Options {
 	return Options{
 		Interval:     5 * time.Minute,
@@ -91,6 +99,8 @@ func DefaultOptions() Options {
 		RediscoverInterval:   time.Hour,
 		DiscoveryConcurrency: 32,
 		DiscoveryTimeout:     15 * time.Minute,
+		MaxFilesPerTarget:    20000,
+		NewFilesPerHour:      100,
 	}
 }
 
@@ -158,6 +168,10 @@ func (o Options) Validate() error {
 		return bad("RediscoverInterval", "must be >= 0")
 	case o.DiscoveryConcurrency < 1:
 		return bad("DiscoveryConcurrency", "must be at least 1")
+	case o.MaxFilesPerTarget < 1:
+		return bad("MaxFilesPerTarget", "must be at least 1")
+	case o.NewFilesPerHour < 0:
+		return bad("NewFilesPerHour", "must be >= 0")
 	case o.DiscoveryTimeout < 0:
 		return bad("DiscoveryTimeout", "must be >= 0")
 	}
@@ -175,9 +189,9 @@ func (o *Options) cycleTimeout() time.Duration {
 }
 
 // Writer stores entries: *spool.Spool, appending each to its target's
-// open segment. created says the entry started a new segment, named ref,
-// which the poller then adds to the Sink. Sync is called once per cycle
-// (the batch fsync policy).
+// open segment. The poller appends through an intake.Intake of the Writer
+// and the Sink, which adds a segment an entry started to the Sink. Sync is
+// called once per cycle (the batch fsync policy).
 type Writer interface {
 	Append(*spool.Entry) (ref spool.Ref, created bool, err error)
 	Sync() error

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -576,7 +575,7 @@ func buildRows(t *target, items []item) []rrd.Row {
 				continue
 			}
 			from := int32(len(buf))
-			buf = appendValue(buf, v)
+			buf = rrd.AppendValue(buf, v)
 			span[i*nds+j] = [2]int32{from, int32(len(buf))}
 		}
 	}
@@ -594,25 +593,5 @@ func buildRows(t *target, items []item) []rrd.Row {
 	return rows
 }
 
-// appendValue appends the value as formatValue formats it.
-func appendValue(b []byte, v spool.Value) []byte {
-	switch v.Type {
-	case spool.Counter:
-		return strconv.AppendUint(b, v.Counter, 10)
-	case spool.Gauge:
-		return rrd.AppendFloat(b, v.Gauge)
-	}
-	return append(b, 'U')
-}
-
-// formatValue formats a counter exactly as an unsigned integer and a gauge
-// as its shortest exact decimal.
-func formatValue(v spool.Value) string {
-	switch v.Type {
-	case spool.Counter:
-		return strconv.FormatUint(v.Counter, 10)
-	case spool.Gauge:
-		return rrd.FormatFloat(v.Gauge)
-	}
-	return "U"
-}
+// formatValue formats a value as an update takes it (rrd.AppendValue).
+func formatValue(v spool.Value) string { return string(rrd.AppendValue(nil, v)) }

@@ -122,7 +122,9 @@ func (d *daemon) build(cfg config, f *fleet) error {
 	if d.wr, err = rrdwriter.New(d.sp, d.ix, wo); err != nil {
 		return err
 	}
-	d.proto.backend = rrdwriter.NewBackend(d.wr, rrdwriter.BackendOptions{FlushContext: d.flushCtx})
+	if d.proto.backend, err = d.newProtocolBackend(wo); err != nil {
+		return err
+	}
 	d.disk.Resolve(cfg.spool.Dir, cfg.writer.Dir)
 	po := cfg.poller
 	onCycle := po.OnCycle

@@ -28,6 +28,7 @@ var fieldFlags = map[string]map[string]string{
 		"Shard": "shard", "MaxRepetitions": "poll-max-repetitions", "MaxTableRows": "poll-max-table-rows",
 		"TableMode": "poll-table-mode", "RediscoverInterval": "rediscover-interval",
 		"DiscoveryConcurrency": "discovery-concurrency", "DiscoveryTimeout": "discovery-timeout",
+		"MaxFilesPerTarget": "max-files-per-target", "NewFilesPerHour": "max-new-files-per-hour",
 	},
 	"writer": {
 		"Dir": "rrd-dir", "FutureTolerance": "future-tolerance", "WriteDelay": "write-delay",

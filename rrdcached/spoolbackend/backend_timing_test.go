@@ -1,6 +1,6 @@
 //go:build cgo
 
-package rrdwriter
+package spoolbackend
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/rrd"
+	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
 )
@@ -42,13 +43,18 @@ func benchmarkUpdate(b *testing.B, backend bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	o := DefaultOptions()
+	o := rrdwriter.DefaultOptions()
 	o.Dir = filepath.Join(dir, "rrd")
-	w, err := New(sp, ix, o)
+	w, err := rrdwriter.New(sp, ix, o)
 	if err != nil {
 		b.Fatal(err)
 	}
-	be := NewBackend(w, DefaultBackendOptions())
+	bo := DefaultOptions()
+	bo.Dir = o.Dir
+	be, err := New(w, sp, ix, bo)
+	if err != nil {
+		b.Fatal(err)
+	}
 	args := []string{"--start", fmt.Sprint(t0), "--step", "1"}
 	ds := make([]rrd.DSInfo, nds)
 	for j := range nds {

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spoold/spoold/loader"
@@ -12,23 +13,23 @@ import (
 	"github.com/spoold/spoold/spool"
 )
 
-// ErrUnknownTarget is returned by Backend.Graph for a name that is not a
+// ErrUnknownTarget is returned by Daemon.Graph for a name that is not a
 // configured target; the handler answers 404.
 var ErrUnknownTarget = errors.New("unknown target")
 
-// ErrUnknownTemplate is returned by Backend.GraphTemplate for a template
+// ErrUnknownTemplate is returned by Daemon.GraphTemplate for a template
 // name the key's profile does not draw; the handler answers 404.
 var ErrUnknownTemplate = errors.New("unknown graph template")
 
-// Backend is what the admin interface needs of the daemon. Its methods are
+// Daemon is what the admin interface needs of the daemon. Its methods are
 // called from the http.Server's goroutines, concurrently, and must be safe
 // for that.
-type Backend interface {
+type Daemon interface {
 	// Status returns a snapshot for /status, /metrics and the page. It is
 	// called once per request and should not block on I/O.
 	Status() Status
 	// Graph flushes target's pending entries and renders its graph. target
-	// has passed ValidTargetName; the Backend returns an error wrapping
+	// has passed ValidTargetName; the Daemon returns an error wrapping
 	// ErrUnknownTarget unless it is a configured target, and must not turn
 	// the name into a path other than through rrd.RRDPath.
 	//
@@ -140,6 +141,12 @@ type TargetStatus struct {
 	GoneRows       []string  `json:"gone_rows"`
 	LastDiscovery  time.Time `json:"last_discovery"`
 	DiscoveryError string    `json:"discovery_error"`
+	// OverLimitRows are the rows of the last discovery not polled because
+	// the target is at its bound on files (--max-files-per-target,
+	// --max-new-files-per-hour); Attention says so in words, empty when
+	// none: the target needs an operator's look, whatever its health.
+	OverLimitRows int    `json:"over_limit_rows"`
+	Attention     string `json:"attention"`
 
 	// Graphs are the graph templates of the target's own RRD file (its
 	// scalars), in the order to show them; empty: the file's data sources
@@ -177,6 +184,10 @@ func NewTargetStatus(d poller.DeviceStatus, we *rrdwriter.TargetError) TargetSta
 		Polls: d.Polls, Failures: d.Failures,
 		Rows: d.Rows, FilteredRows: d.FilteredRows, GoneRows: d.GoneRows,
 		LastDiscovery: d.LastDiscovery, DiscoveryError: d.DiscoveryError,
+		OverLimitRows: d.OverLimitRows,
+	}
+	if d.OverLimitRows > 0 {
+		t.Attention = fmt.Sprintf("%d table rows not polled: %s", d.OverLimitRows, d.OverLimit)
 	}
 	if we != nil {
 		t.WriteError, t.WriteErrorKind = we.Err, we.Kind.String()

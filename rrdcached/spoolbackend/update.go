@@ -1,4 +1,4 @@
-package rrdwriter
+package spoolbackend
 
 import (
 	"errors"
@@ -185,7 +185,7 @@ func formatUpdate(e *spool.Entry) string {
 	}
 	for _, v := range e.Values {
 		b = append(b, ':')
-		b = appendValue(b, v)
+		b = rrd.AppendValue(b, v)
 	}
 	return string(b)
 }

@@ -1,4 +1,4 @@
-package rrdwriter
+package spoolbackend
 
 import (
 	"context"
@@ -17,22 +17,21 @@ import (
 
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
-	"github.com/spoold/spoold/spool"
 )
 
 // The protocol's commands on RRD files, through librrd under the file's
 // lock (the writer's per-file lock, so they never overlap an update):
 // FIRST, LAST, INFO, FETCH, CREATE and LIST.
 
-// lockFile returns the writer's state of file, locked.
-func (b *Backend) lockFile(file string) (*target, error) {
+// lockFile takes the writer's lock of file (Writer.LockFile) and returns
+// its path and the lock's release.
+func (b *Backend) lockFile(file string) (path string, unlock func(), err error) {
 	if err := checkFileName(file); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	key, _ := b.keyOf(file)
-	t := b.w.target(spool.KeyHash(key), key)
-	t.mu.Lock()
-	return t, nil
+	path, unlock = b.w.LockFile(key)
+	return path, unlock, nil
 }
 
 // First returns the first time of the file's RRA rra (rrd_first_r).
@@ -40,12 +39,12 @@ func (b *Backend) First(_ context.Context, file string, rra int) (time.Time, err
 	if rra < 0 {
 		return time.Time{}, &rrdcached.ReplyError{Msg: fmt.Sprintf("Invalid index specified (%d)", rra)}
 	}
-	t, err := b.lockFile(file)
+	path, unlock, err := b.lockFile(file)
 	if err != nil {
 		return time.Time{}, err
 	}
-	defer t.mu.Unlock()
-	sec, err := rrd.First(t.path, rra)
+	defer unlock()
+	sec, err := rrd.First(path, rra)
 	if err != nil {
 		return time.Time{}, err // librrd's message names the file
 	}
@@ -82,7 +81,7 @@ func (b *Backend) flushFirst(ctx context.Context, file string) error {
 		if ctx.Err() != nil {
 			return err
 		}
-		b.w.log.Warn("flush before a read failed; reading the file as it is", "file", file, "err", err)
+		b.log.Warn("flush before a read failed; reading the file as it is", "file", file, "err", err)
 	}
 	return nil
 }
@@ -96,12 +95,12 @@ func (b *Backend) Info(ctx context.Context, file string) ([]rrdcached.InfoValue,
 	if err := b.flushFirst(ctx, file); err != nil {
 		return nil, fmt.Errorf("info %s: %w", file, err)
 	}
-	t, err := b.lockFile(file)
+	path, unlock, err := b.lockFile(file)
 	if err != nil {
 		return nil, err
 	}
-	defer t.mu.Unlock()
-	items, err := rrd.InfoItems(t.path)
+	defer unlock()
+	items, err := rrd.InfoItems(path)
 	if err != nil {
 		return nil, err // librrd's message names the file
 	}
@@ -127,21 +126,21 @@ func (b *Backend) Fetch(ctx context.Context, file string, a rrdcached.FetchArgs)
 		return rrdcached.FetchResult{}, fmt.Errorf("flush %s before the fetch: %w", file, err)
 	}
 	if a.End.IsZero() {
-		a.End = b.w.o.Now()
+		a.End = b.o.Now()
 	}
 	if a.Start.IsZero() {
 		a.Start = a.End.Add(-24 * time.Hour)
 	}
-	t, err := b.lockFile(file)
+	path, unlock, err := b.lockFile(file)
 	if err != nil {
 		return rrdcached.FetchResult{}, err
 	}
-	if err := fetchCost(t.path, a); err != nil {
-		t.mu.Unlock()
+	if err := fetchCost(path, a); err != nil {
+		unlock()
 		return rrdcached.FetchResult{}, err
 	}
-	r, err := rrd.Fetch(t.path, a.CF, a.Start, a.End, time.Second)
-	t.mu.Unlock()
+	r, err := rrd.Fetch(path, a.CF, a.Start, a.End, time.Second)
+	unlock()
 	if err != nil {
 		return rrdcached.FetchResult{}, err // librrd's message names the file
 	}
@@ -164,7 +163,7 @@ func fetchCost(path string, a rrdcached.FetchArgs) error {
 	if err != nil || !slices.ContainsFunc(rras, func(r rrd.RRADef) bool { return r.CF == a.CF }) {
 		return nil
 	}
-	rows, ds := fetchRows(rras, a.CF, fi.Step, fi.Last, a.Start.Unix(), a.End.Unix()), int64(max(len(fi.DS), 1))
+	rows, ds := rrd.FetchRows(rras, a.CF, fi.Step, fi.Last, a.Start.Unix(), a.End.Unix()), int64(max(len(fi.DS), 1))
 	if rows > a.MaxBytes/8/ds {
 		return &rrdcached.FetchTooLargeError{Rows: rows, DS: ds}
 	}
@@ -201,13 +200,12 @@ func (b *Backend) Create(ctx context.Context, file string, a rrdcached.CreateArg
 	f := b.file(file)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	t := b.w.target(spool.KeyHash(key), key)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, err = os.Lstat(t.path)
+	path, unlock := b.w.LockFile(key)
+	defer unlock()
+	_, err = os.Lstat(path)
 	exists := err == nil
 	if exists && a.NoOverwrite {
-		return &librrdMessage{fmt.Sprintf("creating '%s': File exists", t.path), fs.ErrExist}
+		return &librrdMessage{fmt.Sprintf("creating '%s': File exists", path), fs.ErrExist}
 	}
 	if exists {
 		pending, err := b.spooled(ctx, key)
@@ -218,14 +216,15 @@ func (b *Backend) Create(ctx context.Context, file string, a rrdcached.CreateArg
 			return fmt.Errorf("create %s: %d acknowledged updates of the file are still spooled; spoold does not replace it under them (FLUSH it first)", file, len(pending))
 		}
 	}
-	if err := createFromArgs(t.path, a, sources, template, exists); err != nil {
+	if err := createFromArgs(path, a, sources, template, exists); err != nil {
 		return err
 	}
-	t.known, f.loaded = false, false
+	b.w.FileReplaced(key)
+	f.loaded = false
 	b.c.creates.Add(1)
 	if exists {
 		b.c.overwrites.Add(1)
-		b.w.log.Warn("CREATE replaced an RRD file", "file", file)
+		b.log.Warn("CREATE replaced an RRD file", "file", file)
 	}
 	return nil
 }
@@ -298,7 +297,7 @@ func (b *Backend) List(_ context.Context, dir string, recursive bool) ([]string,
 			return nil, err
 		}
 	}
-	base, err := filepath.EvalSymlinks(b.w.o.Dir)
+	base, err := filepath.EvalSymlinks(b.o.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}

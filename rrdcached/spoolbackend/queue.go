@@ -1,4 +1,4 @@
-package rrdwriter
+package spoolbackend
 
 import (
 	"context"
@@ -55,26 +55,24 @@ func (b *Backend) holds(ctx context.Context, file, key string) (bool, error) {
 		return true, nil
 	}
 	hash := spool.KeyHash(key)
-	if b.w.o.Ready != nil {
-		if err := b.w.o.Ready.EnsureLeaf(ctx, hash); err != nil {
+	if b.o.Ready != nil {
+		if err := b.o.Ready.EnsureLeaf(ctx, hash); err != nil {
 			return false, fmt.Errorf("walk the spool leaf of %s: %w", file, err)
 		}
 	}
-	_, pending := b.w.ix.Peek(hash)
+	_, pending := b.ix.Peek(hash)
 	return pending, nil
 }
 
-// FlushAll starts writing everything pending (Writer.FlushAll) on a
-// goroutine of its own and returns at once; Writer.WaitFlushes waits for
-// it. Its failures are logged (and shown in TargetErrors).
+// FlushAll starts writing everything pending (Writer.StartFlushAll) and
+// returns at once; the daemon's shutdown waits for it. Its failures are
+// logged (and shown in the writer's TargetErrors).
 func (b *Backend) FlushAll(context.Context) error {
-	b.w.flushes.Add(1)
-	go func() {
-		defer b.w.flushes.Done()
-		if err := b.w.FlushAll(b.o.FlushContext); err != nil {
-			b.w.log.Warn("FLUSHALL: not everything was written; the rest stays in the spool", "err", err)
+	b.w.StartFlushAll(b.o.FlushContext, func(err error) {
+		if err != nil {
+			b.log.Warn("FLUSHALL: not everything was written; the rest stays in the spool", "err", err)
 		}
-	}()
+	})
 	return nil
 }
 
@@ -131,7 +129,7 @@ func (b *Backend) Forget(ctx context.Context, file string) (int, error) {
 // files queued for writing.
 func (b *Backend) Queue(context.Context) ([]rrdcached.Queued, error) {
 	counts := make(map[string]int)
-	for _, pb := range b.w.ix.PeekKeys(func(string) bool { return true }) {
+	for _, pb := range b.ix.PeekKeys(func(string) bool { return true }) {
 		entries, err := b.readSegments(pb.Hash, pb.Key, pb.Times)
 		if err != nil {
 			return nil, fmt.Errorf("read the queue: %w", err)
@@ -155,7 +153,7 @@ func (b *Backend) Queue(context.Context) ([]rrdcached.Queued, error) {
 // the start and not forgotten), TreeDepth (spoold's tree is the spool's:
 // its levels of directories), JournalBytes (bytes appended to the spool)
 // and JournalRotate (spool segments closed). The backend's other counters
-// are metrics (NewBackendCollector).
+// are metrics (NewCollector).
 func (b *Backend) Stats() []rrdcached.Stat {
 	s := b.BackendStats()
 	return []rrdcached.Stat{
@@ -165,7 +163,7 @@ func (b *Backend) Stats() []rrdcached.Stat {
 		{Name: "UpdatesWritten", Value: s.UpdatesWritten},
 		{Name: "DataSetsWritten", Value: s.DataSetsWritten},
 		{Name: "TreeNodesNumber", Value: s.Files},
-		{Name: "TreeDepth", Value: uint64(b.w.sp.Layout().Levels())},
+		{Name: "TreeDepth", Value: uint64(b.sp.Layout().Levels())},
 		{Name: "JournalBytes", Value: s.JournalBytes},
 		{Name: "JournalRotate", Value: s.JournalRotate},
 	}
@@ -215,7 +213,7 @@ func (b *Backend) SuspendAll() int {
 	for _, file := range b.cachedFiles() {
 		keys[rrd.ProtocolKey(file)] = true
 	}
-	for _, pb := range b.w.ix.PeekKeys(func(k string) bool { return strings.HasPrefix(k, "/") }) {
+	for _, pb := range b.ix.PeekKeys(func(k string) bool { return strings.HasPrefix(k, "/") }) {
 		keys[pb.Key] = true
 	}
 	n := 0
@@ -240,15 +238,16 @@ type BackendStats struct {
 	Refused map[Refusal]uint64
 }
 
-// BackendStats returns the backend's statistics. It reads the writer's
-// Stats, which visits the index.
+// BackendStats returns the backend's statistics. It reads the index's
+// Stats, which visits every key.
 func (b *Backend) BackendStats() BackendStats {
-	ws, ss := b.w.Stats(), b.w.sp.Stats()
+	is, ss := b.ix.Stats(), b.sp.Stats()
+	calls, written := b.w.Written()
 	files := len(b.cachedFiles())
 	c := &b.c
 	s := BackendStats{
-		QueueLength: uint64(ws.QueueLength), UpdatesReceived: c.updates.Load(), FlushesReceived: c.flushes.Load(),
-		UpdatesWritten: ws.UpdateCalls, DataSetsWritten: ws.EntriesWritten, Files: uint64(files),
+		QueueLength: uint64(is.Keys), UpdatesReceived: c.updates.Load(), FlushesReceived: c.flushes.Load(),
+		UpdatesWritten: calls, DataSetsWritten: written, Files: uint64(files),
 		JournalBytes: ss.WrittenBytes, JournalRotate: ss.SegmentsClosed,
 		ValuesReceived: c.values.Load(), Forgets: c.forgets.Load(), Creates: c.creates.Load(),
 		Overwrites: c.overwrites.Load(), IndexDeferred: c.indexDeferred.Load(),

@@ -11,11 +11,12 @@ import (
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrdcached/spoolbackend"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
-// The daemon is the admin server's Backend.
-var _ admin.Backend = (*daemon)(nil)
+// The daemon is what the admin server reads and asks (admin.Daemon).
+var _ admin.Daemon = (*daemon)(nil)
 
 // startAdmin starts the admin HTTP server unless --admin-listen is empty.
 func (d *daemon) startAdmin() error {
@@ -51,7 +52,7 @@ func (d *daemon) metricsRegistry() *prometheus.Registry {
 		admin.NewCollector(d, nil),
 		poller.NewDiscoveryCollector(d.pl.DiscoveryStats),
 		d.mibs,
-		rrdwriter.NewBackendCollector(d.proto.backend.BackendStats),
+		spoolbackend.NewCollector(d.proto.backend.BackendStats),
 	)
 	d.reg = reg
 	return reg

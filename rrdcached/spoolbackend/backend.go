@@ -1,4 +1,4 @@
-package rrdwriter
+package spoolbackend
 
 import (
 	"cmp"
@@ -6,31 +6,39 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/spoold/spoold/intake"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
+	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
 )
 
 // Backend carries out the commands of rrdcached's protocol on spoold's
-// spool and writer: an UPDATE is appended to the spool (Spool.Append, as a
-// poll result; with the batch fsync policy the spool is synced before
-// Update returns) and indexed before Update returns, and written by the
-// Writer like a poll result, exactly once. See doc.go ("The rrdcached
-// protocol") for each command and where it differs from rrdcached.
+// spool and writer: an UPDATE is appended to the spool and indexed
+// (intake.Intake, as a poll result; with the batch fsync policy the spool
+// is synced before Update returns) before Update returns, and written by
+// the Writer like a poll result, exactly once. See doc.go for each command
+// and where it differs from rrdcached.
 //
-// A Backend starts one goroutine per FLUSHALL (the flush it starts, which
-// Writer.WaitFlushes waits for); everything else runs on the caller's.
+// A Backend starts no goroutine: FLUSHALL's flush runs on the writer's
+// (Writer.StartFlushAll); everything else runs on the caller's.
 type Backend struct {
-	w *Writer
-	o BackendOptions
+	w   Writer
+	sp  Spool
+	ix  Index
+	in  *intake.Intake // appends to sp, then indexes in ix
+	o   Options
+	log *slog.Logger
 
 	mu    sync.Mutex
 	files map[string]*protoFile // by file name
@@ -40,6 +48,61 @@ type Backend struct {
 }
 
 var _ rrdcached.Backend = (*Backend)(nil)
+
+// Writer is what the backend needs of the RRD writer: *rrdwriter.Writer.
+type Writer interface {
+	// FlushKey writes every pending entry of key now; when it returns nil
+	// every entry of key indexed before the call is in its RRD file. A
+	// held key gives an error.
+	FlushKey(ctx context.Context, key string) error
+	// StartFlushAll writes everything pending on a goroutine of the
+	// writer's, which the daemon's shutdown waits for, and calls done with
+	// the flush's error.
+	StartFlushAll(ctx context.Context, done func(error))
+	// Hold stops the writing of key until Release (SUSPEND); each reports
+	// whether it changed anything. ReleaseAll releases every key and
+	// returns how many were held.
+	Hold(key string) bool
+	Release(key string) bool
+	ReleaseAll() int
+	// LockFile takes the lock that every write of key's RRD file holds,
+	// and returns the file's path and the lock's release.
+	LockFile(key string) (path string, unlock func())
+	// FileReplaced says that key's file was replaced under its lock: the
+	// writer reads its header again before it next writes it.
+	FileReplaced(key string)
+	// Written returns the writer's librrd update calls and the entries
+	// they wrote (rrdcached's UpdatesWritten and DataSetsWritten).
+	Written() (updateCalls, entries uint64)
+}
+
+// Spool is what the backend needs of the spool: *spool.Spool. It appends
+// updates (through an intake.Intake), reads the spooled ones back
+// (PENDING, QUEUE, the last update of a file after a restart), syncs them
+// under the batch fsync policy and shows its figures in STATS.
+type Spool interface {
+	intake.Spool
+	ReadSegment(r spool.Ref) (spool.Segment, error)
+	Sync() error
+	Layout() spool.Layout
+	Stats() spool.Stats
+}
+
+// Index is what the backend needs of the index of pending segments:
+// *shm.Index. It indexes new segments (through an intake.Intake) and tells
+// which segments of a key are pending, without taking them.
+type Index interface {
+	intake.Index
+	Peek(hash uint64) (b shm.Batch, ok bool)
+	PeekKeys(keep func(key string) bool) []shm.Batch
+	Stats() shm.Stats
+}
+
+// LeafWalker makes a key's spooled segments known to the index now:
+// *loader.Loader, whose start-up walk may not have reached the key yet.
+type LeafWalker interface {
+	EnsureLeaf(ctx context.Context, hash uint64) error
+}
 
 // groupSync shares one spool sync (the batch fsync policy's syncfs) among
 // the Updates that wait for one at the same time: a sync that starts after
@@ -68,23 +131,61 @@ func (g *groupSync) wait(upTo uint64, sync func() error) error {
 	return nil
 }
 
-// BackendOptions configure a Backend.
-type BackendOptions struct {
+// Options configure a Backend. The daemon gives it its writer's settings.
+type Options struct {
+	// Dir is the RRD directory, the writer's (rrdwriter.Options.Dir): the
+	// protocol's file names are relative to it.
+	Dir string
+	// Claimed reports whether key is a poller target's (a profile is
+	// configured for it): its file is written from the polls alone, and
+	// updates and CREATE from clients are refused. nil claims none.
+	Claimed func(key string) bool
+	// Ready walks a key's spool leaf before the backend reads what is
+	// spooled of it; nil means the index holds every key already.
+	Ready LeafWalker
+	// FutureTolerance is how far ahead of the clock an update may be
+	// dated, the writer's (rrdwriter.Options.FutureTolerance, which would
+	// quarantine a later one). Default 10 minutes.
+	FutureTolerance time.Duration
 	// FlushContext is the context of the flushes FLUSHALL starts (they
 	// outlive the command); nil means context.Background(). The daemon
 	// cancels it when it stops.
 	FlushContext context.Context
+	// Now is the clock ("N" updates, FETCH's default end); nil means
+	// time.Now. It must be the writer's.
+	Now func() time.Time
+	// Logger receives what the backend did that a reply does not show;
+	// nil discards.
+	Logger *slog.Logger
 }
 
-// DefaultBackendOptions returns the defaults documented on BackendOptions.
-func DefaultBackendOptions() BackendOptions { return BackendOptions{} }
+// DefaultOptions returns the defaults documented on Options (Dir is left
+// empty).
+func DefaultOptions() Options { return Options{FutureTolerance: 10 * time.Minute} }
 
-// NewBackend returns the rrdcached backend of w (and w's spool and index).
-func NewBackend(w *Writer, o BackendOptions) *Backend {
+// New returns the rrdcached backend of w, writing the RRD files under
+// o.Dir, whose updates go into sp and ix.
+func New(w Writer, sp Spool, ix Index, o Options) (*Backend, error) {
+	switch {
+	case o.Dir == "":
+		return nil, errors.New("new rrdcached backend: no rrd directory given")
+	case o.FutureTolerance < 0:
+		return nil, fmt.Errorf("new rrdcached backend: negative future tolerance %s", o.FutureTolerance)
+	}
 	if o.FlushContext == nil {
 		o.FlushContext = context.Background()
 	}
-	return &Backend{w: w, o: o, files: make(map[string]*protoFile)}
+	if o.Claimed == nil {
+		o.Claimed = func(string) bool { return false }
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Backend{w: w, sp: sp, ix: ix, in: intake.New(sp, ix), o: o, log: log, files: make(map[string]*protoFile)}, nil
 }
 
 // protoFile is what the backend knows of one RRD file a client updates.
@@ -140,15 +241,13 @@ func (c *backendCounters) refuse(err error) {
 }
 
 // path returns the file's path.
-func (b *Backend) path(file string) string { return filepath.Join(b.w.o.Dir, file) }
+func (b *Backend) path(file string) string { return filepath.Join(b.o.Dir, file) }
 
 // keyOf returns the key of file: the poller key whose RRDPath it is, if a
 // profile is configured for that key (claimed), or the protocol key.
 func (b *Backend) keyOf(file string) (key string, claimed bool) {
-	if k, ok := rrd.PathKey(file); ok {
-		if _, ok := b.w.o.Layout(k); ok {
-			return k, true
-		}
+	if k, ok := rrd.PathKey(file); ok && b.o.Claimed(k) {
+		return k, true
 	}
 	return rrd.ProtocolKey(file), false
 }
@@ -244,7 +343,7 @@ func (b *Backend) refresh(ctx context.Context, f *protoFile, file, key string) e
 			spooled = stamp{entries[n-1].Time, entries[n-1].Milli}
 		}
 	}
-	fi, err := b.w.o.RRD.Info(path)
+	fi, err := rrd.Info(path)
 	if err != nil {
 		return refuse(RefusedFile, "RRD Error: %v", err)
 	}
@@ -271,12 +370,12 @@ func max2(a, b stamp) stamp {
 // read; a segment removed meanwhile was written.
 func (b *Backend) spooled(ctx context.Context, key string) ([]spool.Entry, error) {
 	hash := spool.KeyHash(key)
-	if b.w.o.Ready != nil {
-		if err := b.w.o.Ready.EnsureLeaf(ctx, hash); err != nil {
+	if b.o.Ready != nil {
+		if err := b.o.Ready.EnsureLeaf(ctx, hash); err != nil {
 			return nil, err
 		}
 	}
-	pb, ok := b.w.ix.Peek(hash)
+	pb, ok := b.ix.Peek(hash)
 	if !ok {
 		return nil, nil
 	}
@@ -288,7 +387,7 @@ func (b *Backend) spooled(ctx context.Context, key string) ([]spool.Entry, error
 func (b *Backend) readSegments(hash uint64, key string, times []int64) ([]spool.Entry, error) {
 	var out []spool.Entry
 	for _, ts := range times {
-		g, err := b.w.sp.ReadSegment(spool.Ref{Hash: hash, Time: ts})
+		g, err := b.sp.ReadSegment(spool.Ref{Hash: hash, Time: ts})
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -340,7 +439,7 @@ func (b *Backend) update(ctx context.Context, file string, updates []string) (in
 	if n > 0 {
 		f.cached.Store(true)
 		// The batch policy: the updates are durable before the reply.
-		if serr := b.sync.wait(b.sync.appended.Add(uint64(n)), b.w.sp.Sync); serr != nil {
+		if serr := b.sync.wait(b.sync.appended.Add(uint64(n)), b.sp.Sync); serr != nil {
 			return 0, refuse(RefusedSpool, "sync the spool after updates of %s: %v", file, serr)
 		}
 	}
@@ -350,7 +449,7 @@ func (b *Backend) update(ctx context.Context, file string, updates []string) (in
 // spoolUpdate checks one update against the file and appends it to the
 // spool; f.mu is held.
 func (b *Backend) spoolUpdate(f *protoFile, file, key, u string) error {
-	now := b.w.o.Now()
+	now := b.o.Now()
 	e, err := parseUpdate(u, f.info.DS, now)
 	if err != nil {
 		return err
@@ -360,19 +459,16 @@ func (b *Backend) spoolUpdate(f *protoFile, file, key, u string) error {
 	if !at.after(f.last) {
 		return &UpdateError{Reason: RefusedTime, Err: rrdcached.TimeNotAfter(at.float(), f.last.float())}
 	}
-	if limit := now.Add(b.w.o.FutureTolerance); e.Time > limit.Unix() {
-		return refuse(RefusedFuture, "update time %d of %s is more than %s ahead of the clock (--future-tolerance)", e.Time, file, b.w.o.FutureTolerance)
+	if limit := now.Add(b.o.FutureTolerance); e.Time > limit.Unix() {
+		return refuse(RefusedFuture, "update time %d of %s is more than %s ahead of the clock (--future-tolerance)", e.Time, file, b.o.FutureTolerance)
 	}
-	ref, created, err := b.w.sp.Append(&e)
+	indexErr, err := b.in.Append(&e)
 	if err != nil {
 		return refuse(RefusedSpool, "spool update of %s: %v", file, err)
 	}
-	if created {
-		// As the poller: a full index is rescanned later; the entry is on disk.
-		if _, err := b.w.ix.Add(ref.Hash, key, ref.Time); err != nil {
-			b.c.indexDeferred.Add(1)
-			b.w.log.Debug("index update later", "file", file, "err", err)
-		}
+	if indexErr != nil {
+		b.c.indexDeferred.Add(1)
+		b.log.Debug("index update later", "file", file, "err", indexErr)
 	}
 	f.last = at
 	return nil

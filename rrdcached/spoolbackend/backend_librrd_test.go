@@ -1,6 +1,6 @@
 //go:build cgo
 
-package rrdwriter
+package spoolbackend
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
+	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
 )
@@ -35,15 +36,6 @@ import (
 var protoDefs = []string{"DS:c:COUNTER:600:0:U", "DS:d:DERIVE:600:U:U", "DS:a:ABSOLUTE:600:U:U", "DS:g:GAUGE:600:U:U",
 	"RRA:AVERAGE:0.5:1:100", "RRA:LAST:0.5:1:100"}
 
-// newProtoEnv returns a writer over real librrd whose only poller target
-// (with a profile) is "dev1", and its backend.
-func newProtoEnv(t *testing.T) (*env, *Backend) {
-	e := newLibEnv(t, func(o *Options) {
-		o.Layout = func(k string) (rrd.Layout, bool) { return testLayout(), k == "dev1" }
-	})
-	return e, NewBackend(e.w, DefaultBackendOptions())
-}
-
 // mkRRD creates file under the RRD directory with rrdtool, starting at t0.
 func (e *env) mkRRD(file string, defs ...string) string {
 	e.t.Helper()
@@ -51,10 +43,7 @@ func (e *env) mkRRD(file string, defs ...string) string {
 		defs = protoDefs
 	}
 	p := filepath.Join(e.dir, file)
-	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
-		e.t.Fatal(err)
-	}
-	testenv.RRDTool(e.t, append([]string{"create", p, "--start", fmt.Sprint(t0), "--step", "300"}, defs...)...)
+	testenv.RRDCreate(e.t, p, t0, 300, defs...)
 	return p
 }
 
@@ -101,7 +90,8 @@ func TestBackendUpdateIsWrittenOnceExactly(t *testing.T) {
 	if _, err := b.Flush(ctx, "nope.rrd"); !errors.Is(err, rrdcached.ErrNoSuchFile) {
 		t.Errorf("Flush of a missing file = %v, want ErrNoSuchFile", err)
 	}
-	e.w.runOnce(e.clock.Advance(24 * time.Hour))
+	e.clock.Advance(24 * time.Hour)
+	e.runPass()
 	if s := e.w.Stats(); s.EntriesWritten != 2 {
 		t.Errorf("entries written %d, want 2 (once each)", s.EntriesWritten)
 	}
@@ -120,14 +110,13 @@ func mapsEqual(a, b map[string]string) bool {
 }
 
 func TestBackendRefusesAndCounts(t *testing.T) {
-	e, b := newProtoEnv(t)
+	e, b := newProtoEnvWith(t, nil, func(o *Options) { o.FutureTolerance = 10 * time.Minute })
 	ctx := context.Background()
 	e.mkRRD("a.rrd")
 	e.mkRRD("dev1.rrd") // a poller target's file
 	if err := os.Mkdir(filepath.Join(e.dir, "sub"), 0o750); err != nil {
 		t.Fatal(err)
 	}
-	e.w.o.FutureTolerance = 10 * time.Minute
 	now := e.clock.Now().Unix()
 	if _, err := b.Update(ctx, "a.rrd", []string{at(t0+600, ".500:1:1:1:1")}); err != nil {
 		t.Fatal(err)
@@ -214,12 +203,14 @@ func TestBackendRestartSeesSpooledUpdates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	o := e.w.o
-	w, err := New(sp, ix, o)
+	w, err := rrdwriter.New(sp, ix, e.wo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2 := NewBackend(w, DefaultBackendOptions())
+	b2, err := New(w, sp, ix, e.bo)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if n, err := b2.Update(ctx, "r.rrd", []string{at(t0+600, ":9:9:9:9")}); n != 0 || refusalOf(err) != RefusedTime {
 		t.Errorf("an update at the last spooled time after a restart: %d, %v; want a time refusal", n, err)
 	}
@@ -256,13 +247,14 @@ func TestBackendSuspendHoldsWrites(t *testing.T) {
 	if _, err := b.Update(ctx, "s.rrd", []string{at(t0+600, ":1:1:1:1")}); err != nil {
 		t.Fatalf("an update of a suspended file is still spooled: %v", err)
 	}
-	if _, err := b.Flush(ctx, "s.rrd"); !errors.Is(err, ErrHeld) {
+	if _, err := b.Flush(ctx, "s.rrd"); !errors.Is(err, rrdwriter.ErrHeld) {
 		t.Errorf("Flush of a suspended file = %v, want ErrHeld", err)
 	}
 	if err := e.w.FlushAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e.w.runOnce(e.clock.Advance(24 * time.Hour))
+	e.clock.Advance(24 * time.Hour)
+	e.runPass()
 	if last, _ := testenv.RRDLastUpdate(t, path); last != t0 {
 		t.Errorf("a suspended file was written: last update %d", last)
 	}
@@ -362,7 +354,7 @@ func TestBackendReadsMatchRRDTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fetch(t, path, t0, t0+1800)
+	want := testenv.RRDFetch(t, path, t0, t0+1800)
 	if len(fr.Rows) < 6 || len(fr.Rows) != int(fr.End.Sub(fr.Start)/fr.Step) || !slices.Equal(fr.DS, []string{"c", "d", "a", "g"}) {
 		t.Fatalf("Fetch: %d rows of %v from %v to %v", len(fr.Rows), fr.DS, fr.Start, fr.End)
 	}
@@ -508,11 +500,10 @@ func TestBackendQueueAndStats(t *testing.T) {
 // another flushes and the writer runs; every update lands once, at its
 // time, with its value (rrdtool fetch of the LAST archive).
 func TestBackendConcurrentUpdatesAndFlushes(t *testing.T) {
-	e, b := newProtoEnv(t)
+	e, b := newProtoEnvWith(t, func(o *rrdwriter.Options) { o.WriteDelay, o.WriteJitter, o.Tick = 0, 0, time.Millisecond }, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	path := e.mkRRD("c.rrd")
-	e.w.o.WriteDelay, e.w.o.WriteJitter, e.w.o.Tick = 0, 0, time.Millisecond
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = e.w.Run(ctx) }()
@@ -579,7 +570,7 @@ func TestBackendMetricsCountRefusals(t *testing.T) {
 		t.Fatalf("Update = %v, want a count refusal", err)
 	}
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(NewBackendCollector(b.BackendStats))
+	reg.MustRegister(NewCollector(b.BackendStats))
 	want := `# HELP spoold_rrdcached_updates_refused_total Updates of the rrdcached protocol refused, by reason (syntax, count, time, future, missing, file, claimed, spool).
 # TYPE spoold_rrdcached_updates_refused_total counter
 spoold_rrdcached_updates_refused_total{reason="claimed"} 0
