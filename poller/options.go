@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/internal/optcheck"
 	"github.com/spoold/spoold/spool"
 )
@@ -37,7 +38,7 @@ type Options struct {
 	BackoffMax time.Duration
 	// Shard is the part of the targets this instance polls (--shard K/N;
 	// see Shard); the zero Shard polls them all.
-	Shard Shard
+	Shard fleet.Shard
 	// MaxRepetitions is the max-repetitions of the GetBulk requests of
 	// table walks, at discovery and in bulk polls (--poll-max-repetitions;
 	// snmp_exporter's default is 25).
@@ -123,10 +124,9 @@ func ParseTableMode(s string) (TableMode, error) {
 	return "", fmt.Errorf("parse table mode %q: want auto, get or bulk", s)
 }
 
-// Limits of Options, which the flags and targets files document.
+// Limits of Options, which the flags document; Retries is bounded by
+// fleet.MaxRetries, as a target's retries= is.
 const (
-	// MaxRetries is the most resends after a timeout (Retries, retries=).
-	MaxRetries = 10
 	// MaxVarbinds is the largest MaxVarbinds: an SNMP Get of 1,000 OIDs
 	// already needs a large UDP datagram.
 	MaxVarbinds = 1000
@@ -150,8 +150,8 @@ func (o Options) Validate() error {
 		return bad("Concurrency", "must be at least 1")
 	case o.Timeout <= 0:
 		return bad("Timeout", "must be positive")
-	case o.Retries < 0 || o.Retries > MaxRetries:
-		return bad("Retries", fmt.Sprintf("must be 0 to %d", MaxRetries))
+	case o.Retries < 0 || o.Retries > fleet.MaxRetries:
+		return bad("Retries", fmt.Sprintf("must be 0 to %d", fleet.MaxRetries))
 	case o.CycleTimeout < 0 || o.CycleTimeout > o.Interval:
 		return bad("CycleTimeout", "must be 0 to {Interval}")
 	case o.MaxVarbinds < 1 || o.MaxVarbinds > MaxVarbinds:
@@ -188,11 +188,11 @@ func (o *Options) cycleTimeout() time.Duration {
 	return o.Interval - o.Interval/10
 }
 
-// Writer stores entries: *spool.Spool, appending each to its target's
-// open segment. The poller appends through an intake.Intake of the Writer
-// and the Sink, which adds a segment an entry started to the Sink. Sync is
-// called once per cycle (the batch fsync policy).
-type Writer interface {
+// SpoolAppender appends entries to the spool: *spool.Spool, appending each
+// to its key's open segment. The poller appends through an intake.Intake
+// of the SpoolAppender and the Sink, which adds a segment an entry started
+// to the Sink. Sync is called once per cycle (the batch fsync policy).
+type SpoolAppender interface {
 	Append(*spool.Entry) (ref spool.Ref, created bool, err error)
 	Sync() error
 }

@@ -45,6 +45,11 @@ type Options struct {
 	// 1,024 entries; SegmentMaxEntries 1 publishes one file per entry.
 	SegmentMaxBytes   int64
 	SegmentMaxEntries int
+	// SegmentOpenFiles is how many open segments keep their descriptor
+	// between appends (see append.go); beyond it the oldest held is
+	// closed, and a segment without one is opened, appended to and closed
+	// for each entry. 0 holds none. DefaultOptions gives 1,024.
+	SegmentOpenFiles int
 	// ReadOnly opens an existing spool for a dry run (`spoold load`):
 	// Open creates and writes nothing (no directory, no lock file, no
 	// pid, no marker; it still flocks the existing lock), the directory
@@ -58,12 +63,14 @@ const (
 	MinSegmentBytes   = 4 << 10
 	MaxSegmentBytes   = MaxSegmentLen
 	MaxSegmentEntries = 1 << 20
+	// MaxSegmentOpenFiles bounds Options.SegmentOpenFiles.
+	MaxSegmentOpenFiles = 1 << 16
 )
 
 // DefaultOptions returns levels "1:2", the fsync policy none and segments
 // of at most 1 MiB and 1,024 entries.
 func DefaultOptions() Options {
-	return Options{Levels: "1:2", Fsync: FsyncNone, SegmentMaxBytes: 1 << 20, SegmentMaxEntries: 1024}
+	return Options{Levels: "1:2", Fsync: FsyncNone, SegmentMaxBytes: 1 << 20, SegmentMaxEntries: 1024, SegmentOpenFiles: 1024}
 }
 
 // Validate reports the first option out of range, as a
@@ -84,6 +91,8 @@ func (o Options) Validate() error {
 		return bad("SegmentMaxBytes", "must be 4k to 64m")
 	case o.SegmentMaxEntries < 1 || o.SegmentMaxEntries > MaxSegmentEntries:
 		return bad("SegmentMaxEntries", fmt.Sprintf("must be 1 to %d", MaxSegmentEntries))
+	case o.SegmentOpenFiles < 0 || o.SegmentOpenFiles > MaxSegmentOpenFiles:
+		return bad("SegmentOpenFiles", fmt.Sprintf("must be 0 to %d", MaxSegmentOpenFiles))
 	}
 	return nil
 }
@@ -201,6 +210,7 @@ func Open(opts Options) (*Spool, error) {
 
 		segMaxBytes:   opts.SegmentMaxBytes,
 		segMaxEntries: opts.SegmentMaxEntries,
+		app:           appender{perShard: (opts.SegmentOpenFiles + appendShards - 1) / appendShards},
 	}
 	if err := s.open(opts.PrecreateDirs); err != nil {
 		_ = s.closeFiles()
@@ -393,6 +403,7 @@ func (s *Spool) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.closeSegments()
 	return s.closeFiles()
 }
 

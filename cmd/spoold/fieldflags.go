@@ -15,6 +15,7 @@ var fieldFlags = map[string]map[string]string{
 	"spool": {
 		"Dir": "spool-dir", "Levels": "levels",
 		"SegmentMaxBytes": "segment-max-bytes", "SegmentMaxEntries": "segment-max-entries",
+		"SegmentOpenFiles": "segment-open-files",
 	},
 	"index": {"MaxBytes": "keys-zone"},
 	"loader": {
@@ -34,7 +35,7 @@ var fieldFlags = map[string]map[string]string{
 		"Dir": "rrd-dir", "FutureTolerance": "future-tolerance", "WriteDelay": "write-delay",
 		"WriteJitter": "write-jitter", "Writers": "writers", "WriteRate": "write-rate",
 		"BackoffMin": "write-backoff-min", "BackoffMax": "write-backoff-max", "RRDFsync": "rrd-fsync",
-		"Forward": "forward", "ForwardTimeout": "forward-timeout",
+		"Forward": "forward", "ForwardTimeout": "forward-timeout", "OpenFiles": "rrd-open-files",
 	},
 	"protocol": {
 		"MaxLine": "rrdcached-max-line", "MaxBatch": "rrdcached-max-batch", "MaxConns": "rrdcached-max-connections",

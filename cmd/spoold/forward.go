@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/pflag"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/rrdwriter"
@@ -20,16 +21,16 @@ func addForwardFlags(fs *pflag.FlagSet, o *rrdwriter.Options) {
 	fs.DurationVar(&o.ForwardTimeout, "forward-timeout", o.ForwardTimeout, "longest wait for the --forward peer on one file's batch (send, flush, read back)")
 }
 
-type shardValue struct{ p *poller.Shard }
+type shardValue struct{ p *fleet.Shard }
 
 func (v *shardValue) String() string { return v.p.String() }
 func (v *shardValue) Type() string   { return "K/N" }
 func (v *shardValue) Set(s string) (err error) {
 	if s == "" {
-		*v.p = poller.Shard{}
+		*v.p = fleet.Shard{}
 		return nil
 	}
-	*v.p, err = poller.ParseShard(s)
+	*v.p, err = fleet.ParseShard(s)
 	return err
 }
 
