@@ -24,7 +24,7 @@ test: deps
 
 # test-nocgo: the packages that do not need librrd, built and tested
 # without cgo (rrdwriter's logic included: only its shims need cgo).
-NOCGO_PKGS := ./spool ./shm ./loader ./rrdwriter ./rrdcached ./poller/mib ./internal/enum ./internal/testenv
+NOCGO_PKGS := ./spool ./shm ./loader ./rrdwriter ./rrdcached ./poller/mib ./internal/enum ./internal/testing/testenv
 test-nocgo:
 	CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PKGS)
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/internal/browsertest"
+	"github.com/spoold/spoold/internal/testing/browsertest"
 )
 
 var keepScreenshot = flag.String("screenshot", "", "also write the headless Chromium screenshot of the admin page to this file")

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/browsertest"
+	"github.com/spoold/spoold/internal/testing/browsertest"
 )
 
 // deviceRows is the size of the device of the browser tests: a chassis of

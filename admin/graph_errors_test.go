@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/spoolgen"
+	"github.com/spoold/spoold/internal/testing/spoolgen"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"

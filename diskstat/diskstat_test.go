@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"go.uber.org/goleak"
 )
 

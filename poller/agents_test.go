@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/spool"

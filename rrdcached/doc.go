@@ -11,7 +11,7 @@
 // in any case, status lines "<n> <message>" where n is the number of lines
 // after it and -1 an error, BATCH's go-ahead, its per-command errors
 // numbered as rrdcached numbers them (the batch's nth line), and each
-// command's wording. TestConformance sends internal/rrdctest's script to
+// command's wording. TestConformance sends internal/testing/rrdctest's script to
 // Debian's rrdcached and to a Server and compares the replies.
 //
 // File names are resolved beneath the RRD directory as rrdcached -b DIR -B

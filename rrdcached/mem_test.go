@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spoold/spoold/internal/rrdctest"
+	"github.com/spoold/spoold/internal/testing/rrdctest"
 	"github.com/spoold/spoold/rrdcached"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/internal/testuser"
+	"github.com/spoold/spoold/internal/testing/testuser"
 )
 
 // testDir returns a new directory of the given mode that uid 65534 can

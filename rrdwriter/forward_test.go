@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/spoold/spoold/internal/rrdctest"
+	"github.com/spoold/spoold/internal/testing/rrdctest"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/spool"
 )

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/spoolgen"
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/spoolgen"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
 )

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # dpkg-dev, groff-base and man-db: make deb and the tests of make install
-# and of the package (packaging/); prometheus: promtool checks /metrics;
+# and of the package (packaging/, tested in internal/testing/packaging); prometheus: promtool checks /metrics;
 # python3-pysnmp4(-mibs): pysnmp's copies of the IETF MIBs check poller/mib;
 # rrdcached: the peer the rrdcached client and forwarding are tested against;
 # strace: the graph template test sees which files rrdtool opens;

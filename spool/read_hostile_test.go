@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/testuser"
+	"github.com/spoold/spoold/internal/testing/testuser"
 	"golang.org/x/sys/unix"
 )
 

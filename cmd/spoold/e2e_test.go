@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/spoolgen"
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/spoolgen"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/simulate"
 	"github.com/spoold/spoold/spool"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/spool"
 	"golang.org/x/sys/unix"
 )

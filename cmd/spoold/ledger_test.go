@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/spool"
 	"golang.org/x/sys/unix"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // acmeMIB is a small but real SMIv2 module, as a vendor ships one: a

@@ -1,4 +1,4 @@
-// Package spooltree walks a spool's directory tree: its level directories
+// The tree walk: a spool's directory tree: its level directories
 // in sorted order, so that the position of the current leaf among all
 // possible leaves is the fraction of the hash space covered, with the
 // entries of the root and the intermediate directories that are not level
@@ -6,21 +6,20 @@
 // into a reused buffer (DirReader) and never opens or stats a file (an
 // lstat only for a d_type of DT_UNKNOWN). The loader's walk and the
 // doctor's count of a spool are this one walk; what they do with a leaf is
-// theirs. Package spooltree starts no goroutines.
-package spooltree
+// theirs. It starts no goroutines.
+
+package spool
 
 import (
 	"errors"
 	"slices"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/spoold/spoold/spool"
 )
 
-// Visitor is what a walk does at each place of the tree. Depth 0 is the
+// TreeVisitor is what a walk does at each place of the tree. Depth 0 is the
 // spool root; the leaves are at depth Layout.Levels().
-type Visitor interface {
+type TreeVisitor interface {
 	// Enter is called before the walk goes into the level directory name
 	// at depth (1 for the first level); its error (a cancellation) ends
 	// the walk.
@@ -37,9 +36,9 @@ type Visitor interface {
 	Problem(what string, depth int, err error)
 }
 
-// Walker walks one spool tree at a time.
-type Walker struct {
-	Layout spool.Layout
+// TreeWalker walks one spool tree at a time.
+type TreeWalker struct {
+	Layout Layout
 	Dirs   *DirReader
 	// OpenDir opens the directory name relative to dirfd (the visitor's
 	// choice of flags: no symlinks, no atime).
@@ -47,10 +46,10 @@ type Walker struct {
 }
 
 // Walk walks the tree of the open spool root directory rootfd.
-func (w *Walker) Walk(rootfd int, v Visitor) error { return w.level(rootfd, 0, 0, v) }
+func (w *TreeWalker) Walk(rootfd int, v TreeVisitor) error { return w.level(rootfd, 0, 0, v) }
 
-// entry is a directory entry of a non-leaf directory.
-type entry struct {
+// treeEntry is a directory entry of a non-leaf directory.
+type treeEntry struct {
 	name string
 	typ  uint8
 }
@@ -58,7 +57,7 @@ type entry struct {
 // level walks the directory fd at depth, whose leaf directories have
 // indexes from prefix*16^(widths below) on: first the entries that are not
 // level directories, then its level directories in sorted order.
-func (w *Walker) level(fd, depth, prefix int, v Visitor) error {
+func (w *TreeWalker) level(fd, depth, prefix int, v TreeVisitor) error {
 	ents, err := w.readAll(fd)
 	if err != nil {
 		v.Problem("read directory", depth, err)
@@ -102,8 +101,8 @@ func (w *Walker) level(fd, depth, prefix int, v Visitor) error {
 
 // readAll reads the entries of a non-leaf directory, with their types
 // resolved.
-func (w *Walker) readAll(fd int) ([]entry, error) {
-	var ents []entry
+func (w *TreeWalker) readAll(fd int) ([]treeEntry, error) {
+	var ents []treeEntry
 	err := w.Dirs.Each(fd, func(name []byte, typ uint8) error {
 		t, err := ResolveType(fd, name, typ)
 		if errors.Is(err, unix.ENOENT) {
@@ -112,7 +111,7 @@ func (w *Walker) readAll(fd int) ([]entry, error) {
 		if err != nil {
 			return err
 		}
-		ents = append(ents, entry{string(name), t})
+		ents = append(ents, treeEntry{string(name), t})
 		return nil
 	})
 	return ents, err

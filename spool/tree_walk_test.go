@@ -1,4 +1,4 @@
-package spooltree
+package spool
 
 import (
 	"os"
@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/spoold/spoold/spool"
 )
 
 type recorder struct {
@@ -28,7 +26,7 @@ func (r *recorder) Problem(string, int, error)          {}
 // indexes (Layout.LeafIndex of the hashes that live there), and every other
 // entry of the root and the first level is handed to Entry.
 func TestWalkVisitsLeavesInOrder(t *testing.T) {
-	l := spool.MustParseLevels("1:2")
+	l := MustParseLevels("1:2")
 	dir := t.TempDir()
 	hashes := []uint64{0xfff, 0x123, 0xabc, 0x001, 0x7e5}
 	var want []int
@@ -47,7 +45,7 @@ func TestWalkVisitsLeavesInOrder(t *testing.T) {
 	}
 	defer unix.Close(root)
 	var r recorder
-	w := &Walker{Layout: l, Dirs: NewDirReader(), OpenDir: func(fd int, name string) (int, error) {
+	w := &TreeWalker{Layout: l, Dirs: NewDirReader(), OpenDir: func(fd int, name string) (int, error) {
 		return unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	}}
 	if err := w.Walk(root, &r); err != nil {

@@ -1,4 +1,4 @@
-package spooltree
+package spool
 
 import (
 	"errors"

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // root is the repository, where the Makefile is.
-const root = ".."
+const root = "../../.."
 
 // unavailable ends the test for something missing here: a failure under
 // SPOOLD_TEST_STRICT=1 (CI), a loud skip elsewhere (testenv.Missing).

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // Server is a Debian rrdcached process of a test, in the foreground (-g),

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // Binary returns the chromium binary, or skips the test loudly if it is

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // The fixture Prepare makes: a.rrd (step 10 s, 10 rows, last update
