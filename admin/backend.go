@@ -30,7 +30,7 @@ type Backend interface {
 	// Graph flushes target's pending entries and renders its graph. target
 	// has passed ValidTargetName; the Backend returns an error wrapping
 	// ErrUnknownTarget unless it is a configured target, and must not turn
-	// the name into a path other than through rrdwriter.RRDPath.
+	// the name into a path other than through rrd.RRDPath.
 	//
 	// A key is a target name or a row key "<target>/<instance>" that Rows
 	// lists; the handler calls Graph only with keys ValidGraphKey accepts.

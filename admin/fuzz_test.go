@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/loader"
-	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/rrd"
 )
 
 // FuzzParseGraphQuery: a /graph query from the network either gives a
@@ -42,7 +42,7 @@ func FuzzParseGraphQuery(f *testing.F) {
 			t.Fatalf("ParseGraphQuery(%q) = %+v", raw, o)
 		}
 		for _, ds := range o.DS {
-			if !rrdwriter.ValidDSName(ds) {
+			if !rrd.ValidDSName(ds) {
 				t.Fatalf("ParseGraphQuery(%q) passed data source %q", raw, ds)
 			}
 		}

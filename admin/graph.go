@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -32,7 +33,7 @@ const (
 // starting with '.'. It checks syntax only (the Backend decides what is
 // configured), and is wider than the targets file's grammar so that the page
 // works for whatever names the daemon has; RRD file paths are built by
-// rrdwriter.RRDPath, never from the URL.
+// rrd.RRDPath, never from the URL.
 func ValidTargetName(name string) bool {
 	if name == "" || len(name) > 255 || name[0] == '.' || !utf8.ValidString(name) {
 		return false
@@ -137,7 +138,7 @@ func parseDS(vs []string) ([]string, error) {
 	var ds []string
 	for _, v := range vs {
 		for _, name := range strings.Split(v, ",") {
-			if !rrdwriter.ValidDSName(name) {
+			if !rrd.ValidDSName(name) {
 				return nil, &GraphQueryError{"ds", name, "a data source name is 1 to 19 of A-Z a-z 0-9 _"}
 			}
 			ds = append(ds, name)

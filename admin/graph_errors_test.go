@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/internal/testing/spoolgen"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
@@ -43,10 +44,10 @@ func newWriterBackend(t *testing.T) (writerBackend, string, string) {
 	}
 	wo := rrdwriter.DefaultOptions()
 	wo.Dir, wo.RRD = filepath.Join(t.TempDir(), "rrd"), rrdwriter.LibRRD()
-	wo.Profile = func(string) (rrdwriter.Profile, bool) {
-		return rrdwriter.Profile{Step: 300 * time.Second, RRAs: rrdwriter.DefaultRRAs(300 * time.Second), DS: []rrdwriter.DataSource{
-			{Name: "in", Type: rrdwriter.Gauge, Heartbeat: 600 * time.Second, Min: math.NaN(), Max: math.NaN()},
-			{Name: "out", Type: rrdwriter.Gauge, Heartbeat: 600 * time.Second, Min: math.NaN(), Max: math.NaN()},
+	wo.Layout = func(string) (rrd.Layout, bool) {
+		return rrd.Layout{Step: 300 * time.Second, RRAs: rrd.DefaultRRAs(300 * time.Second), DS: []rrd.DataSource{
+			{Name: "in", Type: rrd.Gauge, Heartbeat: 600 * time.Second, Min: math.NaN(), Max: math.NaN()},
+			{Name: "out", Type: rrd.Gauge, Heartbeat: 600 * time.Second, Min: math.NaN(), Max: math.NaN()},
 		}}, true
 	}
 	w, err := rrdwriter.New(sp, ix, wo)

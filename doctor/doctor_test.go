@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/spoold/spoold/loader"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/spool"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -203,7 +205,7 @@ func TestRunMountOptionsFromFixture(t *testing.T) {
 
 type failingRRD struct{ rrdwriter.RRD }
 
-func (failingRRD) Create(string, rrdwriter.Profile, int64) error { return errors.New("disk on fire") }
+func (failingRRD) Create(string, rrd.Layout, int64) error { return errors.New("disk on fire") }
 
 func TestRunMeasurementFailureWarns(t *testing.T) {
 	o := testOptions(t)

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spoold/spoold/diskstat"
-	"github.com/spoold/spoold/rrdwriter"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/diskstat"
+	"github.com/spoold/spoold/rrd"
+	"github.com/spoold/spoold/rrdwriter"
 )
 
 // UpdateCost is what one RRD update cost on a sample file whose pages were
@@ -49,11 +51,11 @@ var pageSize = uint64(os.Getpagesize())
 // an update needs the header and one row per archive, a few pages.
 const updateReadLimit = 128 << 10
 
-func sampleProfile() rrdwriter.Profile {
+func sampleProfile() rrd.Layout {
 	step := 5 * time.Minute
-	p := rrdwriter.Profile{Step: step, RRAs: rrdwriter.DefaultRRAs(step)}
+	p := rrd.Layout{Step: step, RRAs: rrd.DefaultRRAs(step)}
 	for i := range sampleDS {
-		p.DS = append(p.DS, rrdwriter.DataSource{Name: fmt.Sprintf("ds%02d", i), Type: rrdwriter.Gauge,
+		p.DS = append(p.DS, rrd.DataSource{Name: fmt.Sprintf("ds%02d", i), Type: rrd.Gauge,
 			Heartbeat: 2 * step, Min: 0, Max: math.NaN()})
 	}
 	return p
@@ -62,7 +64,7 @@ func sampleProfile() rrdwriter.Profile {
 // measureUpdate creates a sample RRD file in a temporary directory under
 // dir, warms it with one update, fsyncs it, drops its pages, and measures
 // one more update. The directory is removed.
-func measureUpdate(rrd rrdwriter.RRD, dir string) (_ UpdateCost, err error) {
+func measureUpdate(r rrdwriter.RRD, dir string) (_ UpdateCost, err error) {
 	tmp, err := os.MkdirTemp(dir, ".spoold-doctor-")
 	if err != nil {
 		return UpdateCost{}, err
@@ -75,17 +77,17 @@ func measureUpdate(rrd rrdwriter.RRD, dir string) (_ UpdateCost, err error) {
 	p := sampleProfile()
 	path := filepath.Join(tmp, "sample.rrd")
 	start := time.Now().Add(-time.Hour).Unix() / 300 * 300
-	if err := rrd.Create(path, p, start); err != nil {
+	if err := r.Create(path, p, start); err != nil {
 		return UpdateCost{}, fmt.Errorf("create sample RRD: %w", err)
 	}
 	tmpl := p.DSNames()
-	if err := rrd.Update(path, tmpl, []rrdwriter.Row{sampleRow(start+300, 1)}); err != nil {
+	if err := r.Update(path, tmpl, []rrd.Row{sampleRow(start+300, 1)}); err != nil {
 		return UpdateCost{}, fmt.Errorf("warm-up update: %w", err)
 	}
 	if err := syncAndDrop(path); err != nil {
 		return UpdateCost{}, err
 	}
-	c, err := measuredUpdate(rrd, path, tmpl, sampleRow(start+600, 2))
+	c, err := measuredUpdate(r, path, tmpl, sampleRow(start+600, 2))
 	if err != nil {
 		return c, err
 	}
@@ -95,8 +97,8 @@ func measureUpdate(rrd rrdwriter.RRD, dir string) (_ UpdateCost, err error) {
 	return c, nil
 }
 
-func sampleRow(t int64, v int) rrdwriter.Row {
-	r := rrdwriter.Row{Time: t, Values: make([]string, sampleDS)}
+func sampleRow(t int64, v int) rrd.Row {
+	r := rrd.Row{Time: t, Values: make([]string, sampleDS)}
 	for i := range r.Values {
 		r.Values[i] = strconv.Itoa(v * (i + 1))
 	}
@@ -130,7 +132,7 @@ func fsyncFile(path string) error {
 
 // measuredUpdate runs one update on this OS thread between two readings of
 // its I/O counters, then fsyncs the file between readings of /proc/vmstat.
-func measuredUpdate(rrd rrdwriter.RRD, path string, tmpl []string, row rrdwriter.Row) (UpdateCost, error) {
+func measuredUpdate(r rrdwriter.RRD, path string, tmpl []string, row rrd.Row) (UpdateCost, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	c := UpdateCost{Scope: "thread"}
@@ -148,7 +150,7 @@ func measuredUpdate(rrd rrdwriter.RRD, path string, tmpl []string, row rrdwriter
 		return c, err
 	}
 	t0 := time.Now()
-	if err := rrd.Update(path, tmpl, []rrdwriter.Row{row}); err != nil {
+	if err := r.Update(path, tmpl, []rrd.Row{row}); err != nil {
 		return c, fmt.Errorf("measured update: %w", err)
 	}
 	c.Seconds = time.Since(t0).Seconds()

@@ -16,9 +16,10 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+
 	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/poller"
-	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -169,7 +170,7 @@ func TestSnmpdHostProfile(t *testing.T) {
 			prof := poller.HostProfile()
 			for k, v := range e.Values {
 				want := spool.Gauge
-				if prof.DS[k].Type != rrdwriter.Gauge {
+				if prof.DS[k].Type != rrd.Gauge {
 					want = spool.Counter
 				}
 				if v.Type != want || v.Name != prof.DS[k].Name {

@@ -8,8 +8,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spoold/spoold/internal/fileutil"
 	"github.com/spoold/spoold/poller/mib"
-	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/rrd"
 )
 
 // ConfigError is a problem in a targets or profiles file: where it is and
@@ -64,15 +65,15 @@ func parseDS(f []string, resolve func(string) (string, error)) (DS, error) {
 	if len(f) < 3 || len(f) > 5 {
 		return DS{}, errors.New("want \"ds <ds-name> <oid> <TYPE> [min [max]]\"")
 	}
-	d := DS{Name: f[0], Min: nan(), Max: nan()}
-	if !rrdwriter.ValidDSName(d.Name) {
+	d := DS{DataSource: rrd.DataSource{Name: f[0], Min: nan(), Max: nan()}}
+	if !rrd.ValidDSName(d.Name) {
 		return DS{}, fmt.Errorf("data source name %q: want 1 to 19 of [A-Za-z0-9_]", d.Name)
 	}
 	var err error
 	if d.OID, err = resolve(f[1]); err != nil {
 		return DS{}, err
 	}
-	if d.Type, err = rrdwriter.ParseDSType(f[2]); err != nil {
+	if d.Type, err = rrd.ParseDSType(f[2]); err != nil {
 		return DS{}, fmt.Errorf("data source %s: type %q: want GAUGE, COUNTER, DERIVE or ABSOLUTE", d.Name, f[2])
 	}
 	if len(f) > 3 {
@@ -97,7 +98,7 @@ func LoadProfiles(path string) (Profiles, error) { return LoadProfilesMIB(path, 
 
 // LoadProfilesMIB is LoadProfiles with the MIB names of res.
 func LoadProfilesMIB(path string, res *mib.Resolver) (Profiles, error) {
-	b, err := readRegular(path, maxConfigFile)
+	b, err := fileutil.ReadRegular(path, maxConfigFile)
 	if err != nil {
 		return nil, fmt.Errorf("read profiles file: %w", err)
 	}
@@ -109,7 +110,7 @@ func LoadProfilesMIB(path string, res *mib.Resolver) (Profiles, error) {
 // file the poller reads, it must be a regular file (or a symlink to one),
 // of at most 64 MiB.
 func LoadTargets(path string, profiles Profiles) ([]*Target, error) {
-	b, err := readRegular(path, maxConfigFile)
+	b, err := fileutil.ReadRegular(path, maxConfigFile)
 	if err != nil {
 		return nil, fmt.Errorf("read targets file: %w", err)
 	}

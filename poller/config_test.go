@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
-	"github.com/spoold/spoold/rrdwriter"
+
+	"github.com/spoold/spoold/rrd"
 )
 
 const secretWord = "s3cr3t-Community"
 
 func TestParseTargets(t *testing.T) {
-	custom := Profiles{"edge": {Name: "edge", DS: []DS{{Name: "x", OID: "1.3.6.1.2.1.1.3.0", Type: rrdwriter.Gauge}}}}
+	custom := Profiles{"edge": {Name: "edge", DS: []DS{{OID: "1.3.6.1.2.1.1.3.0", DataSource: rrd.DataSource{Name: "x", Type: rrd.Gauge}}}}}
 	for _, tc := range []struct {
 		text  string
 		check func(t *testing.T, ts []*Target)
@@ -155,13 +156,13 @@ profile core
 	if len(edge.DS) != 10 || len(core.DS) != 11 {
 		t.Fatalf("edge %d core %d data sources", len(edge.DS), len(core.DS))
 	}
-	if d := edge.DS[8]; d.Name != "load1" || d.OID != "1.3.6.1.4.1.2021.10.1.5.1" || d.Type != rrdwriter.Gauge || d.Min != 0 || !math.IsNaN(d.Max) {
+	if d := edge.DS[8]; d.Name != "load1" || d.OID != "1.3.6.1.4.1.2021.10.1.5.1" || d.Type != rrd.Gauge || d.Min != 0 || !math.IsNaN(d.Max) {
 		t.Errorf("load1 %+v", d)
 	}
 	if d := edge.DS[9]; d.Min != -40 || d.Max != 125 {
 		t.Errorf("temp %+v", d)
 	}
-	if d := core.DS[10]; d.Type != rrdwriter.Derive || d.Min != 0 || !math.IsNaN(d.Max) {
+	if d := core.DS[10]; d.Type != rrd.Derive || d.Min != 0 || !math.IsNaN(d.Max) {
 		t.Errorf("errs %+v", d)
 	}
 	if got := ps.Names(); strings.Join(got, ",") != "core,edge" {
@@ -205,7 +206,7 @@ func TestParseProfilesErrors(t *testing.T) {
 
 func TestBuiltinProfiles(t *testing.T) {
 	p, err := IfMIBProfile(3)
-	if err != nil || len(p.DS) != 12 || p.DS[5].Name != "out2" || p.DS[5].OID != "1.3.6.1.2.1.31.1.1.1.10.2" || p.DS[5].Type != rrdwriter.Counter {
+	if err != nil || len(p.DS) != 12 || p.DS[5].Name != "out2" || p.DS[5].OID != "1.3.6.1.2.1.31.1.1.1.10.2" || p.DS[5].Type != rrd.Counter {
 		t.Fatalf("%+v %v", p, err)
 	}
 	for _, name := range []string{"host", "if-mib:1", "if-mib:1000"} {
@@ -215,7 +216,7 @@ func TestBuiltinProfiles(t *testing.T) {
 		}
 		seen := map[string]bool{}
 		for _, d := range p.DS {
-			if !rrdwriter.ValidDSName(d.Name) || seen[d.Name] || seen[d.OID] {
+			if !rrd.ValidDSName(d.Name) || seen[d.Name] || seen[d.OID] {
 				t.Errorf("%s: bad or repeated data source %+v", name, d)
 			}
 			if _, err := normalizeOID(d.OID); err != nil {
@@ -298,7 +299,7 @@ func FuzzParseProfiles(f *testing.F) {
 				}
 			}
 			for _, d := range p.DS {
-				if !rrdwriter.ValidDSName(d.Name) || d.Min >= d.Max {
+				if !rrd.ValidDSName(d.Name) || d.Min >= d.Max {
 					t.Fatalf("bad data source %+v", d)
 				}
 				if _, err := normalizeOID(d.OID); err != nil {

@@ -13,11 +13,11 @@
 // segment), "target/segment", or "target/subdir/segment" for a table with
 // a subdir line; segment is InstanceSegment of the row's instance name
 // (ifName, ifDescr, ifAlias, any column, or the index), a one-to-one
-// escape into [A-Za-z0-9._-] that rrdwriter.RRDPath keeps as it is, so the
+// escape into [A-Za-z0-9._-] that rrd.RRDPath keeps as it is, so the
 // file is <rrd-dir>/<target>/<segment>.rrd. Identity follows the instance
 // name, not the index. key.go states the mapping, its empty-name and
 // collision rules; Target.KeyDS gives a key's data sources (for
-// rrdwriter's Options.Profile); SplitKey and InstanceName take a key
+// rrdwriter's Options.Layout); SplitKey and InstanceName take a key
 // apart. No poller key starts with "/".
 //
 // Each answered poll becomes one spool entry per key: the scalars' entry
@@ -28,9 +28,12 @@
 // answer produces no entry.
 //
 // Goroutines: Run starts one goroutine per cycle's worker (Options.Concurrency
-// of them, all ended before the cycle returns) and nothing else; Cycle runs
-// in the caller's goroutine plus those workers. When Run or Cycle returns,
-// no goroutine of this package is left. gosnmp structs are never shared: each
+// of them, all ended before the cycle returns), its background discovery
+// goroutine and the workers of its discoveries, and one goroutine per
+// first discovery that outlasts its poll (at most Options.Concurrency at
+// once; discovery.go); Cycle runs in the caller's goroutine plus its
+// workers. When Run or Cycle returns, no goroutine of this package is
+// left. gosnmp structs are never shared: each
 // in-flight poll has its own, with its own UDP socket. A *Poller's methods
 // are safe for concurrent use, but Run and Cycle must not overlap.
 package poller

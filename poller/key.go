@@ -13,7 +13,7 @@ import (
 //	row with instance name N   key "T/" + seg(N)  file <rrd-dir>/T/seg(N).rrd
 //
 // seg is InstanceSegment: a one-to-one, stable escape of the instance name
-// into bytes that rrdwriter.RRDPath keeps as they are ([A-Za-z0-9._-], no
+// into bytes that rrd.RRDPath keeps as they are ([A-Za-z0-9._-], no
 // leading '.'), so the file is named exactly like the key's last part:
 //
 //   - A-Z a-z 0-9 '.' '-' stay, except a leading '.';
@@ -40,7 +40,7 @@ import (
 // spool.MaxKeyLen.
 
 // MaxInstanceSegment is the longest InstanceSegment before the hash form:
-// with a suffix "_I<index>" and ".rrd" it stays under rrdwriter.RRDPath's
+// with a suffix "_I<index>" and ".rrd" it stays under rrd.RRDPath's
 // 200-byte segment limit, so RRDPath never rewrites a row's name.
 const MaxInstanceSegment = 120
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/rrd"
 )
 
 func TestInstanceSegment(t *testing.T) {
@@ -30,7 +30,7 @@ func TestInstanceSegment(t *testing.T) {
 				t.Fatalf("InstanceName(%q) = %q, %v", tc.seg, back, ok)
 			}
 			key := RowKey("sw1", tc.seg)
-			if p := rrdwriter.RRDPath(key); p != "sw1/"+tc.seg+".rrd" {
+			if p := rrd.RRDPath(key); p != "sw1/"+tc.seg+".rrd" {
 				t.Fatalf("RRDPath(%q) = %q: the row's file is not named like its key", key, p)
 			}
 		})
@@ -83,7 +83,7 @@ func FuzzInstanceSegment(f *testing.F) {
 				t.Fatalf("segment %q of %q has byte %q at %d", seg, a, c, i)
 			}
 		}
-		p := rrdwriter.RRDPath(RowKey("t", seg))
+		p := rrd.RRDPath(RowKey("t", seg))
 		if p != "t/"+seg+".rrd" || !filepath.IsLocal(p) || filepath.Clean(p) != p {
 			t.Fatalf("name %q: file %q escapes or is renamed", a, p)
 		}

@@ -8,17 +8,17 @@ import (
 	"strings"
 
 	"github.com/spoold/spoold/poller/mib"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
 // DS is one value of a profile: the OID polled and the RRD data source it
-// goes to. Min and Max are NaN when unbounded (rrdtool's U).
+// goes to (its name, 1 to 19 of [A-Za-z0-9_], type, and Min and Max, NaN
+// when unbounded: rrdtool's U). The heartbeat is left zero here: a key's
+// layout (Target.RRDLayout) sets it from the poll interval.
 type DS struct {
-	Name string // RRD data source name: 1 to 19 of [A-Za-z0-9_]
-	OID  string // numeric, without a leading dot: "1.3.6.1.2.1.31.1.1.1.6.1"
-	Type rrdwriter.DSType
-	Min  float64
-	Max  float64
+	rrd.DataSource
+	OID string // numeric, without a leading dot: "1.3.6.1.2.1.31.1.1.1.6.1"
 }
 
 // Profile is what is polled from a device and how it is stored: its
@@ -70,10 +70,9 @@ func IfMIBProfile(n int) (*Profile, error) {
 	}
 	for i := 1; i <= n; i++ {
 		for _, c := range cols {
-			p.DS = append(p.DS, DS{
-				Name: c.prefix + strconv.Itoa(i), OID: c.oid + "." + strconv.Itoa(i),
-				Type: rrdwriter.Counter, Min: 0, Max: math.NaN(),
-			})
+			p.DS = append(p.DS, DS{OID: c.oid + "." + strconv.Itoa(i), DataSource: rrd.DataSource{
+				Name: c.prefix + strconv.Itoa(i), Type: rrd.Counter, Min: 0, Max: math.NaN(),
+			}})
 		}
 	}
 	return p, nil

@@ -10,7 +10,7 @@ import (
 	"github.com/gosnmp/gosnmp"
 
 	"github.com/spoold/spoold/poller/mib"
-	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/rrd"
 )
 
 // Table is an SNMP table of a profile. Discovery walks its Index column
@@ -251,20 +251,19 @@ func (t *Target) KeyDS(key string) ([]DS, bool) {
 	return ds, true
 }
 
-// RRDProfile returns the RRD layout of a key of target t (KeyDS): one
+// RRDLayout returns the RRD layout of a key of target t (KeyDS): one
 // data source per value, with a heartbeat of two steps, and the default
 // RRAs of step.
-func (t *Target) RRDProfile(key string, step time.Duration) (rrdwriter.Profile, bool) {
+func (t *Target) RRDLayout(key string, step time.Duration) (rrd.Layout, bool) {
 	dss, ok := t.KeyDS(key)
 	if !ok {
-		return rrdwriter.Profile{}, false
+		return rrd.Layout{}, false
 	}
-	p := rrdwriter.Profile{Step: step, RRAs: rrdwriter.DefaultRRAs(step)}
+	l := rrd.Layout{Step: step, RRAs: rrd.DefaultRRAs(step)}
 	for _, ds := range dss {
-		p.DS = append(p.DS, rrdwriter.DataSource{
-			Name: ds.Name, Type: ds.Type, Heartbeat: 2 * step,
-			Min: ds.Min, Max: ds.Max, // NaN = U in both
-		})
+		d := ds.DataSource
+		d.Heartbeat = 2 * step
+		l.DS = append(l.DS, d)
 	}
-	return p, true
+	return l, true
 }

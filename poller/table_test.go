@@ -6,8 +6,9 @@ import (
 	"testing"
 
 	"github.com/gosnmp/gosnmp"
+
 	"github.com/spoold/spoold/poller/mib"
-	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/rrd"
 )
 
 const tablesText = `profile sw
@@ -39,13 +40,13 @@ func TestParseTables(t *testing.T) {
 	if it.Index != "1.3.6.1.2.1.2.2.1.1" || it.Subdir != "" || len(it.Instance) != 2 || it.Instance[0] != "1.3.6.1.2.1.31.1.1.1.1" || it.Instance[1] != "1.3.6.1.2.1.2.2.1.2" {
 		t.Errorf("if table %+v", it)
 	}
-	if in := it.Columns[0]; in.Name != "in" || in.OID != "1.3.6.1.2.1.31.1.1.1.6" || len(in.Alternatives) != 2 || in.Alternatives[1] != "1.3.6.1.2.1.2.2.1.10" || in.Type != rrdwriter.Counter {
+	if in := it.Columns[0]; in.Name != "in" || in.OID != "1.3.6.1.2.1.31.1.1.1.6" || len(in.Alternatives) != 2 || in.Alternatives[1] != "1.3.6.1.2.1.2.2.1.10" || in.Type != rrd.Counter {
 		t.Errorf("column in %+v", in)
 	}
 	if disk.Subdir != "disk" || disk.Instance != nil || disk.InstanceText != "index" {
 		t.Errorf("disk table %+v", disk)
 	}
-	// The keys of each table find the table back (rrdwriter's Profile(key)).
+	// The keys of each table find the table back (rrdwriter's Options.Layout(key)).
 	tg := &Target{Name: "sw1", Profile: p}
 	for key, want := range map[string][]string{
 		"sw1": {"uptime"}, "sw1/Gi0_2F1": {"in", "out"}, "sw1/disk/_2Fhome": {"used"},
@@ -162,7 +163,7 @@ func checkTables(t *testing.T, p *Profile) {
 			}
 		}
 		for _, c := range tb.Columns {
-			if c.OID != c.Alternatives[0] || !rrdwriter.ValidDSName(c.Name) {
+			if c.OID != c.Alternatives[0] || !rrd.ValidDSName(c.Name) {
 				t.Fatalf("bad column %+v", c)
 			}
 		}

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
-	"github.com/spoold/spoold/rrdwriter"
+
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/spool"
 )
 
 func TestMapValue(t *testing.T) {
-	counter := &DS{Name: "c", Type: rrdwriter.Counter}
-	gauge := &DS{Name: "g", Type: rrdwriter.Gauge}
+	counter := &DS{DataSource: rrd.DataSource{Name: "c", Type: rrd.Counter}}
+	gauge := &DS{DataSource: rrd.DataSource{Name: "g", Type: rrd.Gauge}}
 	for _, tc := range []struct {
 		ds   *DS
 		pdu  gosnmp.SnmpPDU
@@ -76,7 +77,7 @@ func FuzzMapValue(f *testing.F) {
 			{Type: gosnmp.Asn1BER(typ), Value: int(n)},
 			{Type: gosnmp.Asn1BER(typ), Value: math.Float64frombits(n)},
 		}
-		for _, ds := range []*DS{{Name: "c", Type: rrdwriter.Counter}, {Name: "g", Type: rrdwriter.Gauge}} {
+		for _, ds := range []*DS{{DataSource: rrd.DataSource{Name: "c", Type: rrd.Counter}}, {DataSource: rrd.DataSource{Name: "g", Type: rrd.Gauge}}} {
 			for i := range pdus {
 				v, ok := mapValue(ds, &pdus[i])
 				e := spool.Entry{Key: "k", Values: []spool.Value{v}}

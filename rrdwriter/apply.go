@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
 )
@@ -313,22 +314,28 @@ func (w *Writer) writeItems(t *target, p *pass) error {
 // flagged.
 func (w *Writer) splitApplied(t *target, p *pass) int {
 	n := 0
-	for n < len(p.items) && t.info.covers(p.items[n].e) {
+	for n < len(p.items) && covers(&t.info, p.items[n].e) {
 		n++
 	}
 	if n == 0 {
 		return 0
 	}
-	if t.info.isLast(p.items[n-1].e) {
+	if isLast(&t.info, p.items[n-1].e) {
 		w.c.skipped.Add(uint64(n))
 		return n
 	}
-	for _, it := range p.items[:n] {
+	w.setAsideStale(t, p, p.items[:n])
+	return n
+}
+
+// setAsideStale sets items aside for the quarantine as never applied:
+// they are at or before the file's last update, which is none of them.
+func (w *Writer) setAsideStale(t *target, p *pass, items []item) {
+	for _, it := range items {
 		p.setAside(it, fmt.Sprintf("poll time %d is before the RRD file's last update %d and was never applied (the clock stepped back, or a later entry was dated ahead)", it.e.Time, t.info.Last))
 	}
-	p.stale += n
-	w.c.stale.Add(uint64(n))
-	return n
+	p.stale += len(items)
+	w.c.stale.Add(uint64(len(items)))
 }
 
 // update makes one update call with todo and handles its failure; it
@@ -346,12 +353,12 @@ func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item,
 	uerr := w.o.RRD.Update(t.path, nil, buildRows(t, todo))
 	if uerr == nil {
 		t.info.Last, t.info.LastMilli = until, todo[len(todo)-1].e.Milli
-		t.advanceLayout(last, until)
+		t.advanceGeometry(last, until)
 		w.c.written(todo)
 		markApplied(todo, pending)
 		return nil, nil
 	}
-	t.layout.Store(nil) // some rows may have landed: read it again
+	t.geometry.Store(nil) // some rows may have landed: read it again
 	kind := classify(uerr)
 	fi, ierr := w.o.RRD.Info(t.path)
 	if ierr != nil {
@@ -366,8 +373,18 @@ func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item,
 	}
 	t.setInfo(fi)
 	n := 0
-	for n < len(todo) && fi.covers(todo[n].e) {
+	for n < len(todo) && covers(&fi, todo[n].e) {
 		n++
+	}
+	if n > 0 && !isLast(&fi, todo[n-1].e) {
+		// The file's last update is after these rows and none of them
+		// (another client's update ahead, on a forward peer): they never
+		// landed and never can. Quarantined, as splitApplied does.
+		w.setAsideStale(t, p, todo[:n])
+		markApplied(todo[:n], pending)
+		if todo, n = todo[n:], 0; len(todo) == 0 {
+			return nil, nil
+		}
 	}
 	w.c.written(todo[:n])
 	markApplied(todo[:n], pending)
@@ -452,7 +469,7 @@ func (w *Writer) ensureFile(t *target, first, until int64) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return kindError(orCorrupt(classify(err)), err)
 	}
-	p, ok := w.o.Profile(t.key)
+	p, ok := w.o.Layout(t.key)
 	if !ok {
 		return kindError(KindNoProfile, noProfileError(t))
 	}
@@ -463,9 +480,9 @@ func (w *Writer) ensureFile(t *target, first, until int64) error {
 		return kindError(classify(err), err)
 	}
 	w.c.creates.Add(1)
-	fi = FileInfo{Last: first - 1, Step: p.Step}
+	fi = rrd.FileInfo{Last: first - 1, Step: p.Step}
 	for _, ds := range p.DS {
-		fi.DS = append(fi.DS, DSInfo{Name: ds.Name, Type: ds.Type})
+		fi.DS = append(fi.DS, rrd.DSInfo{Name: ds.Name, Type: ds.Type})
 	}
 	t.setInfo(fi)
 	return nil
@@ -540,9 +557,9 @@ func sameNames(a, b []spool.Value) bool {
 // value is formatted into one buffer and the rows' values are substrings
 // of one string made of it: two allocations for the batch, not one per
 // value.
-func buildRows(t *target, items []item) []Row {
+func buildRows(t *target, items []item) []rrd.Row {
 	nds := len(t.info.DS)
-	rows := make([]Row, len(items))
+	rows := make([]rrd.Row, len(items))
 	vals := make([]string, len(items)*nds)
 	span := make([][2]int32, len(vals)) // each value's bytes in buf; empty: "U"
 	// Room for 8 bytes a value (a counter of a few million and its
@@ -555,7 +572,7 @@ func buildRows(t *target, items []item) []Row {
 		o.of(t, e.Values) // checkNames found every name
 		for k, v := range e.Values {
 			j := o.pos[k]
-			if v.Type == spool.Unknown || disc && t.info.DS[j].Type.isRate() {
+			if v.Type == spool.Unknown || disc && t.info.DS[j].Type.IsRate() {
 				continue
 			}
 			from := int32(len(buf))
@@ -572,7 +589,7 @@ func buildRows(t *target, items []item) []Row {
 		vals[k] = all[sp[0]:sp[1]]
 	}
 	for i := range items {
-		rows[i] = Row{Time: items[i].e.Time, Milli: items[i].e.Milli, Values: vals[i*nds : (i+1)*nds]}
+		rows[i] = rrd.Row{Time: items[i].e.Time, Milli: items[i].e.Milli, Values: vals[i*nds : (i+1)*nds]}
 	}
 	return rows
 }
@@ -583,7 +600,7 @@ func appendValue(b []byte, v spool.Value) []byte {
 	case spool.Counter:
 		return strconv.AppendUint(b, v.Counter, 10)
 	case spool.Gauge:
-		return appendFloat(b, v.Gauge)
+		return rrd.AppendFloat(b, v.Gauge)
 	}
 	return append(b, 'U')
 }
@@ -595,7 +612,7 @@ func formatValue(v spool.Value) string {
 	case spool.Counter:
 		return strconv.FormatUint(v.Counter, 10)
 	case spool.Gauge:
-		return formatFloat(v.Gauge)
+		return rrd.FormatFloat(v.Gauge)
 	}
 	return "U"
 }

@@ -6,11 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/spoold/spoold/rrd"
 )
 
 // CheckDir reports whether files can be created in the RRD directory dir:
 // it creates and removes a probe file named like spoold's temp files
-// (tempName). A dir that does not exist yet is checked at its nearest
+// (rrd.TempName). A dir that does not exist yet is checked at its nearest
 // existing parent, where New would create it. The error names dir and
 // wraps the system's, so a mode 555 directory is KindPermission.
 func CheckDir(dir string) error {
@@ -18,21 +20,10 @@ func CheckDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("check rrd directory %s: %w", dir, err)
 	}
-	if err := probeCreate(at); err != nil {
+	if err := rrd.ProbeCreate(at); err != nil {
 		return fmt.Errorf("check rrd directory %s: %w", dir, err)
 	}
 	return nil
-}
-
-// probeCreate creates and removes a temp file in dir.
-func probeCreate(dir string) error {
-	path := filepath.Join(dir, tempName("spoold-probe"))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	f.Close()
-	return os.Remove(path)
 }
 
 // nearestExisting returns dir, or its nearest existing parent; either must

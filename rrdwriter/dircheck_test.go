@@ -34,7 +34,7 @@ func testDir(t *testing.T, mode os.FileMode) string {
 func TestCreateInAnUnwritableDirIsPermission(t *testing.T) {
 	dir := testDir(t, 0o555)
 	var err error
-	testuser.AsNobody(t, func() { err = LibRRD().Create(filepath.Join(dir, "r1.rrd"), testProfile(), 1700000000) })
+	testuser.AsNobody(t, func() { err = LibRRD().Create(filepath.Join(dir, "r1.rrd"), testLayout(), 1700000000) })
 	if err == nil || classify(err) != KindPermission {
 		t.Fatalf("create in a mode 555 directory: %v, kind %v; want kind permission", err, classify(err))
 	}

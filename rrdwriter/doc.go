@@ -90,12 +90,11 @@
 // file never overlap: librrd's fcntl lock does not protect goroutines of one
 // process from each other.
 //
-// Only librrd.go calls librrd (updates through its own shim of
-// rrd_update_r, the rest through github.com/ziutek/rrd); everything else
-// talks to the RRD interface, so the policy is tested with a fake. The last
-// update and data sources of a file are read from its header in Go
-// (rrdheader.go, one pread) once per file; librrd's rrd_info_r reads the
-// files that reader does not recognize. The prefetch (prefetch.go) keeps
-// each file's layout and moves it on with every update librrd accepts, so
+// Package rrd owns the file format and calls librrd; the writer talks to
+// the RRD interface (LibRRD: package rrd's functions), so the policy is
+// tested with a fake. The last update and data sources of a file are read
+// from its header in Go (rrd.Info, one pread) once per file; librrd's
+// rrd_info_r reads the files that reader does not recognize. The prefetch (prefetch.go) keeps
+// each file's geometry (rrd.Geometry) and moves it on with every update librrd accepts, so
 // the header is not read again before each update.
 package rrdwriter

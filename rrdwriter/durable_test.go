@@ -6,6 +6,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -23,7 +24,7 @@ func TestRRDFsyncBatchRemovesOnlyAfterASync(t *testing.T) {
 	if n := e.w.runOnce(e.clock.Now()); n != 1 {
 		t.Fatalf("runOnce wrote %d batches, want 1", n)
 	}
-	if last, _ := lastUpdate(t, e.rrdPath("a")); last != t0+600 {
+	if last, _ := testenv.RRDLastUpdate(t, e.rrdPath("a")); last != t0+600 {
 		t.Fatalf("last update %d, want %d: the values are in the file", last, t0+600)
 	}
 	for _, r := range refs {

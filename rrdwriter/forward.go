@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
 )
 
@@ -22,8 +23,9 @@ import (
 // instead of librrd, under the file's name relative to Options.Dir (the
 // key's RRDPath), which the remote resolves in its own directory. The
 // writer's exactly-once logic (apply.go) is the same for both: a batch's
-// segments are removed only once Info, read from the remote, shows its
-// entries at or before the file's last update.
+// segments are removed only once Info, read from the remote, shows the
+// file's last update at one of its entries (not merely after them: another
+// client's update ahead of the clock hides nothing).
 //
 // An rrdcached acknowledgement is not durable (its journal is a buffered
 // write, and without -j there is none), so Update does not trust it: it
@@ -115,9 +117,9 @@ func (f *forwarder) note(err error) error {
 	return err
 }
 
-// Create sends CREATE -O with the profile's data sources and archives as
+// Create sends CREATE -O with the layout's data sources and archives as
 // the local create writes them.
-func (f *forwarder) Create(path string, p Profile, start int64) error {
+func (f *forwarder) Create(path string, p rrd.Layout, start int64) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("create rrd %s: %w", path, err)
 	}
@@ -125,7 +127,7 @@ func (f *forwarder) Create(path string, p Profile, start int64) error {
 	defer cancel()
 	args := rrdcached.CreateArgs{Step: p.Step, Begin: time.Unix(start, 0), NoOverwrite: true}
 	for _, d := range p.DS {
-		args.Defs = append(args.Defs, fmt.Sprintf("DS:%s:%s:%d:%s:%s", d.Name, d.Type, int64(d.Heartbeat/time.Second), formatLimit(d.Min), formatLimit(d.Max)))
+		args.Defs = append(args.Defs, d.Def())
 	}
 	args.Defs = append(args.Defs, p.RRAs...)
 	err := f.c.Create(ctx, f.remote(path), args)
@@ -138,26 +140,26 @@ func (f *forwarder) Create(path string, p Profile, start int64) error {
 
 // Info flushes the file on the remote and reads its INFO. A file the
 // remote does not have gives an error wrapping fs.ErrNotExist.
-func (f *forwarder) Info(path string) (FileInfo, error) {
+func (f *forwarder) Info(path string) (rrd.FileInfo, error) {
 	ctx, cancel := f.ctx()
 	defer cancel()
 	name := f.remote(path)
 	err := notExist(f.c.Flush(ctx, name))
-	var fi FileInfo
+	var fi rrd.FileInfo
 	if err == nil {
 		fi, err = f.info(ctx, name)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		f.note(nil) // the peer answered: the writer creates the file
-		return FileInfo{}, err
+		return rrd.FileInfo{}, err
 	}
 	return fi, f.note(err)
 }
 
-func (f *forwarder) info(ctx context.Context, name string) (FileInfo, error) {
+func (f *forwarder) info(ctx context.Context, name string) (rrd.FileInfo, error) {
 	vals, err := f.c.Info(ctx, name)
 	if err != nil {
-		return FileInfo{}, notExist(err)
+		return rrd.FileInfo{}, notExist(err)
 	}
 	return parseRemoteInfo(f.c.Peer(), name, vals)
 }
@@ -178,8 +180,8 @@ func notExist(err error) error {
 
 // parseRemoteInfo takes INFO's last_update, step and data sources (their
 // types, ordered by their index).
-func parseRemoteInfo(peer, name string, vals []rrdcached.InfoValue) (FileInfo, error) {
-	fi := FileInfo{LastMilli: 999}
+func parseRemoteInfo(peer, name string, vals []rrdcached.InfoValue) (rrd.FileInfo, error) {
+	fi := rrd.FileInfo{LastMilli: 999}
 	index := map[string]int{}
 	var haveLast, haveStep bool
 	for _, v := range vals {
@@ -187,25 +189,25 @@ func parseRemoteInfo(peer, name string, vals []rrdcached.InfoValue) (FileInfo, e
 		case v.Key == "last_update":
 			n, err := strconv.ParseInt(v.Value, 10, 64)
 			if err != nil {
-				return FileInfo{}, fmt.Errorf("read info of %s from %s: last_update %q: %w", name, peer, v.Value, err)
+				return rrd.FileInfo{}, fmt.Errorf("read info of %s from %s: last_update %q: %w", name, peer, v.Value, err)
 			}
 			fi.Last, haveLast = n, true
 		case v.Key == "step":
 			n, err := strconv.ParseInt(v.Value, 10, 64)
 			if err != nil {
-				return FileInfo{}, fmt.Errorf("read info of %s from %s: step %q: %w", name, peer, v.Value, err)
+				return rrd.FileInfo{}, fmt.Errorf("read info of %s from %s: step %q: %w", name, peer, v.Value, err)
 			}
 			fi.Step, haveStep = time.Duration(n)*time.Second, true
 		case strings.HasPrefix(v.Key, "ds[") && strings.HasSuffix(v.Key, "].type"):
-			ds := DSInfo{Name: v.Key[3 : len(v.Key)-len("].type")], Type: DSType(v.Value)}
-			if !ValidDSName(ds.Name) || slices.ContainsFunc(fi.DS, func(d DSInfo) bool { return d.Name == ds.Name }) {
-				return FileInfo{}, fmt.Errorf("read info of %s from %s: data source name %q is invalid or given twice", name, peer, ds.Name)
+			ds := rrd.DSInfo{Name: v.Key[3 : len(v.Key)-len("].type")], Type: rrd.DSType(v.Value)}
+			if !rrd.ValidDSName(ds.Name) || slices.ContainsFunc(fi.DS, func(d rrd.DSInfo) bool { return d.Name == ds.Name }) {
+				return rrd.FileInfo{}, fmt.Errorf("read info of %s from %s: data source name %q is invalid or given twice", name, peer, ds.Name)
 			}
 			fi.DS = append(fi.DS, ds)
 		case strings.HasPrefix(v.Key, "ds[") && strings.HasSuffix(v.Key, "].index"):
 			n, err := strconv.Atoi(v.Value)
 			if err != nil {
-				return FileInfo{}, fmt.Errorf("read info of %s from %s: %s %q: %w", name, peer, v.Key, v.Value, err)
+				return rrd.FileInfo{}, fmt.Errorf("read info of %s from %s: %s %q: %w", name, peer, v.Key, v.Value, err)
 			}
 			index[v.Key[3:len(v.Key)-len("].index")]] = n
 		}
@@ -216,19 +218,19 @@ func parseRemoteInfo(peer, name string, vals []rrdcached.InfoValue) (FileInfo, e
 		complete = complete && ok
 	}
 	if !complete {
-		return FileInfo{}, fmt.Errorf("read info of %s from %s: incomplete header (last_update, step, ds[].type and ds[].index)", name, peer)
+		return rrd.FileInfo{}, fmt.Errorf("read info of %s from %s: incomplete header (last_update, step, ds[].type and ds[].index)", name, peer)
 	}
 	sort.SliceStable(fi.DS, func(i, j int) bool { return index[fi.DS[i].Name] < index[fi.DS[j].Name] })
 	return fi, nil
 }
 
 // Update sends one UPDATE per row and a FLUSH of the file in one BATCH,
-// then reads the file's last update from INFO: it succeeds when the last
-// row is at or before it. Otherwise its error carries the remote's first
+// then reads the file's last update from INFO: it succeeds when that is the
+// last row's (heldRows). Otherwise its error carries the remote's first
 // refusal (a value or permission error, classified as librrd's) or wraps
 // errUnconfirmed; the writer reads Info again and keeps what the file does
-// not show.
-func (f *forwarder) Update(path string, template []string, rows []Row) error {
+// not show, or quarantines what it can no longer take.
+func (f *forwarder) Update(path string, template []string, rows []rrd.Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -241,7 +243,7 @@ func (f *forwarder) Update(path string, template []string, rows []Row) error {
 	cmds := make([]string, 0, len(rows)+1)
 	var b []byte
 	for _, r := range rows {
-		b = appendRow(b[:0], r)
+		b = rrd.AppendRow(b[:0], r)
 		cmds = append(cmds, rrdcached.UpdateLine(name, string(b)))
 	}
 	cmds = append(cmds, rrdcached.Command{Name: "FLUSH", Args: []string{name}}.Line())
@@ -255,15 +257,15 @@ func (f *forwarder) Update(path string, template []string, rows []Row) error {
 		return f.note(fmt.Errorf("update rrd %s: %w", path, err))
 	}
 	last := rows[len(rows)-1]
-	if last.Time <= fi.Last {
-		f.confirmed.Add(uint64(len(rows)))
+	n := heldRows(rows, fi.Last)
+	f.confirmed.Add(uint64(n))
+	if n == len(rows) {
 		return f.note(nil)
 	}
-	n := 0
-	for n < len(rows) && rows[n].Time <= fi.Last {
-		n++
+	if fi.Last >= last.Time {
+		return f.note(fmt.Errorf("update rrd %s: %s's file has its last update at %d, after every row sent (up to %d) and none of them: %w%s",
+			path, f.c.Peer(), fi.Last, last.Time, errUnconfirmed, batchErrors(berrs)))
 	}
-	f.confirmed.Add(uint64(n))
 	// The first row the file lacks was refused: its error is librrd's
 	// (or spoold's) reason, classified as a local one would be.
 	for _, e := range berrs {
@@ -273,6 +275,21 @@ func (f *forwarder) Update(path string, template []string, rows []Row) error {
 	}
 	return f.note(fmt.Errorf("update rrd %s: %s acknowledged rows up to %d, its file's last update is %d: %w%s",
 		path, f.c.Peer(), last.Time, fi.Last, errUnconfirmed, batchErrors(berrs)))
+}
+
+// heldRows returns how many of rows the remote file holds, by its last
+// update (seconds: INFO has no milliseconds): the rows up to the last one
+// of that second, or none when it is no row's. A last update after the rows
+// that is none of them is no confirmation: another client wrote it, and
+// the rows were refused (rrdcached: not after its last update) or dropped
+// at its write, so the writer keeps or quarantines them.
+func heldRows(rows []rrd.Row, last int64) int {
+	for i := len(rows) - 1; i >= 0; i-- {
+		if rows[i].Time == last {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // batchErrors renders the remote's refusals for an error message.

@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/spoold/spoold/internal/testing/rrdctest"
+	"github.com/spoold/spoold/internal/testing/testenv"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/spool"
 )
@@ -21,7 +23,7 @@ import (
 // newForwardEnv is a writer forwarding to a Debian rrdcached that queues
 // updates for an hour (-w 3600): only the writer's FLUSH writes them.
 func newForwardEnv(t *testing.T) (*env, *rrdctest.Server) {
-	needRRDTool(t)
+	testenv.NeedRRDTool(t)
 	srv := rrdctest.StartServer(t, "", "-w", "3600", "-f", "7200")
 	e := newEnv(t, nil, func(o *Options) {
 		o.Forward, o.ForwardTimeout = srv.Address(), 5*time.Second
@@ -31,7 +33,7 @@ func newForwardEnv(t *testing.T) (*env, *rrdctest.Server) {
 }
 
 func (e *env) remotePath(srv *rrdctest.Server, key string) string {
-	return filepath.Join(srv.Dir, RRDPath(key))
+	return filepath.Join(srv.Dir, rrd.RRDPath(key))
 }
 
 func TestForwardValuesLandOnRemote(t *testing.T) {
@@ -191,6 +193,73 @@ func TestForwardReplayAppliesOnce(t *testing.T) {
 	}
 }
 
+// TestForwardRemoteAheadQuarantines: another client wrote an update two
+// hours ahead into the central file. The polls after it, which the central
+// rrdcached refuses as not after its last update, are neither counted as
+// written nor confirmed: they are quarantined, counted as stale, and the
+// target is flagged stale, as the same situation is handled locally; the
+// next poll too, without being sent.
+func TestForwardRemoteAheadQuarantines(t *testing.T) {
+	e, srv := newForwardEnv(t)
+	ctx := context.Background()
+	for i := range int64(2) {
+		e.putCG("r", t0+300*i, uint64(300*i), float64(i))
+	}
+	if err := e.w.FlushAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := rrdcached.NewClient(srv.Address(), rrdcached.DefaultClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ahead := t0 + 300 + 7200
+	if err := c.Update(ctx, "r.rrd", fmt.Sprintf("%d:7500:9", ahead)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(ctx, "r.rrd"); err != nil {
+		t.Fatal(err)
+	}
+	before := e.w.Stats()
+	refs := []spool.Ref{e.putCG("r", t0+600, 600, 2), e.putCG("r", t0+900, 900, 3)}
+	if err := e.w.FlushAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := e.w.Stats()
+	if s.EntriesWritten != before.EntriesWritten || s.Forward.Confirmed != before.Forward.Confirmed {
+		t.Errorf("polls refused by the central counted: entries written %d -> %d, confirmed %d -> %d",
+			before.EntriesWritten, s.EntriesWritten, before.Forward.Confirmed, s.Forward.Confirmed)
+	}
+	if s.QuarantinedStale != 2 {
+		t.Errorf("quarantined stale %d, want the 2 refused polls", s.QuarantinedStale)
+	}
+	q := e.quarantined()
+	if len(q) != 2 || !strings.Contains(q[0], fmt.Sprintf("before the RRD file's last update %d", ahead)) {
+		t.Errorf("quarantined %q; want both polls, saying the central file's last update", q)
+	}
+	for _, r := range refs {
+		if e.exists(r) {
+			t.Errorf("segment %v still pending in the spool after it was quarantined", r)
+		}
+	}
+	te := e.w.TargetErrors()
+	if len(te) != 1 || te[0].Kind != KindStale || !te[0].RetryAt.IsZero() {
+		t.Errorf("target errors %+v; want the target flagged stale, without backoff", te)
+	}
+	if got := fetch(t, e.remotePath(srv, "r"), t0+600, t0+900); got[t0+600] == "1 2" || got[t0+900] == "1 3" {
+		t.Errorf("the central file holds the refused polls? %v", got)
+	}
+	sent := s.Forward.Sent
+	e.putCG("r", t0+1200, 1200, 4)
+	if err := e.w.FlushAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := e.w.Stats(); s.QuarantinedStale != 3 || s.Forward.Sent != sent || s.EntriesWritten != before.EntriesWritten {
+		t.Errorf("the next poll: stale %d (want 3), sent %d -> %d (want none), written %d -> %d",
+			s.QuarantinedStale, sent, s.Forward.Sent, before.EntriesWritten, s.EntriesWritten)
+	}
+}
+
 func TestForwardOptionsRefuseLocalDurability(t *testing.T) {
 	o := DefaultOptions()
 	o.Dir, o.Forward, o.RRDFsync = t.TempDir(), "unix:/run/x.sock", SyncAlways
@@ -225,7 +294,7 @@ func newCentral(t *testing.T, perms string) (*env, string) {
 	t.Helper()
 	// The central polls nothing itself: a file of its own targets would be
 	// refused to clients (one writer per file).
-	c := newLibEnv(t, func(o *Options) { o.Profile = func(string) (Profile, bool) { return Profile{}, false } })
+	c := newLibEnv(t, func(o *Options) { o.Layout = func(string) (rrd.Layout, bool) { return rrd.Layout{}, false } })
 	lo := rrdcached.ListenerOptions{Spec: "tcp:127.0.0.1:0"}
 	if perms != "" {
 		p, err := rrdcached.ParsePermissions(perms)

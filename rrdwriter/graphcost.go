@@ -1,12 +1,11 @@
 package rrdwriter
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/spoold/spoold/rrd"
 )
 
 // What a graph costs, and the bounds Graph holds it to.
@@ -38,54 +37,23 @@ var ErrNoDataSource = errors.New("no such data source")
 // GraphOptions.MaxBytes.
 var ErrGraphTooLarge = errors.New("graph too large")
 
-// rraGeometry is what rrd_fetch needs of an archive to choose it.
-type rraGeometry struct {
-	cf   string
-	rows uint64 // row_cnt
-	pdps uint64 // pdp_cnt: steps per row
-}
-
-// readRRAs reads the archive definitions from path's header.
-func readRRAs(path string) ([]rraGeometry, error) {
-	fd, err := openHeader(path)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	b, err := readHead(fd, path, rrdHeaderRead, func(b []byte) (int, error) {
-		_, need, err := parseHeader(b)
-		return need, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	dsCnt, rraCnt, _, _, _ := parseStatHead(b)
-	ne := binary.NativeEndian
-	rras := make([]rraGeometry, rraCnt)
-	for i := range rras {
-		d := b[rrdStatHeadSize+int(dsCnt)*rrdDSDefSize+i*rrdRRADefSize:]
-		cf, _ := cString(d[:rrdNameSize])
-		rras[i] = rraGeometry{cf: cf, rows: ne.Uint64(d[24:]), pdps: ne.Uint64(d[32:])}
-	}
-	return rras, nil
-}
-
-// fetchRows is the number of rows rrd_fetch returns for an AVERAGE fetch
-// from start to end (Unix seconds) of a file with step and last update
-// last: the finest archive that covers the range, or else the one that
-// covers the most of it (rrd_fetch_fn's choice with no step asked for, the
-// most rows it picks). Without archives it assumes one row per step.
-func fetchRows(rras []rraGeometry, step time.Duration, last, start, end int64) int64 {
+// fetchRows is the number of rows rrd_fetch returns for a fetch with
+// consolidation function cf from start to end (Unix seconds) of a file
+// with step and last update last: the finest archive of cf that covers the
+// range, or else the one that covers the most of it (rrd_fetch_fn's choice
+// with no step asked for, the most rows it picks). Without such archives
+// it assumes one row per step.
+func fetchRows(rras []rrd.RRADef, cf string, step time.Duration, last, start, end int64) int64 {
 	base := max(int64(step/time.Second), 1)
 	rowStep, bestPart := base, int64(-1)
 	full := false
 	for _, r := range rras {
-		if r.cf != "AVERAGE" || r.pdps == 0 {
+		if r.CF != cf || r.PDPs == 0 {
 			continue
 		}
-		s := base * int64(r.pdps)
+		s := base * int64(r.PDPs)
 		calEnd := last - last%s
-		calStart := calEnd - s*int64(r.rows)
+		calStart := calEnd - s*int64(r.Rows)
 		switch {
 		case calStart <= start:
 			if !full || s < rowStep {
@@ -101,8 +69,8 @@ func fetchRows(rras []rraGeometry, step time.Duration, last, start, end int64) i
 }
 
 // graphCost is the bytes librrd fetches to draw n data sources of fi.
-func graphCost(n int, fi FileInfo, rras []rraGeometry, o GraphOptions) int64 {
-	rows := fetchRows(rras, fi.Step, fi.Last, o.Start.Unix(), o.End.Unix())
+func graphCost(n int, fi rrd.FileInfo, rras []rrd.RRADef, o GraphOptions) int64 {
+	rows := fetchRows(rras, "AVERAGE", fi.Step, fi.Last, o.Start.Unix(), o.End.Unix())
 	per := int64(len(fi.DS)) * 8
 	if rows > (1<<62)/per/int64(max(n, 1)) {
 		return 1 << 62
@@ -113,7 +81,7 @@ func graphCost(n int, fi FileInfo, rras []rraGeometry, o GraphOptions) int64 {
 // graphSelect returns the data sources to draw: o.DS, each checked against
 // the file, or (o.DS empty) the file's first ones, as many as o.MaxDS and
 // o.MaxBytes allow. Its errors name no path: they reach HTTP clients.
-func graphSelect(t *target, rras []rraGeometry, o GraphOptions) ([]string, error) {
+func graphSelect(t *target, rras []rrd.RRADef, o GraphOptions) ([]string, error) {
 	perDS := graphCost(1, t.info, rras, o)
 	if o.Template != nil {
 		return templateSelect(t, perDS, o)

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spoold/spoold/internal/testing/testenv"
+	"github.com/spoold/spoold/rrd"
 )
 
 // TestFetchRowsMatchesLibrrd compares the estimate of rows with what
@@ -14,19 +17,19 @@ import (
 // fetches for a DEF.
 func TestFetchRowsMatchesLibrrd(t *testing.T) {
 	p := wideProfile(2, 300*time.Second)
-	e := newLibEnv(t, func(o *Options) { o.Profile = func(string) (Profile, bool) { return p, true } })
+	e := newLibEnv(t, func(o *Options) { o.Layout = func(string) (rrd.Layout, bool) { return p, true } })
 	e.putWide("r", t0, p)
 	path := e.rrdPath("r")
-	rras, err := readRRAs(path)
-	if err != nil || len(rras) != 8 || rras[1].rows != 700 || rras[1].pdps != 6 {
+	rras, err := rrd.ReadRRAs(path)
+	if err != nil || len(rras) != 8 || rras[1].Rows != 700 || rras[1].PDPs != 6 {
 		t.Fatalf("readRRAs: %+v, %v", rras, err)
 	}
 	for _, span := range []time.Duration{time.Hour, 24 * time.Hour, 7 * 24 * time.Hour, 366 * 24 * time.Hour, 20 * 366 * 24 * time.Hour} {
 		t.Run(span.String(), func(t *testing.T) {
 			start := t0 - int64(span/time.Second)
-			out := rrdtool(t, "fetch", path, "AVERAGE", "-s", fmt.Sprint(start), "-e", fmt.Sprint(t0))
+			out := testenv.RRDTool(t, "fetch", path, "AVERAGE", "-s", fmt.Sprint(start), "-e", fmt.Sprint(t0))
 			rows := int64(strings.Count(out, "\n") - 2) // header, blank line
-			got := fetchRows(rras, p.Step, t0, start, t0)
+			got := fetchRows(rras, "AVERAGE", p.Step, t0, start, t0)
 			if got < rows || got > rows+2 {
 				t.Errorf("fetchRows = %d, rrdtool fetch gave %d rows", got, rows)
 			}

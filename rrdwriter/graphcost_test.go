@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -29,19 +30,19 @@ func (r *recordingRRD) Graph(path string, ds []string, g GraphOptions) ([]byte, 
 }
 
 // wideProfile has n GAUGE data sources g0, g1, ... and the default archives.
-func wideProfile(n int, step time.Duration, rras ...string) Profile {
-	p := Profile{Step: step, RRAs: rras}
+func wideProfile(n int, step time.Duration, rras ...string) rrd.Layout {
+	p := rrd.Layout{Step: step, RRAs: rras}
 	if len(rras) == 0 {
-		p.RRAs = DefaultRRAs(step)
+		p.RRAs = rrd.DefaultRRAs(step)
 	}
 	for i := range n {
-		p.DS = append(p.DS, DataSource{Name: fmt.Sprintf("g%d", i), Type: Gauge, Heartbeat: 2 * step, Min: nanF(), Max: nanF()})
+		p.DS = append(p.DS, rrd.DataSource{Name: fmt.Sprintf("g%d", i), Type: rrd.Gauge, Heartbeat: 2 * step, Min: nanF(), Max: nanF()})
 	}
 	return p
 }
 
 // putWide writes and flushes one entry of key with every data source of p.
-func (e *env) putWide(key string, ts int64, p Profile) {
+func (e *env) putWide(key string, ts int64, p rrd.Layout) {
 	e.t.Helper()
 	var vals []spool.Value
 	for _, ds := range p.DS {
@@ -56,7 +57,7 @@ func (e *env) putWide(key string, ts int64, p Profile) {
 func TestGraphDefaultDrawsFirstDataSources(t *testing.T) {
 	p := wideProfile(40, 300*time.Second)
 	rec := &recordingRRD{RRD: newFake()}
-	e := newEnv(t, rec, func(o *Options) { o.Profile = func(string) (Profile, bool) { return p, true } })
+	e := newEnv(t, rec, func(o *Options) { o.Layout = func(string) (rrd.Layout, bool) { return p, true } })
 	e.putWide("wide", t0, p)
 	if _, err := e.w.Graph(context.Background(), "wide", GraphOptions{}); err != nil {
 		t.Fatal(err)
@@ -72,7 +73,7 @@ func TestGraphRefusesBeyondCost(t *testing.T) {
 	// 5 GB in librrd before the bound.
 	p := wideProfile(1, time.Second, "RRA:AVERAGE:0.5:1:4000")
 	rec := &recordingRRD{RRD: newFake()}
-	e := newEnv(t, rec, func(o *Options) { o.Profile = func(string) (Profile, bool) { return p, true } })
+	e := newEnv(t, rec, func(o *Options) { o.Layout = func(string) (rrd.Layout, bool) { return p, true } })
 	e.putWide("fine", t0, p)
 	end := time.Unix(t0, 0)
 	for _, ds := range [][]string{nil, {"g0"}} {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spoold/spoold/internal/testing/spoolgen"
 	"github.com/spoold/spoold/internal/testing/testenv"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
 )
@@ -49,7 +50,7 @@ func BenchmarkGraphWorstAccepted(b *testing.B) {
 func benchGraphPeak(b *testing.B, w *Writer, key string, o GraphOptions) {
 	w.graphDefaults(&o)
 	t := w.target(spool.KeyHash(key), key)
-	rras, err := readRRAs(t.path)
+	rras, err := rrd.ReadRRAs(t.path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func benchWideFile(b *testing.B, n int) (*Writer, string) {
 	}
 	o := DefaultOptions()
 	o.Dir, o.RRD = filepath.Join(b.TempDir(), "rrd"), LibRRD()
-	o.Profile = func(string) (Profile, bool) { return p, true }
+	o.Layout = func(string) (rrd.Layout, bool) { return p, true }
 	w, err := New(sp, ix, o)
 	if err != nil {
 		b.Fatal(err)
@@ -109,7 +110,7 @@ func benchWideFile(b *testing.B, n int) (*Writer, string) {
 }
 
 // vmHWM returns the process's peak resident memory in bytes.
-func vmHWM(b *testing.B) int64 {
+func vmHWM(b testing.TB) int64 {
 	s, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		b.Fatal(err)

@@ -3,48 +3,31 @@ package rrdwriter
 import (
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
+
+	"github.com/spoold/spoold/rrd"
 )
-
-// graphCall is one rrd_graph call as librrdGraph makes it: the range, the
-// size, the texts, and the options and elements in rrdgraph's syntax. The
-// same arguments drawn by the rrdtool command (cli) give the same graph.
-type graphCall struct {
-	start, end    time.Time
-	width, height int
-	title, vlabel string
-	args          []string
-}
-
-// cli returns the arguments of `rrdtool graph` drawing c into file.
-func (c graphCall) cli(file string) []string {
-	return append([]string{"graph", file,
-		"--start", strconv.FormatInt(c.start.Unix(), 10), "--end", strconv.FormatInt(c.end.Unix(), 10),
-		"--width", strconv.Itoa(c.width), "--height", strconv.Itoa(c.height),
-		"--title", c.title, "--vertical-label", c.vlabel}, c.args...)
-}
 
 // render formats t for the RRD file at path: every DEF names path, every
 // text has its variables replaced and its colons escaped.
-func (t *GraphTemplate) render(path string, o GraphOptions) graphCall {
-	c := graphCall{start: o.Start, end: o.End, width: o.Width, height: o.Height, title: o.Title,
-		vlabel: expandVars(t.VLabel, o.Vars)}
+func (t *GraphTemplate) render(path string, o GraphOptions) rrd.GraphCall {
+	c := rrd.GraphCall{Start: o.Start, End: o.End, Width: o.Width, Height: o.Height, Title: o.Title,
+		VLabel: expandVars(t.VLabel, o.Vars)}
 	if t.Title != "" {
-		c.title = expandVars(t.Title, o.Vars)
+		c.Title = expandVars(t.Title, o.Vars)
 	}
 	if t.Base != 1000 {
-		c.args = append(c.args, "--base", strconv.Itoa(t.Base))
+		c.Args = append(c.Args, "--base", strconv.Itoa(t.Base))
 	}
 	if t.Lower != nil {
-		c.args = append(c.args, "--lower-limit", strconv.FormatFloat(*t.Lower, 'f', -1, 64))
+		c.Args = append(c.Args, "--lower-limit", strconv.FormatFloat(*t.Lower, 'f', -1, 64))
 	}
 	if t.Upper != nil {
-		c.args = append(c.args, "--upper-limit", strconv.FormatFloat(*t.Upper, 'f', -1, 64))
+		c.Args = append(c.Args, "--upper-limit", strconv.FormatFloat(*t.Upper, 'f', -1, 64))
 	}
 	file := escapeColons(path)
 	for _, e := range t.Elements {
-		c.args = append(c.args, e.format(file, o.Vars))
+		c.Args = append(c.Args, e.format(file, o.Vars))
 	}
 	return c
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/spoold/spoold/rrd"
 )
 
 // A graph template says how to draw one RRD file: the DEF, CDEF and VDEF
@@ -207,7 +209,7 @@ func checkElement(e *GraphElement, names map[string]ElementKind) error {
 	var err error
 	switch e.Kind {
 	case Def:
-		if !ValidDSName(e.DS) {
+		if !rrd.ValidDSName(e.DS) {
 			return fmt.Errorf("data source %q: a data source name is 1 to 19 of A-Z a-z 0-9 _", e.DS)
 		}
 		switch e.CF {

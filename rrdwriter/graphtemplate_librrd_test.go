@@ -18,33 +18,34 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/internal/testing/testenv"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/spool"
 )
 
 // ifStep is the step of the interface files of these tests.
 const ifStep = 60
 
-// ifRowProfile is an interface row's file as the if-mib table writes it:
+// ifRowLayout is an interface row's file as the if-mib table writes it:
 // the counters, speed and oper, a step of 60 s with one fine archive.
-func ifRowProfile() Profile {
-	p := Profile{Step: ifStep * time.Second, RRAs: []string{"RRA:AVERAGE:0.5:1:2000", "RRA:MAX:0.5:1:2000"}}
+func ifRowLayout() rrd.Layout {
+	p := rrd.Layout{Step: ifStep * time.Second, RRAs: []string{"RRA:AVERAGE:0.5:1:2000", "RRA:MAX:0.5:1:2000"}}
 	for _, n := range []string{"in", "out", "inpkt", "outpkt", "inerr", "outerr", "indisc", "outdisc"} {
-		p.DS = append(p.DS, DataSource{Name: n, Type: Counter, Heartbeat: 2 * ifStep * time.Second, Min: 0, Max: nanF()})
+		p.DS = append(p.DS, rrd.DataSource{Name: n, Type: rrd.Counter, Heartbeat: 2 * ifStep * time.Second, Min: 0, Max: nanF()})
 	}
 	for _, n := range []string{"speed", "oper"} {
-		p.DS = append(p.DS, DataSource{Name: n, Type: Gauge, Heartbeat: 2 * ifStep * time.Second, Min: 0, Max: nanF()})
+		p.DS = append(p.DS, rrd.DataSource{Name: n, Type: rrd.Gauge, Heartbeat: 2 * ifStep * time.Second, Min: 0, Max: nanF()})
 	}
 	return p
 }
 
 // hostProfile has the host profile's data sources the host templates draw.
-func hostProfile() Profile {
-	p := Profile{Step: ifStep * time.Second, RRAs: []string{"RRA:AVERAGE:0.5:1:2000"}}
+func hostProfile() rrd.Layout {
+	p := rrd.Layout{Step: ifStep * time.Second, RRAs: []string{"RRA:AVERAGE:0.5:1:2000"}}
 	for _, n := range []string{"cpu_user", "cpu_system", "cpu_idle"} {
-		p.DS = append(p.DS, DataSource{Name: n, Type: Counter, Heartbeat: 2 * ifStep * time.Second, Min: 0, Max: nanF()})
+		p.DS = append(p.DS, rrd.DataSource{Name: n, Type: rrd.Counter, Heartbeat: 2 * ifStep * time.Second, Min: 0, Max: nanF()})
 	}
 	for _, n := range []string{"load1", "load5", "load15", "mem_total", "mem_avail", "mem_buffer", "mem_cached", "units", "size", "used", "load"} {
-		p.DS = append(p.DS, DataSource{Name: n, Type: Gauge, Heartbeat: 2 * ifStep * time.Second, Min: 0, Max: nanF()})
+		p.DS = append(p.DS, rrd.DataSource{Name: n, Type: rrd.Gauge, Heartbeat: 2 * ifStep * time.Second, Min: 0, Max: nanF()})
 	}
 	return p
 }
@@ -54,13 +55,13 @@ const ifRows = 400 // polls written
 // writeRows polls key ifRows times, one step apart from t0: counters grow
 // by a varying amount per step (a rate of 1 + (i*7919 % 1000) per second
 // for counter j scaled by j+1), gauges take i's value.
-func writeRows(e *env, key string, p Profile) {
+func writeRows(e *env, key string, p rrd.Layout) {
 	e.t.Helper()
 	counters := make([]uint64, len(p.DS))
 	for i := range ifRows {
 		var vals []spool.Value
 		for j, d := range p.DS {
-			if d.Type == Counter {
+			if d.Type == rrd.Counter {
 				counters[j] += uint64(ifStep * (1 + (i*7919+j*104729)%1000) * (j + 1))
 				vals = append(vals, cnt(d.Name, counters[j]))
 			} else {
@@ -76,11 +77,11 @@ func writeRows(e *env, key string, p Profile) {
 
 func newGraphEnv(t *testing.T) *env {
 	return newLibEnv(t, func(o *Options) {
-		o.Profile = func(key string) (Profile, bool) {
+		o.Layout = func(key string) (rrd.Layout, bool) {
 			if strings.HasPrefix(key, "host") {
 				return hostProfile(), true
 			}
-			return ifRowProfile(), true
+			return ifRowLayout(), true
 		}
 	})
 }
@@ -96,7 +97,7 @@ func graphRange() (time.Time, time.Time) {
 // asked size plus legend.
 func TestBuiltinTemplatesDrawWithLibRRDAndRRDTool(t *testing.T) {
 	e := newGraphEnv(t)
-	writeRows(e, "sw1/ge-0_0_1", ifRowProfile())
+	writeRows(e, "sw1/ge-0_0_1", ifRowLayout())
 	writeRows(e, "host1", hostProfile())
 	start, end := graphRange()
 	for _, tmpl := range BuiltinGraphTemplates() {
@@ -116,7 +117,7 @@ func TestBuiltinTemplatesDrawWithLibRRDAndRRDTool(t *testing.T) {
 			}
 			e.w.graphDefaults(&o)
 			out := filepath.Join(t.TempDir(), "cli.png")
-			rrdtool(t, tmpl.render(e.rrdPath(key), o).cli(out)...)
+			testenv.RRDTool(t, tmpl.render(e.rrdPath(key), o).CLI(out)...)
 			b, err := os.ReadFile(out)
 			if err != nil {
 				t.Fatal(err)
@@ -136,14 +137,14 @@ func TestBuiltinTemplatesDrawWithLibRRDAndRRDTool(t *testing.T) {
 func TestTrafficPercentileMatchesFetch(t *testing.T) {
 	e := newGraphEnv(t)
 	key := "sw1/xe-1"
-	writeRows(e, key, ifRowProfile())
+	writeRows(e, key, ifRowLayout())
 	tmpl, _ := BuiltinGraphTemplate("traffic")
 	start, end := graphRange()
 	o := GraphOptions{Template: tmpl, Start: start, End: end}
 	e.w.graphDefaults(&o)
 	path := e.rrdPath(key)
-	args := append(tmpl.render(path, o).cli("/dev/null"), "PRINT:in_95:%.6lf", "PRINT:out_95:%.6lf")
-	lines := strings.Split(strings.TrimSpace(rrdtool(t, args...)), "\n")
+	args := append(tmpl.render(path, o).CLI("/dev/null"), "PRINT:in_95:%.6lf", "PRINT:out_95:%.6lf")
+	lines := strings.Split(strings.TrimSpace(testenv.RRDTool(t, args...)), "\n")
 	if len(lines) != 3 {
 		t.Fatalf("rrdtool graph printed %q, want the size and two values", lines)
 	}
@@ -165,7 +166,7 @@ func TestTrafficPercentileMatchesFetch(t *testing.T) {
 // fetchColumn returns column ds of `rrdtool fetch AVERAGE` at the step,
 // NaN for unknowns.
 func fetchColumn(t *testing.T, path string, start, end int64, ds int) []float64 {
-	out := rrdtool(t, "fetch", path, "AVERAGE", "-r", strconv.Itoa(ifStep), "-s", fmt.Sprint(start), "-e", fmt.Sprint(end))
+	out := testenv.RRDTool(t, "fetch", path, "AVERAGE", "-r", strconv.Itoa(ifStep), "-s", fmt.Sprint(start), "-e", fmt.Sprint(end))
 	var col []float64
 	for _, line := range strings.Split(out, "\n") {
 		_, vals, ok := strings.Cut(line, ":")
@@ -199,7 +200,7 @@ func percentileNaN(vals []float64, p float64) float64 {
 // operators librrd knows, with the arity it has.
 func TestEveryRPNOperatorIsAcceptedByLibRRD(t *testing.T) {
 	e := newGraphEnv(t)
-	writeRows(e, "sw1/ge-1", ifRowProfile())
+	writeRows(e, "sw1/ge-1", ifRowLayout())
 	start, end := graphRange()
 	for op, a := range rpnOps {
 		var toks []string
@@ -236,8 +237,8 @@ func TestEveryRPNOperatorIsAcceptedByLibRRD(t *testing.T) {
 // draws, and the only RRD file opened is the key's.
 func TestHostileTemplateReadsOnlyTheKeysFile(t *testing.T) {
 	e := newGraphEnv(t)
-	writeRows(e, "sw1/ge-2", ifRowProfile())
-	writeRows(e, "secret", ifRowProfile())
+	writeRows(e, "sw1/ge-2", ifRowLayout())
+	writeRows(e, "secret", ifRowLayout())
 	other := e.rrdPath("secret")
 	inject := ":DEF:z=" + escapeColons(other) + ":in:AVERAGE:LINE1:z#FF0000"
 	text := "graph evil\n" +
@@ -257,17 +258,17 @@ func TestHostileTemplateReadsOnlyTheKeysFile(t *testing.T) {
 	e.w.graphDefaults(&o)
 	call := tmpl.render(e.rrdPath("sw1/ge-2"), o)
 	defs := 0
-	for _, a := range call.args {
+	for _, a := range call.Args {
 		if strings.HasPrefix(a, "DEF:") {
 			defs++
 		}
 	}
 	if defs != 1 {
-		t.Fatalf("%d DEFs rendered, want 1: %q", defs, call.args)
+		t.Fatalf("%d DEFs rendered, want 1: %q", defs, call.Args)
 	}
 	strace := testenv.LookPath(t, "strace", "it shows which files rrdtool opens")
 	trace := filepath.Join(t.TempDir(), "trace")
-	args := append([]string{"-f", "-e", "trace=open,openat", "-o", trace, "rrdtool"}, call.cli("/dev/null")...)
+	args := append([]string{"-f", "-e", "trace=open,openat", "-o", trace, "rrdtool"}, call.CLI("/dev/null")...)
 	if out, err := exec.Command(strace, args...).CombinedOutput(); err != nil {
 		t.Fatalf("strace rrdtool: %v\n%s", err, out)
 	}

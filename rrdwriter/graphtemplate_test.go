@@ -56,11 +56,11 @@ func TestParseGraphTemplate(t *testing.T) {
 		"HRULE:1000000000#000000", "GPRINT:p:%6.2lf %sbit/s", "COMMENT:a note",
 	}
 	c := tmpl.render("/r/sw:1.rrd", GraphOptions{Vars: GraphVars{Target: "sw1", Instance: "ge-1"}})
-	if strings.Join(c.args, "\n") != strings.Join(want, "\n") {
-		t.Errorf("rendered\n%s\nwant\n%s", strings.Join(c.args, "\n"), strings.Join(want, "\n"))
+	if strings.Join(c.Args, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rendered\n%s\nwant\n%s", strings.Join(c.Args, "\n"), strings.Join(want, "\n"))
 	}
-	if c.title != "sw1 ge-1" || c.vlabel != "bits/s" {
-		t.Errorf("title %q vlabel %q; without an alias the title is \"sw1 ge-1\"", c.title, c.vlabel)
+	if c.Title != "sw1 ge-1" || c.VLabel != "bits/s" {
+		t.Errorf("title %q vlabel %q; without an alias the title is \"sw1 ge-1\"", c.Title, c.VLabel)
 	}
 	if got := tmpl.DS(); len(got) != 1 || got[0] != "in" || !tmpl.Fits([]string{"out", "in"}) || tmpl.Fits([]string{"out"}) {
 		t.Errorf("DS %v, or Fits wrong", got)
@@ -224,7 +224,7 @@ func FuzzParseGraphTemplate(f *testing.F) {
 		}
 		vars := GraphVars{Target: "t:1", Instance: "i\\:2", Alias: "a:DEF:z=/x:in:AVERAGE\n\\", Key: "k"}
 		c := tmpl.render(path, GraphOptions{Vars: vars})
-		elems := c.args[len(c.args)-len(tmpl.Elements):]
+		elems := c.Args[len(c.Args)-len(tmpl.Elements):]
 		defs := 0
 		for i, a := range elems {
 			e := tmpl.Elements[i]

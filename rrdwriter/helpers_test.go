@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
 )
@@ -56,15 +57,15 @@ type env struct {
 	dir   string // RRD files
 }
 
-// testProfile has a COUNTER "c" and a GAUGE "g", step 300 s.
-func testProfile() Profile {
-	return Profile{
+// testLayout has a COUNTER "c" and a GAUGE "g", step 300 s.
+func testLayout() rrd.Layout {
+	return rrd.Layout{
 		Step: 300 * time.Second,
-		DS: []DataSource{
-			{Name: "c", Type: Counter, Heartbeat: 600 * time.Second, Min: 0, Max: nanF()},
-			{Name: "g", Type: Gauge, Heartbeat: 600 * time.Second, Min: nanF(), Max: nanF()},
+		DS: []rrd.DataSource{
+			{Name: "c", Type: rrd.Counter, Heartbeat: 600 * time.Second, Min: 0, Max: nanF()},
+			{Name: "g", Type: rrd.Gauge, Heartbeat: 600 * time.Second, Min: nanF(), Max: nanF()},
 		},
-		RRAs: DefaultRRAs(300 * time.Second),
+		RRAs: rrd.DefaultRRAs(300 * time.Second),
 	}
 }
 
@@ -88,7 +89,7 @@ func newEnv(t *testing.T, r RRD, edit func(*Options)) *env {
 	o.Dir = filepath.Join(t.TempDir(), "rrd")
 	o.RRD, o.Now = r, c.Now
 	o.FutureTolerance = 1 << 62 // the test clock stands still while entries are dated ahead
-	o.Profile = func(string) (Profile, bool) { return testProfile(), true }
+	o.Layout = func(string) (rrd.Layout, bool) { return testLayout(), true }
 	if edit != nil {
 		edit(&o)
 	}
@@ -151,7 +152,7 @@ func (e *env) quarantined() []string {
 	return out
 }
 
-func (e *env) rrdPath(key string) string { return filepath.Join(e.dir, RRDPath(key)) }
+func (e *env) rrdPath(key string) string { return filepath.Join(e.dir, rrd.RRDPath(key)) }
 
 // fakeRRD behaves like librrd on a map of files: rows apply in order up to
 // the first rejected one.
@@ -159,18 +160,18 @@ type fakeRRD struct {
 	mu      sync.Mutex
 	files   map[string]*fakeFile
 	calls   int
-	failAll error                         // every call fails with it
-	reject  func(path string, r Row) bool // rows librrd would reject
+	failAll error                             // every call fails with it
+	reject  func(path string, r rrd.Row) bool // rows librrd would reject
 }
 
 type fakeFile struct {
-	info FileInfo
-	rows []Row
+	info rrd.FileInfo
+	rows []rrd.Row
 }
 
 func newFake() *fakeRRD { return &fakeRRD{files: make(map[string]*fakeFile)} }
 
-func (f *fakeRRD) Create(path string, p Profile, start int64) error {
+func (f *fakeRRD) Create(path string, p rrd.Layout, start int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.failAll != nil {
@@ -179,28 +180,28 @@ func (f *fakeRRD) Create(path string, p Profile, start int64) error {
 	if _, ok := f.files[path]; ok {
 		return fmt.Errorf("create rrd %s: %w", path, fs.ErrExist)
 	}
-	fi := FileInfo{Last: start, Step: p.Step}
+	fi := rrd.FileInfo{Last: start, Step: p.Step}
 	for _, ds := range p.DS {
-		fi.DS = append(fi.DS, DSInfo{Name: ds.Name, Type: ds.Type})
+		fi.DS = append(fi.DS, rrd.DSInfo{Name: ds.Name, Type: ds.Type})
 	}
 	f.files[path] = &fakeFile{info: fi}
 	return nil
 }
 
-func (f *fakeRRD) Info(path string) (FileInfo, error) {
+func (f *fakeRRD) Info(path string) (rrd.FileInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.failAll != nil {
-		return FileInfo{}, f.failAll
+		return rrd.FileInfo{}, f.failAll
 	}
 	ff, ok := f.files[path]
 	if !ok {
-		return FileInfo{}, fmt.Errorf("read rrd info %s: %w", path, fs.ErrNotExist)
+		return rrd.FileInfo{}, fmt.Errorf("read rrd info %s: %w", path, fs.ErrNotExist)
 	}
 	return ff.info, nil
 }
 
-func (f *fakeRRD) Update(path string, template []string, rows []Row) error {
+func (f *fakeRRD) Update(path string, template []string, rows []rrd.Row) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
@@ -215,7 +216,7 @@ func (f *fakeRRD) Update(path string, template []string, rows []Row) error {
 		if f.reject != nil && f.reject(path, r) {
 			return fmt.Errorf("%s: not a simple unsigned integer: '%s'", path, r.Values[0])
 		}
-		ff.rows = append(ff.rows, Row{Time: r.Time, Milli: r.Milli, Values: append([]string(nil), r.Values...)})
+		ff.rows = append(ff.rows, rrd.Row{Time: r.Time, Milli: r.Milli, Values: append([]string(nil), r.Values...)})
 		ff.info.Last, ff.info.LastMilli = r.Time, r.Milli
 	}
 	return nil
@@ -225,11 +226,11 @@ func (f *fakeRRD) Graph(path string, ds []string, g GraphOptions) ([]byte, error
 	return []byte("\x89PNG fake"), nil
 }
 
-func (f *fakeRRD) rows(path string) []Row {
+func (f *fakeRRD) rows(path string) []rrd.Row {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if ff := f.files[path]; ff != nil {
-		return append([]Row(nil), ff.rows...)
+		return append([]rrd.Row(nil), ff.rows...)
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,46 +19,11 @@ import (
 	"github.com/spoold/spoold/spool"
 )
 
-// needRRDTool ends the test (testenv.Missing) when the rrdtool command
-// that checks librrd's results independently is missing.
-func needRRDTool(t *testing.T) {
-	t.Helper()
-	testenv.LookPath(t, "rrdtool", "it checks librrd's results independently")
-}
-
-func rrdtool(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("rrdtool", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("rrdtool %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-// lastUpdate returns `rrdtool lastupdate`: the time and the raw values by
-// data source name.
-func lastUpdate(t *testing.T, path string) (int64, map[string]string) {
-	t.Helper()
-	lines := strings.Split(strings.TrimSpace(rrdtool(t, "lastupdate", path)), "\n")
-	names := strings.Fields(lines[0])
-	ts, rest, _ := strings.Cut(lines[len(lines)-1], ":")
-	vals := strings.Fields(rest)
-	last, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || len(vals) != len(names) {
-		t.Fatalf("lastupdate output %q", lines)
-	}
-	m := make(map[string]string)
-	for i, n := range names {
-		m[n] = vals[i]
-	}
-	return last, m
-}
-
 // fetch returns `rrdtool fetch AVERAGE` at 300 s resolution: one line
 // "time: values" per row, rows after start up to end.
 func fetch(t *testing.T, path string, start, end int64) map[int64]string {
 	t.Helper()
-	out := rrdtool(t, "fetch", path, "AVERAGE", "-r", "300", "-s", fmt.Sprint(start), "-e", fmt.Sprint(end))
+	out := testenv.RRDTool(t, "fetch", path, "AVERAGE", "-r", "300", "-s", fmt.Sprint(start), "-e", fmt.Sprint(end))
 	rows := make(map[int64]string)
 	for _, line := range strings.Split(out, "\n") {
 		ts, vals, ok := strings.Cut(line, ":")
@@ -80,12 +44,12 @@ func fetch(t *testing.T, path string, start, end int64) map[int64]string {
 }
 
 func newLibEnv(t *testing.T, edit func(*Options)) *env {
-	needRRDTool(t)
+	testenv.NeedRRDTool(t)
 	return newEnv(t, LibRRD(), edit)
 }
 
 // putFourPolls spools four polls of key; checkFourPolls checks that the
-// RRD file at path holds them exactly, created from testProfile.
+// RRD file at path holds them exactly, created from testLayout.
 func putFourPolls(e *env, key string) []spool.Ref {
 	var refs []spool.Ref
 	for i, g := range []float64{1.5, 2.25, 1024.125, 0.5} {
@@ -96,7 +60,7 @@ func putFourPolls(e *env, key string) []spool.Ref {
 
 func checkFourPolls(t *testing.T, path string) {
 	t.Helper()
-	last, vals := lastUpdate(t, path)
+	last, vals := testenv.RRDLastUpdate(t, path)
 	if last != t0+900 || vals["c"] != "27000" || vals["g"] != "0.5" {
 		t.Fatalf("lastupdate of %s: %d %v", path, last, vals)
 	}
@@ -108,7 +72,7 @@ func checkFourPolls(t *testing.T, path string) {
 			t.Fatalf("fetch of %s at %d: %q, want %q (all: %v)", path, ts, got[ts], w, got)
 		}
 	}
-	info := rrdtool(t, "info", path)
+	info := testenv.RRDTool(t, "info", path)
 	for _, s := range []string{"step = 300", `ds[c].type = "COUNTER"`, `ds[g].type = "GAUGE"`, "rra[7].rows = 797", `rra[7].cf = "MAX"`} {
 		if !strings.Contains(info, s) {
 			t.Fatalf("rrdtool info of %s lacks %q", path, s)
@@ -162,7 +126,7 @@ func TestLibRRDCrashReplayAppliesOnce(t *testing.T) {
 	if after[t0+300] != before[t0+300] || after[t0+600] != before[t0+600] || before[t0+600] != "1 2" {
 		t.Fatalf("replay changed the file:\nbefore %v\nafter  %v", before, after)
 	}
-	if last, vals := lastUpdate(t, path); last != t0+900 || vals["c"] != "900" || e.exists(fresh) {
+	if last, vals := testenv.RRDLastUpdate(t, path); last != t0+900 || vals["c"] != "900" || e.exists(fresh) {
 		t.Fatalf("new entry: lastupdate %d %v", last, vals)
 	}
 }
@@ -179,7 +143,7 @@ func TestLibRRDBadValueInMiddleIsQuarantined(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := e.rrdPath("r")
-	if last, vals := lastUpdate(t, path); last != t0+1200 || vals["c"] != "15000" || vals["g"] != "5" {
+	if last, vals := testenv.RRDLastUpdate(t, path); last != t0+1200 || vals["c"] != "15000" || vals["g"] != "5" {
 		t.Fatalf("lastupdate %d %v", last, vals)
 	}
 	got := fetch(t, path, t0, t0+1200)
@@ -217,7 +181,7 @@ func TestLibRRDCorruptFileKeepsEntriesOthersGoOn(t *testing.T) {
 	if len(te) != 1 || te[0].Key != "broken" || te[0].Kind != KindCorrupt || !e.exists(kept) {
 		t.Fatalf("target errors %+v, entry kept %v", te, e.exists(kept))
 	}
-	if last, _ := lastUpdate(t, e.rrdPath("ok")); last != t0+300 {
+	if last, _ := testenv.RRDLastUpdate(t, e.rrdPath("ok")); last != t0+300 {
 		t.Fatalf("other target: last update %d", last)
 	}
 	if b, _ := os.ReadFile(broken); !bytes.Equal(b, bytes.Repeat([]byte("garbage!"), 100)) {
@@ -232,7 +196,7 @@ func TestLibRRDProfileMismatchNeverOverwrites(t *testing.T) {
 	e := newLibEnv(t, nil)
 	path := e.rrdPath("r")
 	os.MkdirAll(filepath.Dir(path), 0o755)
-	rrdtool(t, "create", path, "--start", fmt.Sprint(t0-300), "--step", "300", "DS:x:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:10")
+	testenv.RRDTool(t, "create", path, "--start", fmt.Sprint(t0-300), "--step", "300", "DS:x:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:10")
 	orig, _ := os.ReadFile(path)
 	ref := e.putCG("r", t0, 1, 1)
 	e.w.FlushAll(context.Background())
@@ -281,7 +245,7 @@ func TestLibRRDConcurrentGraphAndUpdate(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
-	if last, vals := lastUpdate(t, e.rrdPath("r")); last != t0+300*n || vals["g"] != fmt.Sprint(n) {
+	if last, vals := testenv.RRDLastUpdate(t, e.rrdPath("r")); last != t0+300*n || vals["g"] != fmt.Sprint(n) {
 		t.Fatalf("lastupdate %d %v", last, vals)
 	}
 	if s := e.w.Stats(); s.EntriesWritten != n+1 || s.QueueLength != 0 || s.Graphs != 20 {
@@ -318,70 +282,5 @@ func TestLibRRDMillisecondsMakeRatesExact(t *testing.T) {
 		if _, err := fmt.Sscan(got[ts], &rate, &g); err != nil || math.Abs(rate-10) > 1e-6 || g != 1 {
 			t.Fatalf("fetch at %d: %q, want a rate of 10 within 1e-6 (all: %v)", ts, got[ts], got)
 		}
-	}
-}
-
-// TestCreateLongestTargetName creates, with the real librrd, the file of
-// target names of every length the targets file allows up to 255: names of
-// 201 characters and more failed forever with "Cannot create temporary
-// file" (librrd appends "XXXXXX" to the temp name, which then passed
-// NAME_MAX).
-func TestCreateLongestTargetName(t *testing.T) {
-	dir := t.TempDir()
-	for _, n := range []int{1, 200, 201, 220, 254, 255} {
-		t.Run(strconv.Itoa(n)+" characters", func(t *testing.T) {
-			name := strings.Repeat("a", n-1) + "z"
-			path := filepath.Join(dir, RRDPath(name))
-			if err := LibRRD().Create(path, testProfile(), 1700000000); err != nil {
-				t.Fatal(err)
-			}
-			fi, err := LibRRD().Info(path)
-			if err != nil || fi.Last != 1700000000 {
-				t.Fatalf("info %+v, %v", fi, err)
-			}
-			left, _ := filepath.Glob(filepath.Join(dir, ".*"))
-			if len(left) != 0 {
-				t.Fatalf("temp files left: %v", left)
-			}
-		})
-	}
-}
-
-// TestLibRRDUpdateArguments calls the update shim directly: rows with and
-// without a template and milliseconds land as rrdtool reads them back,
-// librrd's refusal comes back as its message with the rows before it
-// applied, and a NUL byte in a value is refused before librrd is called
-// (it would shift every row after it).
-func TestLibRRDUpdateArguments(t *testing.T) {
-	needRRDTool(t)
-	path := filepath.Join(t.TempDir(), "f.rrd")
-	r := LibRRD()
-	if err := r.Create(path, testProfile(), t0); err != nil {
-		t.Fatal(err)
-	}
-	// testProfile's data sources are c (COUNTER) then g (GAUGE).
-	rows := []Row{{Time: t0 + 300, Values: []string{"1.5", "100"}}, {Time: t0 + 600, Milli: 250, Values: []string{"2.5", "400"}}}
-	if err := r.Update(path, []string{"g", "c"}, rows); err != nil {
-		t.Fatal(err)
-	}
-	if last, vals := lastUpdate(t, path); last != t0+600 || vals["c"] != "400" || vals["g"] != "2.5" {
-		t.Fatalf("after the templated update: lastupdate %d %v", last, vals)
-	}
-	if fi, err := r.Info(path); err != nil || fi.Last != t0+600 || fi.LastMilli != 250 {
-		t.Fatalf("info %+v %v, want last %d.250", fi, err, t0+600)
-	}
-	err := r.Update(path, nil, []Row{{Time: t0 + 900, Values: []string{"700", "3"}}, {Time: t0 + 900, Values: []string{"800", "4"}}, {Time: t0 + 1200, Values: []string{"900", "5"}}})
-	if err == nil || !strings.Contains(err.Error(), illegalTime) || !strings.Contains(err.Error(), path) {
-		t.Fatalf("a second row of one second: %v, want librrd's %q naming %s", err, illegalTime, path)
-	}
-	if last, vals := lastUpdate(t, path); last != t0+900 || vals["c"] != "700" || vals["g"] != "3" {
-		t.Fatalf("after the refused row: lastupdate %d %v, want the row before it", last, vals)
-	}
-	err = r.Update(path, nil, []Row{{Time: t0 + 1200, Values: []string{"9\x0000", "5"}}, {Time: t0 + 1500, Values: []string{"1000", "6"}}})
-	if err == nil || !strings.Contains(err.Error(), "NUL") {
-		t.Fatalf("a value with a NUL byte: %v, want an error", err)
-	}
-	if last, _ := lastUpdate(t, path); last != t0+900 {
-		t.Fatalf("a refused update changed the file: last %d", last)
 	}
 }

@@ -6,17 +6,20 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/spoold/spoold/rrd"
 )
 
 // Options configure a Writer.
 type Options struct {
-	// Dir holds the RRD files; see RRDPath. It is created if missing.
+	// Dir holds the RRD files; see rrd.RRDPath. It is created if missing.
 	Dir string
-	// Profile returns the profile of a target, used to create its file and
-	// to check an existing file's data sources. Without a profile an
+	// Layout returns the file layout of a target (from its profile), used
+	// to create its file and to check an existing file's data sources.
+	// Without one an
 	// existing file is still written; a missing one is an error
 	// (KindNoProfile) on that target.
-	Profile func(key string) (Profile, bool)
+	Layout func(key string) (rrd.Layout, bool)
 	// WriteDelay is how long after its oldest pending poll (the poll time,
 	// not when the entry was indexed: a backlog found at start is due at
 	// once) a target is written (rrdcached -w, default there 300 s, and
@@ -94,7 +97,7 @@ type Readiness interface {
 }
 
 // DefaultOptions returns the defaults documented on Options (Dir and
-// Profile are left empty).
+// Layout are left empty).
 func DefaultOptions() Options {
 	return Options{
 		WriteDelay:  30 * time.Minute,
@@ -167,8 +170,8 @@ func (o *Options) check() error {
 	if o.RRD == nil {
 		o.RRD = LibRRD()
 	}
-	if o.Profile == nil {
-		o.Profile = func(string) (Profile, bool) { return Profile{}, false }
+	if o.Layout == nil {
+		o.Layout = func(string) (rrd.Layout, bool) { return rrd.Layout{}, false }
 	}
 	return nil
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/spoold/spoold/rrd"
 )
 
 func TestFlushAllSucceedsBesideOrphans(t *testing.T) {
 	fake := newFake()
 	e := newEnv(t, fake, func(o *Options) {
-		o.Profile = func(key string) (Profile, bool) { return testProfile(), key == "r" }
+		o.Layout = func(key string) (rrd.Layout, bool) { return testLayout(), key == "r" }
 	})
 	written := e.putCG("r", t0, 1, 1)
 	orphan := e.putCG("gone", t0, 1, 1)

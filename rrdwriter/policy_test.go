@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -157,7 +158,7 @@ func TestFlushAllGivesUpOnFailingTargets(t *testing.T) {
 func TestRejectedRowIsQuarantinedOthersLand(t *testing.T) {
 	f := newFake()
 	e := newEnv(t, f, nil)
-	f.reject = func(_ string, r Row) bool { return r.Time == t0+600 }
+	f.reject = func(_ string, r rrd.Row) bool { return r.Time == t0+600 }
 	var refs []spool.Ref
 	for i := range int64(5) {
 		refs = append(refs, e.putCG("r", t0+300*i, uint64(i), 0))
@@ -212,7 +213,7 @@ func TestProfileMismatchKeepsEntries(t *testing.T) {
 	f := newFake()
 	e := newEnv(t, f, nil)
 	path := e.rrdPath("r")
-	p := testProfile()
+	p := testLayout()
 	p.DS[1].Name = "other"
 	if err := f.Create(path, p, t0-300); err != nil {
 		t.Fatal(err)
@@ -226,7 +227,7 @@ func TestProfileMismatchKeepsEntries(t *testing.T) {
 }
 
 func TestNoProfile(t *testing.T) {
-	e := newEnv(t, newFake(), func(o *Options) { o.Profile = nil })
+	e := newEnv(t, newFake(), func(o *Options) { o.Layout = nil })
 	ref := e.putCG("r", t0, 1, 1)
 	e.w.FlushAll(context.Background())
 	if te := e.w.TargetErrors(); len(te) != 1 || te[0].Kind != KindNoProfile || !e.exists(ref) {
@@ -244,7 +245,7 @@ func TestDiscontinuityWritesUnknownCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(f.rows(e.rrdPath("r")))
-	want := fmt.Sprint([]Row{{Time: t0, Values: []string{"100", "1"}}, {Time: t0 + 300, Values: []string{"U", "2"}}, {Time: t0 + 600, Values: []string{"U", "1e-300"}}})
+	want := fmt.Sprint([]rrd.Row{{Time: t0, Values: []string{"100", "1"}}, {Time: t0 + 300, Values: []string{"U", "2"}}, {Time: t0 + 600, Values: []string{"U", "1e-300"}}})
 	if got != want {
 		t.Fatalf("rows\n got %s\nwant %s", got, want)
 	}

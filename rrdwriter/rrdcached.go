@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/spool"
 )
@@ -97,9 +98,9 @@ type protoFile struct {
 
 	mu     sync.Mutex
 	loaded bool
-	id     fileID   // the file as its header was read
-	info   FileInfo // its header then
-	last   stamp    // the newest update in the file or spooled
+	id     fileID       // the file as its header was read
+	info   rrd.FileInfo // its header then
+	last   stamp        // the newest update in the file or spooled
 }
 
 // fileID tells whether a file changed since its header was read.
@@ -144,12 +145,12 @@ func (b *Backend) path(file string) string { return filepath.Join(b.w.o.Dir, fil
 // keyOf returns the key of file: the poller key whose RRDPath it is, if a
 // profile is configured for that key (claimed), or the protocol key.
 func (b *Backend) keyOf(file string) (key string, claimed bool) {
-	if k, ok := pathKey(file); ok {
-		if _, ok := b.w.o.Profile(k); ok {
+	if k, ok := rrd.PathKey(file); ok {
+		if _, ok := b.w.o.Layout(k); ok {
 			return k, true
 		}
 	}
-	return ProtocolKey(file), false
+	return rrd.ProtocolKey(file), false
 }
 
 // writableKey returns the protocol key of file, or a refusal when file is
@@ -168,7 +169,7 @@ func (b *Backend) writableKey(file string) (string, error) {
 // checkFileName refuses a name that is not clean and relative (the
 // server resolves names; this keeps the backend safe without it).
 func checkFileName(file string) error {
-	if _, ok := protocolFile(ProtocolKey(file)); !ok {
+	if _, ok := rrd.ProtocolFile(rrd.ProtocolKey(file)); !ok {
 		return refuse(RefusedFile, "file name %q is not a clean relative path", file)
 	}
 	return nil

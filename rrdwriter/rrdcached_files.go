@@ -5,18 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/spool"
-	"golang.org/x/sys/unix"
 )
 
 // The protocol's commands on RRD files, through librrd under the file's
@@ -44,7 +45,7 @@ func (b *Backend) First(_ context.Context, file string, rra int) (time.Time, err
 		return time.Time{}, err
 	}
 	defer t.mu.Unlock()
-	sec, err := librrdFirst(t.path, rra)
+	sec, err := rrd.First(t.path, rra)
 	if err != nil {
 		return time.Time{}, err // librrd's message names the file
 	}
@@ -100,13 +101,13 @@ func (b *Backend) Info(ctx context.Context, file string) ([]rrdcached.InfoValue,
 		return nil, err
 	}
 	defer t.mu.Unlock()
-	items, err := librrdInfoItems(t.path)
+	items, err := rrd.InfoItems(t.path)
 	if err != nil {
 		return nil, err // librrd's message names the file
 	}
 	out := make([]rrdcached.InfoValue, len(items))
 	for i, it := range items {
-		out[i] = rrdcached.InfoValue{Key: it.Key, Type: it.Type, Value: it.format()}
+		out[i] = rrdcached.InfoValue{Key: it.Key, Type: int(it.Type), Value: it.Format()}
 	}
 	return out, nil
 }
@@ -135,12 +136,39 @@ func (b *Backend) Fetch(ctx context.Context, file string, a rrdcached.FetchArgs)
 	if err != nil {
 		return rrdcached.FetchResult{}, err
 	}
-	r, err := librrdFetch(t.path, a.CF, a.Start, a.End, time.Second)
+	if err := fetchCost(t.path, a); err != nil {
+		t.mu.Unlock()
+		return rrdcached.FetchResult{}, err
+	}
+	r, err := rrd.Fetch(t.path, a.CF, a.Start, a.End, time.Second)
 	t.mu.Unlock()
 	if err != nil {
 		return rrdcached.FetchResult{}, err // librrd's message names the file
 	}
-	return r.result(), nil
+	return fetchResult(r), nil
+}
+
+// fetchCost checks a fetch of path against a.MaxBytes from the file's
+// header, before librrd reads a row: the rows of the archive rrd_fetch
+// picks (fetchRows) times every data source of the file. A header it
+// cannot read, or no archive of a.CF, is librrd's to report.
+func fetchCost(path string, a rrdcached.FetchArgs) error {
+	if a.MaxBytes <= 0 {
+		return nil
+	}
+	fi, err := rrd.ReadHeader(path)
+	if err != nil {
+		return nil
+	}
+	rras, err := rrd.ReadRRAs(path)
+	if err != nil || !slices.ContainsFunc(rras, func(r rrd.RRADef) bool { return r.CF == a.CF }) {
+		return nil
+	}
+	rows, ds := fetchRows(rras, a.CF, fi.Step, fi.Last, a.Start.Unix(), a.End.Unix()), int64(max(len(fi.DS), 1))
+	if rows > a.MaxBytes/8/ds {
+		return &rrdcached.FetchTooLargeError{Rows: rows, DS: ds}
+	}
+	return nil
 }
 
 // Create creates file as rrdcached's CREATE does (rrd_create_r2), through
@@ -218,39 +246,43 @@ func (b *Backend) createSources(ctx context.Context, files []string) ([]string, 
 	return paths, nil
 }
 
-// createFromArgs creates path from CREATE's arguments through a temp file:
+// createFromArgs creates dst from CREATE's arguments (rrd.CreateFrom):
 // linked into place (never replacing a file), or renamed over the old one
 // when replace.
 func createFromArgs(dst string, a rrdcached.CreateArgs, sources []string, template string, replace bool) error {
-	dir := filepath.Dir(dst)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, tempName(filepath.Base(dst)))
 	lastUp := int64(-1) // librrd's default: now - 10 s
 	if !a.Begin.IsZero() {
 		lastUp = a.Begin.Unix()
 	}
-	if err := librrdCreate2(tmp, uint64(a.Step/time.Second), lastUp, sources, template, a.Defs); err != nil {
-		os.Remove(tmp)
-		return err
+	if err := rrd.CreateFrom(dst, uint64(a.Step/time.Second), lastUp, sources, template, a.Defs, replace); err != nil {
+		return createFailed(dst, a, err)
 	}
-	if _, err := os.Stat(tmp); err != nil {
-		return fmt.Errorf("librrd reported success but wrote no file: %w", err)
-	}
-	if err := os.Chmod(tmp, 0o640); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if replace {
-		if err := os.Rename(tmp, dst); err != nil {
-			os.Remove(tmp)
-			return err
+	return nil
+}
+
+// createFailed says why librrd did not create dst, where librrd does not:
+// on a full file system it fails with no message (rrdcached answers
+// "RRD Error: " and nothing after it), so the free space and a probe of
+// the directory give the reason. Otherwise err as it is.
+func createFailed(dst string, a rrdcached.CreateArgs, err error) error {
+	var ds int64
+	var rras []string
+	for _, d := range a.Defs {
+		switch {
+		case strings.HasPrefix(d, "DS:"):
+			ds++
+		case strings.HasPrefix(d, "RRA:"):
+			rras = append(rras, d)
 		}
-		return nil
 	}
-	err := os.Link(tmp, dst)
-	os.Remove(tmp)
+	dir := filepath.Dir(dst)
+	var ns *rrd.NoSpaceError
+	if errors.As(rrd.NoSpace(dir, rrd.FileSizeOf(max(ds, 1), rras)), &ns) {
+		return &librrdMessage{fmt.Sprintf("creating '%s': No space left on device (%s)", dst, ns.Detail()), ns}
+	}
+	if perr := rrd.ProbeCreate(dir); perr != nil && strings.TrimSpace(err.Error()) == "" {
+		return &librrdMessage{fmt.Sprintf("creating '%s': %v", dst, perr), perr}
+	}
 	return err
 }
 
@@ -328,47 +360,9 @@ func inside(base, p string) bool {
 	return err == nil && filepath.IsLocal(rel) || rel == "."
 }
 
-// rrdInfoItem is one item of rrd_info_r's list: its key, type (RD_I_VAL 0,
-// RD_I_CNT 1, RD_I_STR 2, RD_I_INT 3, RD_I_BLO 4) and value.
-type rrdInfoItem struct {
-	Key  string
-	Type int
-	Val  float64
-	Cnt  uint64 // RD_I_CNT, and a blob's size
-	Int  int64
-	Str  string
-}
-
-// format formats the value as rrdcached's INFO does.
-func (it rrdInfoItem) format() string {
-	switch it.Type {
-	case 0:
-		if math.IsNaN(it.Val) {
-			return "NaN"
-		}
-		return fmt.Sprintf("%0.10e", it.Val)
-	case 1, 4:
-		return strconv.FormatUint(it.Cnt, 10)
-	case 2:
-		return it.Str
-	case 3:
-		return strconv.FormatInt(it.Int, 10)
-	}
-	return ""
-}
-
-// rrdFetched is rrd_fetch_r's answer: Values has a row per step from
-// Start + Step, each with one value per DS.
-type rrdFetched struct {
-	Start, End time.Time
-	Step       time.Duration
-	DS         []string
-	Values     []float64
-}
-
-// result turns the values into rows: (End - Start) / Step of them, row i
-// at Start + (i+1)·Step, as rrdcached prints them.
-func (r rrdFetched) result() rrdcached.FetchResult {
+// fetchResult turns the values into rows: (End - Start) / Step of them,
+// row i at Start + (i+1)·Step, as rrdcached prints them.
+func fetchResult(r rrd.Fetched) rrdcached.FetchResult {
 	res := rrdcached.FetchResult{Start: r.Start, End: r.End, Step: r.Step, DS: r.DS}
 	rows, n := 0, len(r.DS)
 	if r.Step > 0 {

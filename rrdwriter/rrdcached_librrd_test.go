@@ -19,6 +19,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/spoold/spoold/internal/testing/testenv"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
@@ -36,7 +39,7 @@ var protoDefs = []string{"DS:c:COUNTER:600:0:U", "DS:d:DERIVE:600:U:U", "DS:a:AB
 // (with a profile) is "dev1", and its backend.
 func newProtoEnv(t *testing.T) (*env, *Backend) {
 	e := newLibEnv(t, func(o *Options) {
-		o.Profile = func(k string) (Profile, bool) { return testProfile(), k == "dev1" }
+		o.Layout = func(k string) (rrd.Layout, bool) { return testLayout(), k == "dev1" }
 	})
 	return e, NewBackend(e.w, DefaultBackendOptions())
 }
@@ -51,7 +54,7 @@ func (e *env) mkRRD(file string, defs ...string) string {
 	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
 		e.t.Fatal(err)
 	}
-	rrdtool(e.t, append([]string{"create", p, "--start", fmt.Sprint(t0), "--step", "300"}, defs...)...)
+	testenv.RRDTool(e.t, append([]string{"create", p, "--start", fmt.Sprint(t0), "--step", "300"}, defs...)...)
 	return p
 }
 
@@ -69,18 +72,18 @@ func TestBackendUpdateIsWrittenOnceExactly(t *testing.T) {
 	if want := []string{at(t0+300, ":100:-5:3:0.5"), ups[1]}; err != nil || !slices.Equal(pending, want) {
 		t.Fatalf("Pending = %q, %v; want %q", pending, err, want)
 	}
-	if last, _ := lastUpdate(t, path); last != t0 {
+	if last, _ := testenv.RRDLastUpdate(t, path); last != t0 {
 		t.Fatalf("the file was written before a flush: last update %d", last)
 	}
 	if flushed, err := b.Flush(ctx, "host/load.rrd"); !flushed || err != nil {
 		t.Fatalf("Flush = %v, %v", flushed, err)
 	}
-	last, vals := lastUpdate(t, path)
+	last, vals := testenv.RRDLastUpdate(t, path)
 	want := map[string]string{"c": "18446744073709551615", "d": "-1000000", "a": "2.5", "g": "1e-300"}
 	if last != t0+600 || !mapsEqual(vals, want) {
 		t.Errorf("after FLUSH: last update %d %v, want %d %v", last, vals, t0+600, want)
 	}
-	if fi, err := readHeader(path); err != nil || fi.LastMilli != 250 {
+	if fi, err := rrd.ReadHeader(path); err != nil || fi.LastMilli != 250 {
 		t.Errorf("the milliseconds of the update: %+v, %v; want 250", fi, err)
 	}
 	if p, err := b.Pending(ctx, "host/load.rrd"); err != nil || len(p) != 0 {
@@ -186,7 +189,7 @@ func TestBackendRestartSeesSpooledUpdates(t *testing.T) {
 	if _, err := b.Update(ctx, "r.rrd", []string{at(t0+300, ":1:1:1:1"), at(t0+600, ":2:2:2:2")}); err != nil {
 		t.Fatal(err)
 	}
-	key := ProtocolKey("r.rrd")
+	key := rrd.ProtocolKey("r.rrd")
 	old, ok := e.ix.Peek(spool.KeyHash(key))
 	if !ok {
 		t.Fatal("the updates are not indexed")
@@ -226,7 +229,7 @@ func TestBackendRestartSeesSpooledUpdates(t *testing.T) {
 	if _, err := b2.Flush(ctx, "r.rrd"); err != nil {
 		t.Fatal(err)
 	}
-	if last, vals := lastUpdate(t, path); last != t0+900 || vals["g"] != "3" {
+	if last, vals := testenv.RRDLastUpdate(t, path); last != t0+900 || vals["g"] != "3" {
 		t.Errorf("after the restart's flush: %d %v", last, vals)
 	}
 	if s := w.Stats(); s.EntriesWritten != 3 {
@@ -260,7 +263,7 @@ func TestBackendSuspendHoldsWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.w.runOnce(e.clock.Advance(24 * time.Hour))
-	if last, _ := lastUpdate(t, path); last != t0 {
+	if last, _ := testenv.RRDLastUpdate(t, path); last != t0 {
 		t.Errorf("a suspended file was written: last update %d", last)
 	}
 	if n := b.ResumeAll(); n != 1 {
@@ -269,7 +272,7 @@ func TestBackendSuspendHoldsWrites(t *testing.T) {
 	if _, err := b.Flush(ctx, "s.rrd"); err != nil {
 		t.Fatal(err)
 	}
-	if last, _ := lastUpdate(t, path); last != t0+600 {
+	if last, _ := testenv.RRDLastUpdate(t, path); last != t0+600 {
 		t.Errorf("after RESUME and FLUSH: last update %d, want %d", last, t0+600)
 	}
 	if n := b.SuspendAll(); n != 1 {
@@ -290,7 +293,7 @@ func TestBackendForgetKeeps(t *testing.T) {
 	if _, err := b.Flush(ctx, "f.rrd"); err != nil {
 		t.Fatal(err)
 	}
-	if last, _ := lastUpdate(t, path); last != t0+600 {
+	if last, _ := testenv.RRDLastUpdate(t, path); last != t0+600 {
 		t.Errorf("forgotten updates were not written: last update %d", last)
 	}
 }
@@ -303,7 +306,7 @@ func TestBackendCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(e.dir, "new/c.rrd")
-	if out := rrdtool(t, "info", path); !strings.Contains(out, `ds[d].type = "DERIVE"`) || !strings.Contains(out, fmt.Sprintf("last_update = %d", t0)) {
+	if out := testenv.RRDTool(t, "info", path); !strings.Contains(out, `ds[d].type = "DERIVE"`) || !strings.Contains(out, fmt.Sprintf("last_update = %d", t0)) {
 		t.Fatalf("rrdtool info of the created file:\n%s", out)
 	}
 	noOver := args
@@ -323,7 +326,7 @@ func TestBackendCreate(t *testing.T) {
 	if err := b.Create(ctx, "new/c.rrd", args); err != nil {
 		t.Fatalf("CREATE over a flushed file: %v", err)
 	}
-	if last, _ := lastUpdate(t, path); last != t0 {
+	if last, _ := testenv.RRDLastUpdate(t, path); last != t0 {
 		t.Errorf("the replaced file's last update %d, want the new begin %d", last, t0)
 	}
 	// The new file takes updates from its own start again.
@@ -376,18 +379,18 @@ func TestBackendReadsMatchRRDTool(t *testing.T) {
 			}
 		}
 	}
-	if want := strings.TrimSpace(rrdtool(t, "last", path)); fmt.Sprint(t0+300*6+7) != want {
+	if want := strings.TrimSpace(testenv.RRDTool(t, "last", path)); fmt.Sprint(t0+300*6+7) != want {
 		t.Errorf("rrdtool last %s after the FETCH's flush", want)
 	}
 	first, err := b.First(ctx, "m.rrd", 1)
-	if want := strings.TrimSpace(rrdtool(t, "first", path, "--rraindex", "1")); err != nil || fmt.Sprint(first.Unix()) != want {
+	if want := strings.TrimSpace(testenv.RRDTool(t, "first", path, "--rraindex", "1")); err != nil || fmt.Sprint(first.Unix()) != want {
 		t.Errorf("First = %v, %v; rrdtool first %s", first.Unix(), err, want)
 	}
 	info, err := b.Info(ctx, "m.rrd")
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(rrdtool(t, "info", path)), "\n")
+	lines := strings.Split(strings.TrimSpace(testenv.RRDTool(t, "info", path)), "\n")
 	if len(info) != len(lines) {
 		t.Fatalf("Info has %d items, rrdtool info %d lines", len(info), len(lines))
 	}
@@ -540,7 +543,7 @@ func TestBackendConcurrentUpdatesAndFlushes(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
-	out := rrdtool(t, "fetch", path, "LAST", "-r", "300", "-s", fmt.Sprint(t0), "-e", fmt.Sprint(t0+300*n))
+	out := testenv.RRDTool(t, "fetch", path, "LAST", "-r", "300", "-s", fmt.Sprint(t0), "-e", fmt.Sprint(t0+300*n))
 	for i := int64(1); i <= n; i++ {
 		line := fmt.Sprintf("%d: ", t0+300*i)
 		j := strings.Index(out, line)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/spool"
 )
@@ -136,7 +137,7 @@ func (b *Backend) Queue(context.Context) ([]rrdcached.Queued, error) {
 			return nil, fmt.Errorf("read the queue: %w", err)
 		}
 		if len(entries) > 0 {
-			counts[keyPath(entries[0].Key)] += len(entries)
+			counts[rrd.KeyPath(entries[0].Key)] += len(entries)
 		}
 	}
 	out := make([]rrdcached.Queued, 0, len(counts))
@@ -212,7 +213,7 @@ func (b *Backend) heldKey(file string) (string, error) {
 func (b *Backend) SuspendAll() int {
 	keys := make(map[string]bool)
 	for _, file := range b.cachedFiles() {
-		keys[ProtocolKey(file)] = true
+		keys[rrd.ProtocolKey(file)] = true
 	}
 	for _, pb := range b.w.ix.PeekKeys(func(k string) bool { return strings.HasPrefix(k, "/") }) {
 		keys[pb.Key] = true

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
 )
@@ -49,10 +50,10 @@ func benchmarkUpdate(b *testing.B, backend bool) {
 	}
 	be := NewBackend(w, DefaultBackendOptions())
 	args := []string{"--start", fmt.Sprint(t0), "--step", "1"}
-	ds := make([]DSInfo, nds)
+	ds := make([]rrd.DSInfo, nds)
 	for j := range nds {
 		args = append(args, fmt.Sprintf("DS:v%d:GAUGE:86400:U:U", j))
-		ds[j] = DSInfo{Name: fmt.Sprintf("v%d", j), Type: Gauge}
+		ds[j] = rrd.DSInfo{Name: fmt.Sprintf("v%d", j), Type: rrd.Gauge}
 	}
 	args = append(args, "RRA:LAST:0.5:1:10")
 	for i := range files {
@@ -77,7 +78,7 @@ func benchmarkUpdate(b *testing.B, backend bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		e.Key = ProtocolKey(file)
+		e.Key = rrd.ProtocolKey(file)
 		if _, _, err := sp.Append(&e); err != nil {
 			b.Fatal(err)
 		}

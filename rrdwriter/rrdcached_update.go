@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/spool"
 )
@@ -76,7 +77,7 @@ func refusalOf(err error) Refusal {
 
 // parseUpdate parses one update of the file with data sources ds into
 // entry e (its key set by the caller). now is the time of "N".
-func parseUpdate(s string, ds []DSInfo, now time.Time) (spool.Entry, error) {
+func parseUpdate(s string, ds []rrd.DSInfo, now time.Time) (spool.Entry, error) {
 	ts, rest, ok := strings.Cut(s, ":")
 	if !ok || strings.IndexByte(ts, '@') >= 0 {
 		return spool.Entry{}, &UpdateError{Reason: RefusedSyntax, Err: rrdcached.BadTimestamp(s)}
@@ -130,23 +131,23 @@ func allDigits(s string) bool {
 }
 
 // parseUpdateValue parses one value for a data source of type t.
-func parseUpdateValue(v string, t DSType) (spool.Value, error) {
+func parseUpdateValue(v string, t rrd.DSType) (spool.Value, error) {
 	if v == "U" || t == "COMPUTE" {
 		return spool.Value{Type: spool.Unknown}, nil
 	}
 	switch t {
-	case Counter:
+	case rrd.Counter:
 		return parseUnsigned(v, "unsigned")
-	case Derive:
+	case rrd.Derive:
 		if neg, ok := strings.CutPrefix(v, "-"); ok && allDigits(neg) {
 			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < -maxExactInt {
+			if err != nil || n < -rrd.MaxExactInt {
 				return spool.Value{}, fmt.Errorf("%q is below -2^53, which spoold cannot keep exactly", v)
 			}
 			return spool.Value{Type: spool.Gauge, Gauge: float64(n)}, nil
 		}
 		return parseUnsigned(v, "signed")
-	case Absolute:
+	case rrd.Absolute:
 		if allDigits(v) {
 			return parseUnsigned(v, "unsigned")
 		}

@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/spool"
 )
 
 // protoDS are the data sources of the update parser's tests: one of each
 // type rrdupdate checks differently.
-var protoDS = []DSInfo{{"c", Counter}, {"d", Derive}, {"a", Absolute}, {"g", Gauge}, {"x", "COMPUTE"}}
+var protoDS = []rrd.DSInfo{{Name: "c", Type: rrd.Counter}, {Name: "d", Type: rrd.Derive}, {Name: "a", Type: rrd.Absolute}, {Name: "g", Type: rrd.Gauge}, {Name: "x", Type: "COMPUTE"}}
 
 func TestParseUpdateTypesEachValueByItsDataSource(t *testing.T) {
 	now := time.Unix(1_700_000_000, 250_000_000)
@@ -141,42 +142,6 @@ func FuzzParseUpdate(f *testing.F) {
 			t.Fatalf("%q → %q → %+v, %v", s, out, back, err)
 		}
 	})
-}
-
-// TestPathKeyInvertsRRDPath: the key of a poller target's file is found
-// from the file's name, so an UPDATE of it can be refused.
-func TestPathKeyInvertsRRDPath(t *testing.T) {
-	for _, key := range []string{"router1", "sw-2.example.net", "dev/eth0", "a b", "dev//x", ".hidden", "x.rrd/y", "%41"} {
-		got, ok := pathKey(RRDPath(key))
-		if !ok || got != key {
-			t.Errorf("pathKey(RRDPath(%q) = %q) = %q, %v", key, RRDPath(key), got, ok)
-		}
-	}
-	for _, file := range []string{"host/load.rrd", "load", "a%2.rrd", "x%41.rrd"} {
-		if k, ok := pathKey(file); ok && RRDPath(k) != file {
-			t.Errorf("pathKey(%q) = %q, whose file is %q", file, k, RRDPath(k))
-		}
-	}
-	if _, ok := pathKey(RRDPath(strings.Repeat("x", 300))); ok {
-		t.Error("a name cut to a hash was inverted")
-	}
-}
-
-// TestProtocolKeyPath: a protocol key's file is its name verbatim; a key
-// that only looks like one goes through RRDPath.
-func TestProtocolKeyPath(t *testing.T) {
-	for key, want := range map[string]string{
-		"/host/load.rrd": "host/load.rrd",
-		"/x":             "x",
-		"/../x":          RRDPath("/../x"),
-		"/a//b":          RRDPath("/a//b"),
-		"/":              RRDPath("/"),
-		"router1":        "router1.rrd",
-	} {
-		if got := keyPath(key); got != want {
-			t.Errorf("keyPath(%q) = %q, want %q", key, got, want)
-		}
-	}
 }
 
 // TestGroupSyncCoversEarlierAppends: a sync covers every append counted

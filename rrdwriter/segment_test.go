@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -29,7 +30,7 @@ func (e *env) appendCG(key string, ts int64, c uint64, g float64) spool.Ref {
 	return ref
 }
 
-func rowTimes(rows []Row) []int64 {
+func rowTimes(rows []rrd.Row) []int64 {
 	var ts []int64
 	for _, r := range rows {
 		ts = append(ts, r.Time)

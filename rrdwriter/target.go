@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/spoold/spoold/rrd"
 )
 
 // target is the writer's state of one RRD file. mu is the per-file lock:
@@ -19,23 +21,23 @@ type target struct {
 	key   string
 	path  string
 	known bool           // info is loaded (or derived from a create)
-	info  FileInfo       // cached: Last moves forward with every update
+	info  rrd.FileInfo   // cached: Last moves forward with every update
 	index map[string]int // data source name → position in info.DS
-	// layout is the file's layout as of its last update (layout.last):
+	// geometry is the file's geometry as of its last update (geometry.Last):
 	// read by a prefetch, moved on by each update librrd accepts
-	// (advanceLayout), dropped when one fails. nil: read it again.
-	layout atomic.Pointer[rrdLayout]
+	// (advanceGeometry), dropped when one fails. nil: read it again.
+	geometry atomic.Pointer[rrd.Geometry]
 	// prefetchedUntil is the last entry time the pages of the file are
 	// asked for already (by ensureFile or the flush's read-ahead).
 	prefetchedUntil atomic.Int64
 	// ahead is the header the last prefetch read (the flush's read-ahead
 	// runs before the file's writer takes t.mu): ensureFile takes it
 	// instead of reading the header again.
-	ahead atomic.Pointer[FileInfo]
+	ahead atomic.Pointer[rrd.FileInfo]
 }
 
 // setInfo caches fi as the file's state.
-func (t *target) setInfo(fi FileInfo) {
+func (t *target) setInfo(fi rrd.FileInfo) {
 	t.info, t.known = fi, true
 	t.index = make(map[string]int, len(fi.DS))
 	for i, ds := range fi.DS {
@@ -58,7 +60,7 @@ func (w *Writer) target(hash uint64, key string) *target {
 	defer w.tmu.Unlock()
 	t := w.targets[hash]
 	if t == nil {
-		t = &target{key: key, path: filepath.Join(w.o.Dir, keyPath(key))}
+		t = &target{key: key, path: filepath.Join(w.o.Dir, rrd.KeyPath(key))}
 		w.targets[hash] = t
 	}
 	return t
@@ -158,7 +160,7 @@ func (w *Writer) TargetErrors() []TargetError {
 // checkProfile reports a KindMismatch error when the target has a profile
 // whose data source names differ from the file's.
 func (w *Writer) checkProfile(t *target) error {
-	p, ok := w.o.Profile(t.key)
+	p, ok := w.o.Layout(t.key)
 	if !ok {
 		return nil
 	}
@@ -169,4 +171,13 @@ func (w *Writer) checkProfile(t *target) error {
 		return kindError(KindMismatch, fmt.Errorf("check rrd %s: data sources %v differ from profile %v; move the file away or fix the profile", t.path, have, want))
 	}
 	return nil
+}
+
+// noProfileError is the error of a key without a profile whose file is
+// missing; for a protocol key it says that the file must be made first.
+func noProfileError(t *target) error {
+	if file, ok := rrd.ProtocolFile(t.key); ok {
+		return fmt.Errorf("write rrd %s: the file is missing; the updates of %s came over the rrdcached protocol, which gives no profile to create it: they stay in the spool until the file exists (CREATE it)", t.path, file)
+	}
+	return fmt.Errorf("create rrd %s: no profile for %q", t.path, t.key)
 }

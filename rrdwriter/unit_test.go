@@ -4,106 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/spool"
 )
-
-func TestRRDPath(t *testing.T) {
-	long := strings.Repeat("x", 300)
-	for _, tc := range []struct{ key, want string }{
-		{"router1", "router1.rrd"},
-		{"site/router1", "site/router1.rrd"},
-		{"../../etc/passwd", "%2E./%2E./etc/passwd.rrd"},
-		{"/etc/passwd", "%2Fetc%2Fpasswd.rrd"},
-		{"a//b", "a%2F%2Fb.rrd"},
-		{"a/", "a%2F.rrd"},
-		{"..", "%2E..rrd"},
-		{".hidden", "%2Ehidden.rrd"},
-		{"x.rrd/y", "x%2Errd/y.rrd"},
-		{"sw 1:eth0%", "sw%201%3Aeth0%25.rrd"},
-		{"é", "%C3%A9.rrd"},
-		{long, long[:200] + "~" + spool.Ref{Hash: spool.KeyHash(long)}.String()[:16] + ".rrd"},
-	} {
-		t.Run(tc.key[:min(len(tc.key), 20)], func(t *testing.T) {
-			got := RRDPath(tc.key)
-			if got != tc.want {
-				t.Fatalf("RRDPath(%q) = %q, want %q", tc.key, got, tc.want)
-			}
-			if filepath.IsAbs(got) || filepath.Clean(got) != got {
-				t.Fatalf("RRDPath(%q) = %q is not a clean relative path", tc.key, got)
-			}
-			for _, seg := range strings.Split(got, "/") {
-				if seg == "" || seg[0] == '.' || len(seg) > 255 {
-					t.Fatalf("RRDPath(%q) has segment %q", tc.key, seg)
-				}
-			}
-		})
-	}
-}
-
-func FuzzRRDPath(f *testing.F) {
-	for _, s := range []string{"a", "a/b", "../x", "/", "x.rrd/y", "", "%"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, key string) {
-		got := RRDPath(key)
-		if filepath.IsAbs(got) || filepath.Clean(got) != got || !strings.HasSuffix(got, ".rrd") {
-			t.Fatalf("RRDPath(%q) = %q", key, got)
-		}
-		segs := strings.Split(got, "/")
-		for i, seg := range segs {
-			if seg == "" || seg[0] == '.' || (i < len(segs)-1 && strings.HasSuffix(seg, ".rrd")) {
-				t.Fatalf("RRDPath(%q) = %q: bad segment %q", key, got, seg)
-			}
-		}
-	})
-}
-
-func TestDefaultRRAs(t *testing.T) {
-	for _, tc := range []struct {
-		step time.Duration
-		want string
-	}{
-		{300 * time.Second, "RRA:AVERAGE:0.5:1:600 RRA:AVERAGE:0.5:6:700 RRA:AVERAGE:0.5:24:775 RRA:AVERAGE:0.5:288:797 RRA:MAX:0.5:1:600 RRA:MAX:0.5:6:700 RRA:MAX:0.5:24:775 RRA:MAX:0.5:288:797"},
-		{60 * time.Second, "RRA:AVERAGE:0.5:1:3000 RRA:AVERAGE:0.5:5:600 RRA:AVERAGE:0.5:30:700 RRA:AVERAGE:0.5:120:775 RRA:AVERAGE:0.5:1440:797 RRA:MAX:0.5:5:600 RRA:MAX:0.5:30:700 RRA:MAX:0.5:120:775 RRA:MAX:0.5:1440:797"},
-		{2 * time.Second, "RRA:AVERAGE:0.5:1:4000 RRA:AVERAGE:0.5:150:600 RRA:AVERAGE:0.5:900:700 RRA:AVERAGE:0.5:3600:775 RRA:AVERAGE:0.5:43200:797 RRA:MAX:0.5:150:600 RRA:MAX:0.5:900:700 RRA:MAX:0.5:3600:775 RRA:MAX:0.5:43200:797"},
-		{time.Hour, "RRA:AVERAGE:0.5:1:50 RRA:AVERAGE:0.5:1:350 RRA:AVERAGE:0.5:2:775 RRA:AVERAGE:0.5:24:797 RRA:MAX:0.5:1:50 RRA:MAX:0.5:1:350 RRA:MAX:0.5:2:775 RRA:MAX:0.5:24:797"},
-	} {
-		t.Run(tc.step.String(), func(t *testing.T) {
-			if got := strings.Join(DefaultRRAs(tc.step), " "); got != tc.want {
-				t.Fatalf("got  %s\nwant %s", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestProfileValidate(t *testing.T) {
-	good := testProfile()
-	if err := good.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	for name, edit := range map[string]func(*Profile){
-		"step-fraction": func(p *Profile) { p.Step = 1500 * time.Millisecond },
-		"no-rra":        func(p *Profile) { p.RRAs = nil },
-		"long-name":     func(p *Profile) { p.DS[0].Name = strings.Repeat("a", 20) },
-		"colon":         func(p *Profile) { p.DS[0].Name = "a:b" },
-		"dup":           func(p *Profile) { p.DS[1].Name = p.DS[0].Name },
-		"type":          func(p *Profile) { p.DS[0].Type = "RATE" },
-		"heartbeat":     func(p *Profile) { p.DS[0].Heartbeat = 0 },
-	} {
-		p := testProfile()
-		edit(&p)
-		if err := p.Validate(); err == nil {
-			t.Errorf("%s: no error", name)
-		}
-	}
-}
 
 func TestClassify(t *testing.T) {
 	for _, tc := range []struct {
@@ -155,7 +63,7 @@ func TestFormatValue(t *testing.T) {
 // formatValue does, "U" where missing, unknown, or a rate after a restart.
 func TestBuildRowsPlacesEachValueInItsColumn(t *testing.T) {
 	tg := &target{}
-	tg.setInfo(FileInfo{DS: []DSInfo{{"a", Counter}, {"b", Gauge}, {"c", Counter}, {"d", Gauge}}})
+	tg.setInfo(rrd.FileInfo{DS: []rrd.DSInfo{{Name: "a", Type: rrd.Counter}, {Name: "b", Type: rrd.Gauge}, {Name: "c", Type: rrd.Counter}, {Name: "d", Type: rrd.Gauge}}})
 	e1 := spool.Entry{Time: 10, Milli: 5, Values: []spool.Value{
 		{Name: "c", Type: spool.Counter, Counter: 33}, {Name: "a", Type: spool.Counter, Counter: 1},
 		{Name: "d", Type: spool.Gauge, Gauge: 0.25}}}
@@ -181,7 +89,7 @@ func TestBuildRowsPlacesEachValueInItsColumn(t *testing.T) {
 // data source the file lacks even after entries that had only known ones.
 func TestBuildRowsFollowsEachEntrysOrder(t *testing.T) {
 	tg := &target{path: "r.rrd"}
-	tg.setInfo(FileInfo{DS: []DSInfo{{"a", Counter}, {"b", Counter}, {"c", Counter}}})
+	tg.setInfo(rrd.FileInfo{DS: []rrd.DSInfo{{Name: "a", Type: rrd.Counter}, {Name: "b", Type: rrd.Counter}, {Name: "c", Type: rrd.Counter}}})
 	ent := func(ts int64, kv ...any) *spool.Entry {
 		e := &spool.Entry{Time: ts}
 		for i := 0; i < len(kv); i += 2 {

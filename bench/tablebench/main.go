@@ -25,12 +25,13 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
-	"golang.org/x/sys/unix"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -163,12 +164,12 @@ func writeFiles(po poller.Options, ts []*poller.Target, spoolDir, rrdDir string)
 	}
 	wo := rrdwriter.DefaultOptions()
 	wo.Dir, wo.WriteDelay, wo.WriteJitter, wo.Writers = rrdDir, 0, 0, writers
-	wo.Profile = func(key string) (rrdwriter.Profile, bool) {
+	wo.Layout = func(key string) (rrd.Layout, bool) {
 		name, _ := poller.SplitKey(key)
 		if t := byName[name]; t != nil {
-			return t.RRDProfile(key, po.Interval)
+			return t.RRDLayout(key, po.Interval)
 		}
-		return rrdwriter.Profile{}, false
+		return rrd.Layout{}, false
 	}
 	w, err := rrdwriter.New(r.sp, r.ix, wo)
 	if err != nil {

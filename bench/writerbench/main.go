@@ -28,6 +28,7 @@ import (
 
 	"github.com/spoold/spoold/diskstat"
 	"github.com/spoold/spoold/internal/pagecache"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
@@ -74,10 +75,10 @@ func main() {
 
 func key(i int) string { return fmt.Sprintf("t%06d", i) }
 
-func profile() rrdwriter.Profile {
-	p := rrdwriter.Profile{Step: 300 * time.Second, RRAs: rrdwriter.DefaultRRAs(300 * time.Second)}
+func profile() rrd.Layout {
+	p := rrd.Layout{Step: 300 * time.Second, RRAs: rrd.DefaultRRAs(300 * time.Second)}
 	for d := range *nds {
-		p.DS = append(p.DS, rrdwriter.DataSource{Name: fmt.Sprintf("ds%02d", d), Type: rrdwriter.Counter, Heartbeat: 600 * time.Second, Min: 0, Max: nan()})
+		p.DS = append(p.DS, rrd.DataSource{Name: fmt.Sprintf("ds%02d", d), Type: rrd.Counter, Heartbeat: 600 * time.Second, Min: 0, Max: nan()})
 	}
 	return p
 }
@@ -93,7 +94,7 @@ func create() error {
 		return err
 	}
 	for i := range *files {
-		if err := r.Create(filepath.Join(*dir, rrdwriter.RRDPath(key(i))), p, start-1); err != nil {
+		if err := r.Create(filepath.Join(*dir, rrd.RRDPath(key(i))), p, start-1); err != nil {
 			return err
 		}
 	}
@@ -125,7 +126,7 @@ func runSpoold() error {
 	o.Dir, o.Writers = *dir, *writers
 	o.Prefetch = !*noPre
 	p := profile()
-	o.Profile = func(string) (rrdwriter.Profile, bool) { return p, true }
+	o.Layout = func(string) (rrd.Layout, bool) { return p, true }
 	w, err := rrdwriter.New(sp, ix, o)
 	if err != nil {
 		return err
@@ -361,7 +362,7 @@ func runRRDCached() error {
 		// Paths relative to rrdcached's -b; one value per line, as collectd
 		// sends them (rrdcached's command line is bounded).
 		for _, v := range updateArgs(i) {
-			fmt.Fprintf(wr, "UPDATE %s %s\n", rrdwriter.RRDPath(key(i)), v)
+			fmt.Fprintf(wr, "UPDATE %s %s\n", rrd.RRDPath(key(i)), v)
 		}
 	}
 	fmt.Fprintf(wr, ".\n")
@@ -430,7 +431,7 @@ func runCLI() error {
 	}
 	t := time.Now()
 	for i := range *files {
-		args := append([]string{"update", filepath.Join(*dir, rrdwriter.RRDPath(key(i)))}, updateArgs(i)...)
+		args := append([]string{"update", filepath.Join(*dir, rrd.RRDPath(key(i)))}, updateArgs(i)...)
 		if out, err := exec.Command("rrdtool", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("rrdtool update: %v: %s", err, out)
 		}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/spoold/spoold/diskstat"
 	"github.com/spoold/spoold/internal/pagecache"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
@@ -68,10 +69,10 @@ func main() {
 
 func target(i int) string { return "dev" + strconv.Itoa(i) }
 
-func profile() rrdwriter.Profile {
-	p := rrdwriter.Profile{Step: step, RRAs: rrdwriter.DefaultRRAs(step)}
+func profile() rrd.Layout {
+	p := rrd.Layout{Step: step, RRAs: rrd.DefaultRRAs(step)}
 	for d := range *dsCount {
-		p.DS = append(p.DS, rrdwriter.DataSource{Name: "in" + strconv.Itoa(d), Type: rrdwriter.Counter,
+		p.DS = append(p.DS, rrd.DataSource{Name: "in" + strconv.Itoa(d), Type: rrd.Counter,
 			Heartbeat: 2 * step, Min: 0, Max: math.NaN()})
 	}
 	return p
@@ -101,7 +102,7 @@ func measure(per int) error {
 	o := rrdwriter.DefaultOptions()
 	o.Dir, o.Writers, o.WriteDelay, o.WriteJitter = filepath.Join(dir, "rrd"), *writers, 0, 0
 	p := profile()
-	o.Profile = func(string) (rrdwriter.Profile, bool) { return p, true }
+	o.Layout = func(string) (rrd.Layout, bool) { return p, true }
 	if err := createFiles(o.Dir, p); err != nil {
 		return err
 	}
@@ -164,13 +165,13 @@ func (r *result) flush(w *rrdwriter.Writer) error {
 	return nil
 }
 
-func createFiles(dir string, p rrdwriter.Profile) error {
+func createFiles(dir string, p rrd.Layout) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	lib := rrdwriter.LibRRD()
 	for i := range *files {
-		if err := lib.Create(filepath.Join(dir, rrdwriter.RRDPath(target(i))), p, epoch-1); err != nil {
+		if err := lib.Create(filepath.Join(dir, rrd.RRDPath(target(i))), p, epoch-1); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spoold/spoold/diskstat"
 	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/spool"
 )
@@ -32,6 +33,6 @@ type meteredRRD struct {
 	t *diskstat.Tally
 }
 
-func (m meteredRRD) Update(path string, template []string, rows []rrdwriter.Row) error {
+func (m meteredRRD) Update(path string, template []string, rows []rrd.Row) error {
 	return m.t.MeasureUnit(uint64(len(rows)), func() error { return m.RRD.Update(path, template, rows) })
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/poller/mib"
-	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/rrd"
 )
 
 // fleet is one loaded generation of the targets and profiles files. SIGHUP
@@ -47,16 +47,16 @@ func loadFleet(cfg *config, m *mib.Loader) (*fleet, error) {
 	return f, nil
 }
 
-// rrdProfile is the RRD layout of a key (a target's scalars, or a row of
-// one of its tables): poller.Target.RRDProfile with the poll interval as
+// rrdLayout is the RRD layout of a key (a target's scalars, or a row of
+// one of its tables): poller.Target.RRDLayout with the poll interval as
 // the step.
-func (f *fleet) rrdProfile(key string) (rrdwriter.Profile, bool) {
+func (f *fleet) rrdLayout(key string) (rrd.Layout, bool) {
 	name, _ := poller.SplitKey(key)
 	t, ok := f.byName[name]
 	if !ok {
-		return rrdwriter.Profile{}, false
+		return rrd.Layout{}, false
 	}
-	return t.RRDProfile(key, f.step)
+	return t.RRDLayout(key, f.step)
 }
 
 // fleetHolder is the current fleet, read by the writer and the admin API
@@ -66,8 +66,8 @@ type fleetHolder struct{ p atomic.Pointer[fleet] }
 func (h *fleetHolder) get() *fleet  { return h.p.Load() }
 func (h *fleetHolder) set(f *fleet) { h.p.Store(f) }
 
-func (h *fleetHolder) rrdProfile(key string) (rrdwriter.Profile, bool) {
-	return h.get().rrdProfile(key)
+func (h *fleetHolder) rrdLayout(key string) (rrd.Layout, bool) {
+	return h.get().rrdLayout(key)
 }
 
 func (f *fleet) String() string { return fmt.Sprintf("%d targets", len(f.targets)) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -21,7 +22,7 @@ import (
 // if it lists none). A row key the poller does not list must have its RRD
 // file already (a row gone before this process started): a URL cannot
 // make the writer track keys that were never written (the file is looked
-// up, never opened, through rrdwriter.RRDPath).
+// up, never opened, through rrd.RRDPath).
 func (d *daemon) graphKey(key string) (*poller.Target, []string, poller.RowStatus, error) {
 	name, _ := poller.SplitKey(key)
 	t, ok := d.fleet.get().byName[name]
@@ -32,7 +33,7 @@ func (d *daemon) graphKey(key string) (*poller.Target, []string, poller.RowStatu
 	var row poller.RowStatus
 	if ok && key != name {
 		if row, ok = d.row(name, key); !ok {
-			_, err := os.Lstat(filepath.Join(d.cfg.writer.Dir, rrdwriter.RRDPath(key)))
+			_, err := os.Lstat(filepath.Join(d.cfg.writer.Dir, rrd.RRDPath(key)))
 			ok = err == nil
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/poller/mib"
-	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/rrd"
 )
 
 // runWalk is `spoold walk [flags] TARGET`: one discovery of a target of
@@ -69,7 +69,7 @@ func printWalk(w io.Writer, t *poller.Target, disc *poller.Discovery, cfg config
 	fmt.Fprintf(w, "%v\n", t)
 	fmt.Fprintf(w, "discovery: %d requests in %.3fs (max-repetitions %d)\n", disc.Requests, disc.Duration.Seconds(), cfg.poller.MaxRepetitions)
 	if len(t.Profile.DS) > 0 {
-		fmt.Fprintf(w, "scalars: %d values, key %s, file %s\n", len(t.Profile.DS), t.Name, filepath.Join(cfg.writer.Dir, rrdwriter.RRDPath(t.Name)))
+		fmt.Fprintf(w, "scalars: %d values, key %s, file %s\n", len(t.Profile.DS), t.Name, filepath.Join(cfg.writer.Dir, rrd.RRDPath(t.Name)))
 	}
 	if len(disc.Tables) == 0 {
 		fmt.Fprintln(w, "no tables in profile", t.Profile.Name)
@@ -97,7 +97,7 @@ func printTable(w io.Writer, td *poller.TableDiscovery, cfg config, res *mib.Res
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "  index\tinstance\tkey\trrd file\tcolumns")
 	for _, r := range td.Rows {
-		fmt.Fprintf(tw, "  %s\t%q\t%s\t%s\t%s\n", r.Index, r.Name, r.Key, filepath.Join(cfg.writer.Dir, rrdwriter.RRDPath(r.Key)), chosenColumns(tb, &r, res))
+		fmt.Fprintf(tw, "  %s\t%q\t%s\t%s\t%s\n", r.Index, r.Name, r.Key, filepath.Join(cfg.writer.Dir, rrd.RRDPath(r.Key)), chosenColumns(tb, &r, res))
 	}
 	for _, r := range td.Filtered {
 		fmt.Fprintf(tw, "  %s\t%q\t(not polled)\t\t%s\n", r.Index, r.Name, r.Filtered)

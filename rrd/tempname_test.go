@@ -1,4 +1,4 @@
-package rrdwriter
+package rrd
 
 import (
 	"strings"
@@ -13,14 +13,14 @@ func TestTempNameFitsNameMax(t *testing.T) {
 	for n := 1; n <= 255; n++ {
 		base := RRDPath(strings.Repeat("b", n))
 		for range 2 {
-			tmp := tempName(base)
+			tmp := TempName(base)
 			if len(tmp)+librrdTempSuffix > nameMax || tmp[0] != '.' || !strings.HasSuffix(tmp, ".tmp") || seen[tmp] {
 				t.Fatalf("name of %d characters: temp name %q (%d bytes, seen %v)", n, tmp, len(tmp), seen[tmp])
 			}
 			seen[tmp] = true
 		}
 	}
-	if got := tempName("x.rrd"); !strings.HasPrefix(got, ".x.rrd.") {
+	if got := TempName("x.rrd"); !strings.HasPrefix(got, ".x.rrd.") {
 		t.Fatalf("short names are kept whole: %q", got)
 	}
 }

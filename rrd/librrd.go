@@ -1,6 +1,6 @@
 //go:build cgo
 
-package rrdwriter
+package rrd
 
 /*
 #cgo pkg-config: librrd
@@ -72,34 +72,21 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ziutek/rrd"
+	ziutek "github.com/ziutek/rrd"
 )
 
-// This is the only file that calls librrd. github.com/ziutek/rrd v0.0.3
-// calls the thread-safe rrd_create_r and rrd_info_r, and copies librrd's
-// thread-local error string before returning to Go, so those are safe from
-// any goroutine on different files. rrd_graph_v is not thread-safe: ziutek
-// serializes it with a package mutex. Updates, the hot path, call
-// rrd_update_r directly (spoold_rrd_update above): ziutek's Updater copies
-// every row twice more (fmt.Sprint, then malloc) and makes a C string per
-// row. An update error is librrd's message only: which rows landed is
-// learned by reading the last update time again (rrd_update_r applies rows
-// in order and stops at the first bad one).
-
-// The shims: each one librrd call, no logic (librrd_logic.go has it).
-
-func librrdCreate(path string, start int64, step uint, ds []rrdDS, rras []rrdRRA) error {
-	c := rrd.NewCreator(path, time.Unix(start, 0), step)
-	for _, d := range ds {
-		c.DS(d.name, d.typ, d.heartbeat, d.min, d.max)
-	}
-	for _, r := range rras {
-		c.RRA(r.cf, r.args)
-	}
-	return c.Create(true)
-}
-
-func librrdInfoMap(path string) (map[string]any, error) { return rrd.Info(path) }
+// This is the only file that calls librrd, one shim per librrd call and no
+// logic (the package's other files have it, and build without cgo).
+// Updates, the hot path, call rrd_update_r directly (spoold_rrd_update
+// above): ziutek's Updater copies every row twice more (fmt.Sprint, then
+// malloc) and makes a C string per row. An update error is librrd's
+// message only: which rows landed is learned by reading the last update
+// time again (rrd_update_r applies rows in order and stops at the first
+// bad one). rrd_first_r, rrd_info_r and rrd_create_r2 are called directly
+// too, and rrd_fetch_r through github.com/ziutek/rrd v0.0.3, which copies
+// librrd's thread-local error string before returning to Go, so all are
+// safe from any goroutine on different files. rrd_graph_v is not
+// thread-safe: ziutek serializes it with a package mutex.
 
 // librrdUpdate updates a file with rows rows: args is as
 // spoold_rrd_update takes it (updateArgs builds it). Go memory holding no
@@ -117,19 +104,15 @@ func librrdUpdate(args []byte, rows int, template bool) error {
 	return errors.New(C.GoString(e))
 }
 
-func librrdGraph(c graphCall) ([]byte, error) {
-	g := rrd.NewGrapher()
-	g.SetTitle(c.title)
-	g.SetVLabel(c.vlabel)
-	g.SetSize(uint(c.width), uint(c.height))
-	g.AddOptions(c.args...)
-	_, img, err := g.Graph(c.start, c.end)
+func librrdGraph(c GraphCall) ([]byte, error) {
+	g := ziutek.NewGrapher()
+	g.SetTitle(c.Title)
+	g.SetVLabel(c.VLabel)
+	g.SetSize(uint(c.Width), uint(c.Height))
+	g.AddOptions(c.Args...)
+	_, img, err := g.Graph(c.Start, c.End)
 	return img, err
 }
-
-// The shims of the rrdcached protocol's reads and CREATE: rrd_first_r,
-// rrd_info_r (walked in librrd's order), rrd_fetch_r (through ziutek) and
-// rrd_create_r2 (never overwriting: the caller publishes the file).
 
 // cError returns the copied librrd error and frees it.
 func cError(err *C.char) error {
@@ -148,7 +131,8 @@ func librrdFirst(path string, rra int) (int64, error) {
 	return int64(t), nil
 }
 
-func librrdInfoItems(path string) ([]rrdInfoItem, error) {
+// librrdInfo lists the header with rrd_info_r, in librrd's order.
+func librrdInfo(path string) ([]InfoItem, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var cerr *C.char
@@ -157,9 +141,9 @@ func librrdInfoItems(path string) ([]rrdInfoItem, error) {
 		return nil, cError(cerr)
 	}
 	defer C.rrd_info_free(info)
-	var items []rrdInfoItem
+	var items []InfoItem
 	for i := info; i != nil; i = i.next {
-		it := rrdInfoItem{Key: C.GoString(i.key), Type: int(C.spoold_info_type(i))}
+		it := InfoItem{Key: C.GoString(i.key), Type: InfoType(C.spoold_info_type(i))}
 		switch it.Type {
 		case C.RD_I_VAL:
 			it.Val = float64(C.spoold_info_val(i))
@@ -177,16 +161,17 @@ func librrdInfoItems(path string) ([]rrdInfoItem, error) {
 	return items, nil
 }
 
-func librrdFetch(path, cf string, start, end time.Time, step time.Duration) (rrdFetched, error) {
-	r, err := rrd.Fetch(path, cf, start, end, step)
+func librrdFetch(path, cf string, start, end time.Time, step time.Duration) (Fetched, error) {
+	r, err := ziutek.Fetch(path, cf, start, end, step)
 	if err != nil {
-		return rrdFetched{}, err
+		return Fetched{}, err
 	}
 	defer r.FreeValues()
-	return rrdFetched{Start: r.Start, End: r.End, Step: r.Step, DS: r.DsNames, Values: r.Values()}, nil
+	return Fetched{Start: r.Start, End: r.End, Step: r.Step, DS: r.DsNames, Values: r.Values()}, nil
 }
 
-func librrdCreate2(path string, step uint64, lastUp int64, sources []string, template string, defs []string) error {
+// librrdCreate calls rrd_create_r2, never overwriting a file.
+func librrdCreate(path string, step uint64, lastUp int64, sources []string, template string, defs []string) error {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var ctmpl *C.char

@@ -1,4 +1,4 @@
-package rrdwriter
+package rrd
 
 import (
 	"encoding/binary"
@@ -7,13 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"testing"
 	"time"
 )
 
 // synthHeader builds an RRD header as librrd lays it out on a 64-bit
-// platform (see rrdheader.go), independently of parseHeader's code.
+// platform (see header.go), independently of parseHeader's code.
 func synthHeader(version string, step uint64, ds []DSInfo, rras int, last int64) []byte {
 	ne := binary.NativeEndian
 	b := make([]byte, 128+120*(len(ds)+rras)+16)
@@ -48,7 +47,7 @@ func TestParseHeader(t *testing.T) {
 		name string
 		b    []byte
 		need int  // > len(b): more bytes needed
-		bad  bool // errHeaderUnknown
+		bad  bool // ErrHeaderUnknown
 	}{
 		{"v3", good, len(good), false},
 		{"v4", synthHeader("0004", 300, ds, 8, 1_700_000_000), len(good), false},
@@ -71,8 +70,8 @@ func TestParseHeader(t *testing.T) {
 			fi, need, err := parseHeader(tc.b)
 			switch {
 			case tc.bad:
-				if !errors.Is(err, errHeaderUnknown) {
-					t.Fatalf("err %v, want errHeaderUnknown", err)
+				if !errors.Is(err, ErrHeaderUnknown) {
+					t.Fatalf("err %v, want ErrHeaderUnknown", err)
 				}
 			case err != nil:
 				t.Fatal(err)
@@ -90,8 +89,8 @@ func TestParseHeader(t *testing.T) {
 // more bytes.
 func accepted(t *testing.T, b []byte, need int, err error) bool {
 	t.Helper()
-	if err != nil && !errors.Is(err, errHeaderUnknown) {
-		t.Fatalf("error %v does not wrap errHeaderUnknown", err)
+	if err != nil && !errors.Is(err, ErrHeaderUnknown) {
+		t.Fatalf("error %v does not wrap ErrHeaderUnknown", err)
 	}
 	return err == nil && need <= len(b)
 }
@@ -116,78 +115,17 @@ func FuzzParseHeader(f *testing.F) {
 	})
 }
 
-// TestLibRRDInfoReadsTheHeaderInGo: LibRRD's Info reads a header the Go
+// TestInfoReadsTheHeaderInGo: LibRRD's Info reads a header the Go
 // reader knows without calling librrd, so it works in a build without cgo
 // too (this test runs in both; make check runs the package without cgo).
-func TestLibRRDInfoReadsTheHeaderInGo(t *testing.T) {
+func TestInfoReadsTheHeaderInGo(t *testing.T) {
 	ds := []DSInfo{{"in", Counter}, {"load", Gauge}}
 	path := filepath.Join(t.TempDir(), "f.rrd")
 	if err := os.WriteFile(path, synthHeader("0003", 300, ds, 2, 1_700_000_000), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := LibRRD().Info(path)
+	fi, err := Info(path)
 	if err != nil || fi.Last != 1_700_000_000 || fi.Step != 300*time.Second || !reflect.DeepEqual(fi.DS, ds) {
 		t.Fatalf("Info = %+v, %v", fi, err)
 	}
-}
-
-// synthLayout is a whole header (synthHeader's, then pdp_prep, cdp_prep
-// and rra_ptr) of a file with ds COUNTERs and one RRA per {rows, steps a
-// row, current row}.
-func synthLayout(ds int, step uint64, last int64, rras [][3]uint64) []byte {
-	names := make([]DSInfo, ds)
-	for i := range names {
-		names[i] = DSInfo{Name: "d" + strconv.Itoa(i), Type: Counter}
-	}
-	b := synthHeader("0003", step, names, len(rras), last)
-	ne := binary.NativeEndian
-	for i, r := range rras {
-		d := b[rrdStatHeadSize+ds*rrdDSDefSize+i*rrdRRADefSize:]
-		ne.PutUint64(d[24:], r[0])
-		ne.PutUint64(d[32:], r[1])
-	}
-	b = append(b, make([]byte, rrdHeaderLen(int64(ds), int64(len(rras)))-int64(len(b)))...)
-	ptrs := len(b) - len(rras)*rrdRRAPtrSize
-	for i, r := range rras {
-		ne.PutUint64(b[ptrs+i*rrdRRAPtrSize:], r[2])
-	}
-	return b
-}
-
-// FuzzParseLayout: a header the layout reader accepts gives RRAs whose
-// rows lie back to back after the header, current rows inside them; the
-// ranges an update up to any time touches lie inside the rows, and the
-// layout moved on past such an update keeps every current row inside its
-// RRA. Anything else is refused as not recognized, never a panic.
-func FuzzParseLayout(f *testing.F) {
-	f.Add(synthLayout(2, 300, 1_700_000_000, [][3]uint64{{600, 1, 5}, {700, 6, 699}, {797, 288, 0}}), int64(1_700_003_600))
-	f.Add(synthLayout(1, 1<<31-1, -5, [][3]uint64{{1, 1 << 40, 0}}), int64(-1))
-	f.Fuzz(func(t *testing.T, b []byte, until int64) {
-		l, need, err := parseLayout(b)
-		if !accepted(t, b, need, err) {
-			return
-		}
-		if int64(need) != l.headerLen || len(l.rras) == 0 || l.step <= 0 || l.rowLen <= 0 {
-			t.Fatalf("need %d for layout %+v", need, l)
-		}
-		end := l.headerLen
-		for i, r := range l.rras {
-			if r.start != end || r.curRow < 0 || r.curRow >= r.rows {
-				t.Fatalf("RRA %d %+v, rows of the one before end at %d", i, r, end)
-			}
-			end += r.rows * l.rowLen
-		}
-		for _, u := range []int64{until, l.last, l.last + l.step, l.last + 1000*l.step} {
-			for _, rg := range l.rowRanges(u) {
-				if rg.n <= 0 || rg.off < l.headerLen || rg.off+rg.n > end {
-					t.Fatalf("range %+v for an update to %d, rows from %d to %d", rg, u, l.headerLen, end)
-				}
-			}
-			for i, r := range l.advanced(u).rras {
-				if r.curRow < 0 || r.curRow >= r.rows {
-					t.Fatalf("after an update to %d RRA %d's current row is %d of %d", u, i, r.curRow, r.rows)
-				}
-			}
-		}
-	})
 }

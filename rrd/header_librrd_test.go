@@ -1,17 +1,16 @@
 //go:build cgo
 
-package rrdwriter
+package rrd
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // TestReadHeaderMatchesLibRRD checks the Go header reader against
@@ -19,7 +18,7 @@ import (
 // made by `rrdtool create` directly and by Create, before and after
 // updates.
 func TestReadHeaderMatchesLibRRD(t *testing.T) {
-	needRRDTool(t)
+	testenv.NeedRRDTool(t)
 	many := []string{"--step", "60"}
 	for i := range 100 { // 12 KB of ds_def: the reader needs a second pread
 		many = append(many, fmt.Sprintf("DS:d%03d:GAUGE:120:U:U", i))
@@ -44,13 +43,13 @@ func TestReadHeaderMatchesLibRRD(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "f.rrd")
-			rrdtool(t, append([]string{"create", path, "--start", "1700000000"}, tc.args...)...)
+			testenv.RRDTool(t, append([]string{"create", path, "--start", "1700000000"}, tc.args...)...)
 			checkHeader(t, path)
-			if v := fmt.Sprintf("rrd_version = %q\n", tc.version); !strings.Contains(rrdtool(t, "info", path), v) {
+			if v := fmt.Sprintf("rrd_version = %q\n", tc.version); !strings.Contains(testenv.RRDTool(t, "info", path), v) {
 				t.Fatalf("rrdtool info lacks %s", v)
 			}
 			if len(tc.updates) > 0 {
-				rrdtool(t, append([]string{"update", path}, tc.updates...)...)
+				testenv.RRDTool(t, append([]string{"update", path}, tc.updates...)...)
 				fi := checkHeader(t, path)
 				wantMilli := uint16(0)
 				if strings.HasPrefix(tc.updates[len(tc.updates)-1], "1700000300.25:") {
@@ -64,11 +63,11 @@ func TestReadHeaderMatchesLibRRD(t *testing.T) {
 	}
 	t.Run("Create", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "f.rrd")
-		if err := LibRRD().Create(path, testProfile(), t0); err != nil {
+		if err := Create(path, testLayout(), t0); err != nil {
 			t.Fatal(err)
 		}
 		checkHeader(t, path)
-		if err := LibRRD().Update(path, []string{"g", "c"}, []Row{{Time: t0 + 300, Values: []string{"1", "2"}}}); err != nil {
+		if err := Update(path, []string{"g", "c"}, []Row{{Time: t0 + 300, Values: []string{"1", "2"}}}); err != nil {
 			t.Fatal(err)
 		}
 		if fi := checkHeader(t, path); fi.Last != t0+300 || len(fi.DS) != 2 || fi.DS[0] != (DSInfo{"c", Counter}) {
@@ -81,11 +80,11 @@ func TestReadHeaderMatchesLibRRD(t *testing.T) {
 // `rrdtool info`, and returns what it read.
 func checkHeader(t *testing.T, path string) FileInfo {
 	t.Helper()
-	got, err := readHeader(path)
+	got, err := ReadHeader(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := librrdInfo(path)
+	want, err := infoByLibrrd(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,11 +95,11 @@ func checkHeader(t *testing.T, path string) FileInfo {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Go reader %+v, rrd_info_r %+v", got, want)
 	}
-	last, err := strconv.ParseInt(strings.TrimSpace(rrdtool(t, "last", path)), 10, 64)
+	last, err := strconv.ParseInt(strings.TrimSpace(testenv.RRDTool(t, "last", path)), 10, 64)
 	if err != nil || last != got.Last {
 		t.Fatalf("rrdtool last %d (%v), Go reader %d", last, err, got.Last)
 	}
-	info := rrdtool(t, "info", path)
+	info := testenv.RRDTool(t, "info", path)
 	for i, ds := range got.DS {
 		for _, s := range []string{fmt.Sprintf("ds[%s].index = %d\n", ds.Name, i), fmt.Sprintf("ds[%s].type = %q\n", ds.Name, ds.Type)} {
 			if !strings.Contains(info, s) {
@@ -114,48 +113,6 @@ func checkHeader(t *testing.T, path string) FileInfo {
 	return got
 }
 
-// TestInfoFallsBackToLibRRD: what the Go reader does not recognize goes to
-// rrd_info_r, which gives librrd's verdict.
-func TestInfoFallsBackToLibRRD(t *testing.T) {
-	needRRDTool(t)
-	dir := t.TempDir()
-	good := filepath.Join(dir, "good.rrd")
-	if err := LibRRD().Create(good, testProfile(), t0); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name string
-		data []byte
-	}{
-		{"garbage", []byte("this is not an RRD file at all, just some text that is long enough\n")},
-		{"truncated header", b[:300]},
-		{"other architecture", append(append(append([]byte(nil), b[:16]...), 0, 0, 0, 0, 0, 0, 0, 0), b[24:]...)},
-		{"empty", nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(dir, tc.name+".rrd")
-			if err := os.WriteFile(path, tc.data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := readHeader(path); !errors.Is(err, errHeaderUnknown) {
-				t.Fatalf("Go reader: %v, want errHeaderUnknown", err)
-			}
-			_, err := LibRRD().Info(path)
-			// ensureFile maps a failed header read to KindCorrupt with orCorrupt.
-			if err == nil || orCorrupt(classify(err)) != KindCorrupt || !strings.Contains(err.Error(), path) {
-				t.Fatalf("Info: %v (kind %s), want librrd's corrupt-file error", err, classify(err))
-			}
-		})
-	}
-	if _, err := LibRRD().Info(filepath.Join(dir, "missing.rrd")); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("missing file: %v", err)
-	}
-}
-
 // TestLastMilliSurvivesLibrrdRounding: librrd keeps an update's fraction as
 // a double truncated to microseconds (811.123 may become 811.122999); the
 // header reader gives back the millisecond the writer sent, for every one,
@@ -163,15 +120,15 @@ func TestInfoFallsBackToLibRRD(t *testing.T) {
 func TestLastMilliSurvivesLibrrdRounding(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f.rrd")
 	const base = 1_796_116_800
-	if err := LibRRD().Create(path, testProfile(), base); err != nil {
+	if err := Create(path, testLayout(), base); err != nil {
 		t.Fatal(err)
 	}
 	for ms := uint16(1); ms <= 999; ms++ {
 		row := Row{Time: base + int64(ms), Milli: ms, Values: []string{"1", "2"}}
-		if err := LibRRD().Update(path, []string{"c", "g"}, []Row{row}); err != nil {
+		if err := Update(path, []string{"c", "g"}, []Row{row}); err != nil {
 			t.Fatal(err)
 		}
-		fi, err := readHeader(path)
+		fi, err := ReadHeader(path)
 		if err != nil || fi.Last != row.Time || fi.LastMilli != ms {
 			t.Fatalf("after an update at %d.%03d: header %d.%03d, %v", row.Time, ms, fi.Last, fi.LastMilli, err)
 		}

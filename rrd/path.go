@@ -1,13 +1,9 @@
-package rrdwriter
+package rrd
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	"github.com/spoold/spoold/spool"
 )
@@ -76,31 +72,6 @@ func safeByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 }
 
-// nameMax is NAME_MAX, the longest file name of Linux file systems.
-const nameMax = 255
-
-// librrdTempSuffix is what librrd's rrd_create appends to the path it is
-// given to make its own temp file (mkstemp's "XXXXXX").
-const librrdTempSuffix = len("XXXXXX")
-
-// tempSeq numbers temp files; it starts at the clock so that a process
-// with a reused pid does not repeat an earlier one's names.
-var tempSeq atomic.Uint64
-
-func init() { tempSeq.Store(uint64(time.Now().UnixNano())) }
-
-// tempName returns the name of a new temp file in the directory of the
-// RRD file named base: ".<base>.<pid>.<seq>.tmp", every one different,
-// with base cut so that the name with librrd's suffix fits NAME_MAX (a
-// target name of 255 characters gives an RRD file name of 221).
-func tempName(base string) string {
-	suffix := "." + strconv.Itoa(os.Getpid()) + "." + strconv.FormatUint(tempSeq.Add(1), 36) + ".tmp"
-	if room := nameMax - librrdTempSuffix - len(".") - len(suffix); len(base) > room {
-		base = base[:room]
-	}
-	return "." + base + suffix
-}
-
 // Files of the rrdcached protocol. A file a client names over the protocol
 // ("host/load.rrd", clean and relative to Options.Dir) is spooled under the
 // key "/" + its name: poller target names never start with "/", so these
@@ -111,10 +82,10 @@ func tempName(base string) string {
 // ProtocolKey returns the spool key of the protocol's file name.
 func ProtocolKey(file string) string { return "/" + file }
 
-// protocolFile returns the file name of a protocol key: ok only for "/"
+// ProtocolFile returns the file name of a protocol key: ok only for "/"
 // followed by a clean, local, non-empty relative name. Any other key, even
 // one starting with "/", goes through RRDPath.
-func protocolFile(key string) (file string, ok bool) {
+func ProtocolFile(key string) (file string, ok bool) {
 	file, ok = strings.CutPrefix(key, "/")
 	if !ok || !filepath.IsLocal(file) || filepath.Clean(file) != file {
 		return "", false
@@ -122,19 +93,19 @@ func protocolFile(key string) (file string, ok bool) {
 	return file, true
 }
 
-// keyPath returns the path of key's RRD file relative to the RRD
+// KeyPath returns the path of key's RRD file relative to the RRD
 // directory: a protocol key's name, or RRDPath.
-func keyPath(key string) string {
-	if file, ok := protocolFile(key); ok {
+func KeyPath(key string) string {
+	if file, ok := ProtocolFile(key); ok {
 		return file
 	}
 	return RRDPath(key)
 }
 
-// pathKey returns the key whose RRDPath is file, if there is one: the
+// PathKey returns the key whose RRDPath is file, if there is one: the
 // inverse of RRDPath except for segments cut to a hash, which cannot be
 // inverted (ok is false for them).
-func pathKey(file string) (key string, ok bool) {
+func PathKey(file string) (key string, ok bool) {
 	base, ok := strings.CutSuffix(file, ".rrd")
 	if !ok || strings.IndexByte(base, '~') >= 0 {
 		return "", false
@@ -165,13 +136,4 @@ func unhexDigit(c byte) (byte, bool) {
 		return c - 'A' + 10, true
 	}
 	return 0, false
-}
-
-// noProfileError is the error of a key without a profile whose file is
-// missing; for a protocol key it says that the file must be made first.
-func noProfileError(t *target) error {
-	if file, ok := protocolFile(t.key); ok {
-		return fmt.Errorf("write rrd %s: the file is missing; the updates of %s came over the rrdcached protocol, which gives no profile to create it: they stay in the spool until the file exists (CREATE it)", t.path, file)
-	}
-	return fmt.Errorf("create rrd %s: no profile for %q", t.path, t.key)
 }

@@ -1,0 +1,156 @@
+package rrd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Create creates the RRD file at path from l, accepting updates after
+// start (Unix seconds), and the missing directories above it. It writes
+// the file through a temp file of its own name (librrd's rrd_create writes
+// in place) and publishes it with link(2), which never replaces a file: if
+// path exists the error wraps fs.ErrExist.
+func Create(path string, l Layout, start int64) error {
+	if err := l.Validate(); err != nil {
+		return fmt.Errorf("create rrd %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return fmt.Errorf("create rrd directory: %w", err)
+	}
+	defs := make([]string, 0, len(l.DS)+len(l.RRAs))
+	for _, d := range l.DS {
+		defs = append(defs, d.Def())
+	}
+	for _, r := range l.RRAs {
+		r = strings.TrimPrefix(r, "RRA:")
+		if !strings.Contains(r, ":") {
+			return fmt.Errorf("create rrd %s: bad RRA %q", path, "RRA:"+r)
+		}
+		defs = append(defs, "RRA:"+r)
+	}
+	tmp := filepath.Join(filepath.Dir(path), TempName(filepath.Base(path)))
+	if err := librrdCreate(tmp, uint64(l.Step/time.Second), start, nil, "", defs); err != nil {
+		os.Remove(tmp)
+		// librrd says "Cannot create temporary file" without the
+		// reason; a probe of the directory gives the system's error, so
+		// that a directory spoold may not write is reported as such.
+		if perr := ProbeCreate(filepath.Dir(path)); perr != nil {
+			return fmt.Errorf("create rrd %s: %v: %w", path, err, perr)
+		}
+		return fmt.Errorf("create rrd %s: %w", path, err)
+	}
+	// librrd 1.7 reports success when writing the new file failed (a full
+	// disk: it removes the file and returns 0); see missingAfterCreate.
+	if _, err := os.Stat(tmp); err != nil {
+		return missingAfterCreate(path, l, err)
+	}
+	if err := publish(tmp, path, false); err != nil {
+		return fmt.Errorf("create rrd %s: %w", path, err)
+	}
+	return nil
+}
+
+// CreateFrom creates the RRD file at path as rrdcached's CREATE does
+// (rrd_create_r2): step in seconds, lastUp the time of the last update
+// (-1: librrd's default, now - 10 s), sources the files whose data it
+// starts from, template the file whose definitions it copies, defs the
+// DS: and RRA: definitions. It writes a temp file and publishes it with
+// link(2), never replacing a file, or with rename(2) over the old one when
+// replace.
+func CreateFrom(path string, step uint64, lastUp int64, sources []string, template string, defs []string, replace bool) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, TempName(filepath.Base(path)))
+	if err := librrdCreate(tmp, step, lastUp, sources, template, defs); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if _, err := os.Stat(tmp); err != nil {
+		return fmt.Errorf("librrd reported success but wrote no file: %w", err)
+	}
+	return publish(tmp, path, replace)
+}
+
+// publish makes the new file tmp readable by the owner's group (graphing
+// tools) and no one else, and puts it at path: with link(2), which
+// publishes the complete file and never replaces one, or with rename(2)
+// when replace. tmp is gone after.
+func publish(tmp, path string, replace bool) error {
+	if err := os.Chmod(tmp, 0o640); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if replace {
+		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+		return nil
+	}
+	err := os.Link(tmp, path)
+	os.Remove(tmp)
+	return err
+}
+
+// ProbeCreate creates and removes a temp file in dir (named as TempName
+// names them), and returns the system's error if it cannot.
+func ProbeCreate(dir string) error {
+	path := filepath.Join(dir, TempName("spoold-probe"))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(path)
+}
+
+// missingAfterCreate is the error for a create librrd reported as done
+// though it left no file: with less free space than the file needs it
+// wraps ENOSPC.
+func missingAfterCreate(path string, l Layout, statErr error) error {
+	if err := NoSpace(filepath.Dir(path), l.FileSize()); err != nil {
+		return fmt.Errorf("create rrd %s: librrd wrote no file: %w", path, err)
+	}
+	return fmt.Errorf("create rrd %s: librrd reported success but wrote no file: %w", path, statErr)
+}
+
+// NoSpaceError says a file system lacks the room a new RRD file needs;
+// it wraps ENOSPC.
+type NoSpaceError struct {
+	Free, Need int64 // bytes; Need 0: no free inode
+}
+
+// Detail says what is missing, without the ENOSPC text.
+func (e *NoSpaceError) Detail() string {
+	if e.Need == 0 {
+		return "no free inode"
+	}
+	return fmt.Sprintf("%d bytes free, the file needs about %d", e.Free, e.Need)
+}
+
+func (e *NoSpaceError) Error() string { return e.Detail() + ": " + unix.ENOSPC.Error() }
+func (e *NoSpaceError) Unwrap() error { return unix.ENOSPC }
+
+// NoSpace returns a *NoSpaceError when dir's file system has less than
+// need bytes free for spoold, or no free inode; nil when it has room or
+// cannot say.
+func NoSpace(dir string, need int64) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return nil
+	}
+	switch free := int64(st.Bavail) * st.Bsize; {
+	case free < need:
+		return &NoSpaceError{Free: free, Need: need}
+	case st.Files > 0 && st.Ffree == 0:
+		return &NoSpaceError{Free: free}
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package rrd
+
+import (
+	"fmt"
+	"io/fs"
+
+	"github.com/spoold/spoold/internal/fileutil"
+	"golang.org/x/sys/unix"
+)
+
+// ReadHeader reads the RRD header at path with the Go reader: an open, a
+// shared fcntl lock like rrd_info_r's, posix_fadvise(RANDOM) so the read
+// brings in only the pages asked for (no read-ahead), and one pread of a
+// few KB. A missing file gives an error wrapping fs.ErrNotExist; a file
+// the reader does not recognize, or cannot lock, one wrapping
+// ErrHeaderUnknown.
+func ReadHeader(path string) (FileInfo, error) {
+	fd, err := OpenHeader(path)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	defer unix.Close(fd)
+	var fi FileInfo
+	_, err = readHead(fd, path, rrdHeaderRead, func(b []byte) (need int, err error) {
+		fi, need, err = parseHeader(b)
+		return need, err
+	})
+	return fi, err
+}
+
+// OpenHeader opens path to read its header: read-only, with a shared
+// fcntl lock like rrd_info_r's (a file librrd is writing waits), and
+// posix_fadvise(RANDOM) so a read brings in only the pages asked for.
+// The caller closes the descriptor.
+func OpenHeader(path string) (int, error) {
+	fd, err := OpenNoAtime(path)
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0}
+	if err := unix.FcntlFlock(uintptr(fd), unix.F_SETLK, &lk); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("%w: lock: %w", ErrHeaderUnknown, err)
+	}
+	_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM) // only a hint
+	return fd, nil
+}
+
+// readHead reads the start of the file at fd, size bytes first, then as
+// many as parse says it needs, and returns them.
+func readHead(fd int, path string, size int, parse func([]byte) (need int, err error)) ([]byte, error) {
+	return readHeadInto(fd, path, make([]byte, size), parse)
+}
+
+// readHeadInto is readHead reading into buf first (a larger buffer is
+// made if parse needs more).
+func readHeadInto(fd int, path string, buf []byte, parse func([]byte) (need int, err error)) ([]byte, error) {
+	for {
+		n, err := fileutil.PreadFull(fd, buf, 0)
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		need, err := parse(buf[:n])
+		switch {
+		case err != nil:
+			return nil, err
+		case need <= n:
+			return buf[:n], nil
+		case n < len(buf): // the file ends inside the header
+			return nil, fmt.Errorf("%w: %d bytes, header needs %d", ErrHeaderUnknown, n, need)
+		}
+		buf = make([]byte, need)
+	}
+}
+
+// headerNoAtime opens RRD files to read their headers without updating
+// their access times, while the kernel allows it.
+var headerNoAtime fileutil.NoAtime
+
+// OpenNoAtime opens path read-only, with O_NOATIME where the kernel allows
+// it (reading a header should not write its inode).
+func OpenNoAtime(path string) (int, error) {
+	return headerNoAtime.Openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_CLOEXEC)
+}
