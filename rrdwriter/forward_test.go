@@ -17,6 +17,7 @@ import (
 	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
+	"github.com/spoold/spoold/rrdcached/spoolbackend"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -106,7 +107,7 @@ spoold_writer_forward_up{peer=%q} 0
 			t.Fatalf("segment %v kept after the remote confirmed it", r)
 		}
 	}
-	got := fetch(t, e.remotePath(srv, "r"), t0, t0+600)
+	got := testenv.RRDFetch(t, e.remotePath(srv, "r"), t0, t0+600)
 	if got[t0+300] != "1 1" || got[t0+600] != "1 2" {
 		t.Fatalf("remote rows %v", got)
 	}
@@ -128,7 +129,7 @@ func TestForwardReplayAppliesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := e.remotePath(srv, "r")
-	before := fetch(t, path, t0, t0+600)
+	before := testenv.RRDFetch(t, path, t0, t0+600)
 	// The crash of the forwarder: its applied segments are back.
 	for i := range int64(3) {
 		e.putCG("r", t0+300*i, 999, 999)
@@ -160,7 +161,7 @@ func TestForwardReplayAppliesOnce(t *testing.T) {
 	if s.SkippedAlreadyApplied != 5 || s.EntriesWritten != 1 || s.Quarantined != 0 || s.QueueLength != 0 {
 		t.Fatalf("replay stats %+v", s)
 	}
-	after := fetch(t, path, t0, t0+1500)
+	after := testenv.RRDFetch(t, path, t0, t0+1500)
 	if after[t0+300] != before[t0+300] || after[t0+600] != before[t0+600] || after[t0+900] != "1 7" || after[t0+1200] != "1 4" || after[t0+1500] != "1 5" {
 		t.Fatalf("replay changed or missed rows:\nbefore %v\nafter  %v", before, after)
 	}
@@ -182,7 +183,7 @@ func TestForwardReplayAppliesOnce(t *testing.T) {
 	if f := w2.Stats().Forward; f.Failed != 0 || f.Sent != 3 || f.Confirmed != 3 {
 		t.Fatalf("forward stats %+v; want the refused row confirmed", f)
 	}
-	after = fetch(t, path, t0+1500, t0+2100)
+	after = testenv.RRDFetch(t, path, t0+1500, t0+2100)
 	if after[t0+1800] != "1 9" || after[t0+2100] != "1 7" {
 		t.Fatalf("rows %v", after)
 	}
@@ -246,7 +247,7 @@ func TestForwardRemoteAheadQuarantines(t *testing.T) {
 	if len(te) != 1 || te[0].Kind != KindStale || !te[0].RetryAt.IsZero() {
 		t.Errorf("target errors %+v; want the target flagged stale, without backoff", te)
 	}
-	if got := fetch(t, e.remotePath(srv, "r"), t0+600, t0+900); got[t0+600] == "1 2" || got[t0+900] == "1 3" {
+	if got := testenv.RRDFetch(t, e.remotePath(srv, "r"), t0+600, t0+900); got[t0+600] == "1 2" || got[t0+900] == "1 3" {
 		t.Errorf("the central file holds the refused polls? %v", got)
 	}
 	sent := s.Forward.Sent
@@ -305,7 +306,13 @@ func newCentral(t *testing.T, perms string) (*env, string) {
 	}
 	so := rrdcached.DefaultOptions()
 	so.Dir, so.Listeners = c.dir, []rrdcached.ListenerOptions{lo}
-	srv, err := rrdcached.New(so, NewBackend(c.w, DefaultBackendOptions()), nil, nil)
+	bo := spoolbackend.DefaultOptions()
+	bo.Dir, bo.Now, bo.FutureTolerance = c.dir, c.clock.Now, c.w.o.FutureTolerance
+	be, err := spoolbackend.New(c.w, c.sp, c.ix, bo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := rrdcached.New(so, be, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +368,7 @@ func TestForwardToSpooldLandsOnce(t *testing.T) {
 // the entries stay in the poller's spool.
 func TestForwardToSpooldRefusedKeepsEntries(t *testing.T) {
 	central, addr := newCentral(t, "")
-	central.mkRRD("r.rrd", "DS:c:COUNTER:600:0:U", "DS:g:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:100")
+	testenv.RRDCreate(t, filepath.Join(central.dir, "r.rrd"), t0, 300, "DS:c:COUNTER:600:0:U", "DS:g:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:100")
 	p := newEnv(t, nil, func(o *Options) { o.Forward, o.ForwardTimeout = addr, 5*time.Second })
 	t.Cleanup(func() { p.w.Close() })
 	ref := p.putCG("r", t0+300, 300, 1)

@@ -10,11 +10,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	"github.com/spoold/spoold/rrdcached"
+	"github.com/spoold/spoold/rrdcached/spoolbackend"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
 // The rrdcached protocol: the server of package rrdcached on the --listen
-// sockets, carrying out its commands with rrdwriter's Backend on the
+// sockets, carrying out its commands with spoolbackend's Backend on the
 // daemon's spool, index and writer. This file only wires them.
 
 // protocolConfig is what the protocol's flags set: the server's options,
@@ -108,8 +109,20 @@ func (v *permValue) Set(s string) (err error) {
 
 // protocol is the running protocol server and its backend.
 type protocol struct {
-	backend *rrdwriter.Backend
+	backend *spoolbackend.Backend
 	server  *rrdcached.Server
+}
+
+// newProtocolBackend returns the protocol's backend on the daemon's
+// writer, spool, index and loader, with the writer's options wo: its RRD
+// directory, clock, future tolerance and logger, and its profiles' keys
+// claimed.
+func (d *daemon) newProtocolBackend(wo rrdwriter.Options) (*spoolbackend.Backend, error) {
+	o := spoolbackend.DefaultOptions()
+	o.Dir, o.Now, o.FutureTolerance, o.Logger = wo.Dir, wo.Now, wo.FutureTolerance, wo.Logger
+	o.Ready, o.FlushContext = d.ld, d.flushCtx
+	o.Claimed = func(key string) bool { _, ok := wo.Layout(key); return ok }
+	return spoolbackend.New(d.wr, d.sp, d.ix, o)
 }
 
 // startProtocol opens the --listen sockets and serves them; without any it
