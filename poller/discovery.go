@@ -3,6 +3,7 @@ package poller
 import (
 	"context"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,15 +13,20 @@ import (
 )
 
 // When discovery runs. A device's first poll and a poll that finds the
-// agent restarted (sysUpTime went back) discover the device inline, in
-// that poll's own worker, before its rows are polled: with no discovery,
-// or one from before a restart that may have renumbered the rows, the rows'
-// values would go to the wrong keys. Rediscovery of a device in use — at
-// every RediscoverInterval, after SetTargets (SIGHUP), and at once when a
-// poll sees noSuchInstance for a known row — runs in the background,
-// beside the cycles (Run's discovery goroutine), and swaps the device's
-// plan when it completes: a cycle always uses the last completed
-// discovery, and never waits for one.
+// agent restarted (sysUpTime went back) discover the device before its
+// rows are polled: with no discovery, or one from before a restart that
+// may have renumbered the rows, the rows' values would go to the wrong
+// keys. A restart's discovery runs inline, in that poll's worker, within
+// the cycle's deadline. A first discovery under Run runs beside the poll
+// (firstDiscovery): the poll waits for it at most one response timeout,
+// and a discovery that takes longer goes on across cycles, under its own
+// deadline (DiscoveryTimeout), until it completes; meanwhile the device's
+// polls go on without rows, and the other devices' polls are not held up.
+// Rediscovery of a device in use — at every RediscoverInterval, after
+// SetTargets (SIGHUP), and at once when a poll sees noSuchInstance for a
+// known row — runs in the background, beside the cycles (Run's discovery
+// goroutine), and swaps the device's plan when it completes: a cycle
+// always uses the last completed discovery, and never waits for one.
 
 // DiscoveryStats count discoveries since the Poller was made.
 type DiscoveryStats struct {
@@ -134,6 +140,11 @@ func (p *Poller) discoverDevice(ctx context.Context, d *device) error {
 		return nil
 	}
 	defer d.discovering.Store(false)
+	if p.opts.DiscoveryTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.opts.DiscoveryTimeout)
+		defer cancel()
+	}
 	p.disc.running.Add(1)
 	defer p.disc.running.Add(-1)
 	d.rediscover.Store(false)
@@ -153,6 +164,64 @@ func (p *Poller) discoverDevice(ctx context.Context, d *device) error {
 	d.recordDiscovery(disc, now)
 	p.log.Debug("discovered tables", "target", d.t.Name, "rows", len(disc.Keys()), "requests", disc.Requests, "seconds", disc.Duration.Seconds())
 	return nil
+}
+
+// carrier is where Run carries on the first discoveries that outlast
+// their poll: under Run's context, at most Concurrency at once (one UDP
+// socket each), each in a goroutine that Run waits for before it returns.
+type carrier struct {
+	ctx   context.Context
+	wg    sync.WaitGroup
+	slots chan struct{}
+}
+
+// firstDiscovery discovers d, never discovered yet, for the poll about to
+// run with the cycle's context cctx; the caller loads d's plan after it.
+// Cycle alone (without Run) discovers inline, cut at the cycle's deadline.
+// Under Run the discovery runs in a goroutine of its own, under Run's
+// context and DiscoveryTimeout, not the cycle's deadline: the poll waits
+// for it at most one response timeout of d (what an unanswered request
+// would hold the worker), then goes on with the plan d has, and the
+// discovery goes on across cycles until it completes or fails (then the
+// next poll starts another). A poll that finds it still running does not
+// wait. With Concurrency discoveries carried already, it discovers inline
+// for no longer than that wait (a quick one completes; a slow one is tried
+// again by the next poll).
+func (p *Poller) firstDiscovery(cctx context.Context, d *device) {
+	c := p.carry.Load()
+	if c == nil {
+		p.discoverDevice(cctx, d)
+		return
+	}
+	if d.discovering.Load() {
+		return
+	}
+	wait := p.timeout(d.t)
+	select {
+	case c.slots <- struct{}{}:
+	default: // every slot carries a discovery: one inline, for no longer than the wait
+		ctx, cancel := context.WithTimeout(cctx, wait)
+		defer cancel()
+		p.discoverDevice(ctx, d)
+		return
+	}
+	done := make(chan struct{})
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() { <-c.slots }()
+		defer close(done)
+		p.discoverDevice(c.ctx, d)
+	}()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return
+	case <-timer.C:
+	case <-cctx.Done():
+	}
+	p.log.Info("first discovery takes longer than a poll: it goes on beside the poll cycles, and the device's rows are polled once it completes", "target", d.t.Name)
 }
 
 // recordDiscovery updates d's status with what disc found: its rows, and

@@ -57,6 +57,11 @@ type Options struct {
 	// DiscoveryConcurrency is the most background discoveries in flight
 	// while Run runs (each holds one UDP socket).
 	DiscoveryConcurrency int
+	// DiscoveryTimeout ends a discovery that runs beside the cycles (a
+	// first discovery that outlasts its poll, a rediscovery) after this
+	// long; 0: none (each request still has Timeout and Retries). A
+	// discovery within a cycle ends at the cycle's deadline too.
+	DiscoveryTimeout time.Duration
 	// Now is the clock of entry times and status times; nil is time.Now.
 	// Tests inject the simulator's clock. Timeouts and RTTs use real time.
 	Now func() time.Time
@@ -68,7 +73,8 @@ type Options struct {
 // timeout with 1 retry, 60 varbinds per Get, and backoff after 2
 // consecutive failures up to one probe per 30 minutes; for tables,
 // max-repetitions 25, 10,000 rows per table, the poll mode of fewer round
-// trips, rediscovery every hour and 32 discoveries in flight.
+// trips, rediscovery every hour, 32 discoveries in flight and 15 minutes
+// at most for one.
 func DefaultOptions() Options {
 	return Options{
 		Interval:     5 * time.Minute,
@@ -84,6 +90,7 @@ func DefaultOptions() Options {
 		TableMode:            TableAuto,
 		RediscoverInterval:   time.Hour,
 		DiscoveryConcurrency: 32,
+		DiscoveryTimeout:     15 * time.Minute,
 	}
 }
 
@@ -147,6 +154,8 @@ func (o Options) Validate() error {
 		return errors.New("check poller options: rediscover interval must not be negative")
 	case o.DiscoveryConcurrency < 1:
 		return fmt.Errorf("check poller options: discovery concurrency %d, want at least 1", o.DiscoveryConcurrency)
+	case o.DiscoveryTimeout < 0:
+		return errors.New("check poller options: discovery timeout must not be negative")
 	}
 	if _, err := ParseTableMode(string(o.TableMode)); err != nil {
 		return fmt.Errorf("check poller options: %w", err)

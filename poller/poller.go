@@ -33,8 +33,9 @@ type Poller struct {
 	last    CycleStats
 	seq     uint64
 
-	disc discCounters
-	wake chan struct{} // to Run's discovery goroutine
+	disc  discCounters
+	wake  chan struct{}           // to Run's discovery goroutine
+	carry atomic.Pointer[carrier] // Run's, while it runs (discovery.go)
 }
 
 // device is a target and what the poller keeps about it between cycles.
@@ -151,6 +152,9 @@ func newDevice(t *Target, o *Options) *device {
 // ctx's error once its goroutines have ended. It must not overlap with
 // Cycle.
 func (p *Poller) Run(ctx context.Context) error {
+	c := &carrier{ctx: ctx, slots: make(chan struct{}, p.opts.Concurrency)}
+	p.carry.Store(c)
+	defer func() { p.carry.Store(nil); c.wg.Wait() }() // after every Cycle: no Add races the Wait
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -321,9 +325,8 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 	pl := d.plan.Load()
 	if len(d.t.Profile.Tables) > 0 && pl.disc == nil && !probe {
 		// The first poll: discover first, or the rows are not polled.
-		if p.discoverDevice(ctx, d) == nil {
-			pl = d.plan.Load()
-		}
+		p.firstDiscovery(ctx, d)
+		pl = d.plan.Load()
 	}
 	res, err := p.poll(ctx, d, pl, probe)
 	now := p.now()

@@ -339,3 +339,60 @@ func TestRunRediscoversLostRows(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCarriesASlowFirstDiscovery: a device whose first discovery takes
+// longer than a cycle (41 GetBulks of one row, each answer 50 ms late,
+// against a 900 ms cycle deadline) was discovered again from scratch in
+// every cycle, cut at each deadline, and its worker held the other
+// device's poll back. Under Run the discovery goes on across cycles and
+// completes once, its rows are then polled, and every cycle polls both
+// devices; Run leaves no goroutine behind (TestMain's goleak).
+func TestRunCarriesASlowFirstDiscovery(t *testing.T) {
+	const interfaces = 40
+	so := simOptions(2)
+	so.Interfaces = interfaces
+	po := pollOptions()
+	po.Interval, po.Concurrency = time.Second, 1
+	po.MaxRepetitions, po.MaxVarbinds = 1, poller.MaxVarbinds
+	cycles := make(chan poller.CycleStats, 64)
+	var r *rig
+	po.OnCycle = func(st poller.CycleStats) {
+		r.clock.Advance(po.Interval)
+		cycles <- st
+	}
+	r = newRig(t, so, po, "if-mib", 0, 1)
+	r.sim.Fleet().SetBehavior(0, simulate.Behavior{Delay: 50 * time.Millisecond})
+	if err := r.p.SetTargets(simTargets(t, r.sim, "if-mib", "timeout=200ms", 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.p.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != context.Canceled {
+			t.Errorf("Run returned %v", err)
+		}
+	}()
+	deadline := time.After(60 * time.Second)
+	for n := 1; ; n++ {
+		var st poller.CycleStats
+		select {
+		case st = <-cycles:
+		case <-deadline:
+			t.Fatalf("the slow device's rows not polled after %d cycles: %+v", n-1, r.p.DiscoveryStats())
+		}
+		if st.OK != 2 || st.Overrun != 0 {
+			t.Errorf("cycle %d: %d of 2 devices polled, %d overrun", st.Seq, st.OK, st.Overrun)
+		}
+		if st.Rows == 2*interfaces {
+			if n < 2 {
+				t.Errorf("the slow discovery completed within the first cycle: the test shows nothing")
+			}
+			break
+		}
+	}
+	if d := r.p.DiscoveryStats(); d.Discoveries != 2 || d.Failures != 0 {
+		t.Errorf("discoveries %d, failures %d; want each device discovered once, none cut short", d.Discoveries, d.Failures)
+	}
+}

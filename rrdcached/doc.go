@@ -27,8 +27,8 @@
 //     (rrdcached allows everything on every socket, with no authentication).
 //   - Limits rrdcached lacks: Options.MaxLine (rrdcached closes such a
 //     connection without a word; spoold answers "-1 Line too long" first),
-//     MaxBatch, MaxConns (and ListenerOptions.MaxConns), IdleTimeout,
-//     WriteTimeout. Each refusal is answered where the protocol allows, is
+//     MaxBatch, MaxBatchErrorBytes, MaxFetchBytes, MaxFetches, MaxConns
+//     (and ListenerOptions.MaxConns), IdleTimeout, WriteTimeout. Each refusal is answered where the protocol allows, is
 //     counted in spoold_rrdcached_refusals_total{reason} and logged at most
 //     once per Options.LogInterval and reason, naming the peer (its address,
 //     or its pid and uid on a unix socket).

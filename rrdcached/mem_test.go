@@ -282,6 +282,9 @@ func (b *memBackend) Fetch(_ context.Context, file string, args rrdcached.FetchA
 		return rrdcached.FetchResult{}, errors.New("unknown consolidation function '" + args.CF + "'")
 	}
 	if r, ok := b.fetch[file]; ok {
+		if n := int64(len(r.Rows) * len(r.DS)); args.MaxBytes > 0 && n*8 > args.MaxBytes {
+			return rrdcached.FetchResult{}, &rrdcached.FetchTooLargeError{Rows: int64(len(r.Rows)), DS: int64(len(r.DS))}
+		}
 		return r, nil
 	}
 	return rrdcached.FetchResult{}, errors.New("not in memory")

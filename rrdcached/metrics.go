@@ -13,18 +13,20 @@ const (
 	RefuseListenerMaxConns = "max_listener_connections" // ListenerOptions.MaxConns reached
 	RefuseLineTooLong      = "line_too_long"            // a line over Options.MaxLine
 	RefuseBatchTooLarge    = "batch_too_large"          // a BATCH over Options.MaxBatch
+	RefuseBatchErrors      = "batch_errors_too_large"   // a BATCH's error lines over Options.MaxBatchErrorBytes
 	RefuseIdleTimeout      = "idle_timeout"             // no full line within Options.IdleTimeout
 	RefuseWriteTimeout     = "write_timeout"            // a reply not taken within Options.WriteTimeout
 	RefusePermission       = "permission"               // a command the listener does not allow
 	RefusePath             = "path"                     // a file name Resolver refused
 	RefuseBrokenCommand    = "broken_command"           // a command word ending in a lone backslash
+	RefuseFetchTooLarge    = "fetch_too_large"          // a FETCH over Options.MaxFetchBytes
 )
 
 // refusalReasons are the Refuse constants, in the order the metric's help
 // lists them.
 var refusalReasons = []string{RefuseMaxConns, RefuseListenerMaxConns, RefuseLineTooLong,
-	RefuseBatchTooLarge, RefuseIdleTimeout, RefuseWriteTimeout,
-	RefusePermission, RefusePath, RefuseBrokenCommand}
+	RefuseBatchTooLarge, RefuseBatchErrors, RefuseIdleTimeout, RefuseWriteTimeout,
+	RefusePermission, RefusePath, RefuseBrokenCommand, RefuseFetchTooLarge}
 
 // metrics are the server's client_golang metrics.
 type metrics struct {

@@ -17,7 +17,7 @@ func TestRefusalsHelpNamesEveryReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.refusals.WithLabelValues(RefusePath, "unix:/x").Inc()
-	want := `# HELP spoold_rrdcached_refusals_total What the rrdcached protocol server refused, by reason (max_connections, max_listener_connections, line_too_long, batch_too_large, idle_timeout, write_timeout, permission, path, broken_command) and listener.
+	want := `# HELP spoold_rrdcached_refusals_total What the rrdcached protocol server refused, by reason (max_connections, max_listener_connections, line_too_long, batch_too_large, batch_errors_too_large, idle_timeout, write_timeout, permission, path, broken_command, fetch_too_large) and listener.
 # TYPE spoold_rrdcached_refusals_total counter
 spoold_rrdcached_refusals_total{listener="unix:/x",reason="path"} 1
 `

@@ -194,6 +194,73 @@ func TestForwardReplayAppliesOnce(t *testing.T) {
 	}
 }
 
+// TestForwardRemoteAheadQuarantines: another client wrote an update two
+// hours ahead into the central file. The polls after it, which the central
+// rrdcached refuses as not after its last update, are neither counted as
+// written nor confirmed: they are quarantined, counted as stale, and the
+// target is flagged stale, as the same situation is handled locally; the
+// next poll too, without being sent.
+func TestForwardRemoteAheadQuarantines(t *testing.T) {
+	e, srv := newForwardEnv(t)
+	ctx := context.Background()
+	for i := range int64(2) {
+		e.putCG("r", t0+300*i, uint64(300*i), float64(i))
+	}
+	if err := e.w.FlushAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := rrdcached.NewClient(srv.Address(), rrdcached.DefaultClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ahead := t0 + 300 + 7200
+	if err := c.Update(ctx, "r.rrd", fmt.Sprintf("%d:7500:9", ahead)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(ctx, "r.rrd"); err != nil {
+		t.Fatal(err)
+	}
+	before := e.w.Stats()
+	refs := []spool.Ref{e.putCG("r", t0+600, 600, 2), e.putCG("r", t0+900, 900, 3)}
+	if err := e.w.FlushAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := e.w.Stats()
+	if s.EntriesWritten != before.EntriesWritten || s.Forward.Confirmed != before.Forward.Confirmed {
+		t.Errorf("polls refused by the central counted: entries written %d -> %d, confirmed %d -> %d",
+			before.EntriesWritten, s.EntriesWritten, before.Forward.Confirmed, s.Forward.Confirmed)
+	}
+	if s.QuarantinedStale != 2 {
+		t.Errorf("quarantined stale %d, want the 2 refused polls", s.QuarantinedStale)
+	}
+	q := e.quarantined()
+	if len(q) != 2 || !strings.Contains(q[0], fmt.Sprintf("before the RRD file's last update %d", ahead)) {
+		t.Errorf("quarantined %q; want both polls, saying the central file's last update", q)
+	}
+	for _, r := range refs {
+		if e.exists(r) {
+			t.Errorf("segment %v still pending in the spool after it was quarantined", r)
+		}
+	}
+	te := e.w.TargetErrors()
+	if len(te) != 1 || te[0].Kind != KindStale || !te[0].RetryAt.IsZero() {
+		t.Errorf("target errors %+v; want the target flagged stale, without backoff", te)
+	}
+	if got := testenv.RRDFetch(t, e.remotePath(srv, "r"), t0+600, t0+900); got[t0+600] == "1 2" || got[t0+900] == "1 3" {
+		t.Errorf("the central file holds the refused polls? %v", got)
+	}
+	sent := s.Forward.Sent
+	e.putCG("r", t0+1200, 1200, 4)
+	if err := e.w.FlushAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := e.w.Stats(); s.QuarantinedStale != 3 || s.Forward.Sent != sent || s.EntriesWritten != before.EntriesWritten {
+		t.Errorf("the next poll: stale %d (want 3), sent %d -> %d (want none), written %d -> %d",
+			s.QuarantinedStale, sent, s.Forward.Sent, before.EntriesWritten, s.EntriesWritten)
+	}
+}
+
 func TestForwardOptionsRefuseLocalDurability(t *testing.T) {
 	o := DefaultOptions()
 	o.Dir, o.Forward, o.RRDFsync = t.TempDir(), "unix:/run/x.sock", SyncAlways

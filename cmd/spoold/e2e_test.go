@@ -104,6 +104,13 @@ func (l *logBuf) add(line string) {
 	l.b.WriteString(line + "\n")
 }
 
+// Write makes a logBuf the writer of a logger.
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
 func (l *logBuf) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

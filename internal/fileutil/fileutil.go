@@ -4,6 +4,8 @@
 // back once the kernel refuses it, unlink, rename without replacing,
 // directory and file-system sync, and the names of file types. Each
 // function is one system call's worth of policy; callers word the errors.
+// One more is the rule for the files an operator names (ReadRegular):
+// regular, bounded, never blocking, its errors naming the file.
 // Package fileutil starts no goroutines.
 package fileutil
 

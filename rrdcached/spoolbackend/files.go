@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -134,12 +135,39 @@ func (b *Backend) Fetch(ctx context.Context, file string, a rrdcached.FetchArgs)
 	if err != nil {
 		return rrdcached.FetchResult{}, err
 	}
+	if err := fetchCost(path, a); err != nil {
+		unlock()
+		return rrdcached.FetchResult{}, err
+	}
 	r, err := rrd.Fetch(path, a.CF, a.Start, a.End, time.Second)
 	unlock()
 	if err != nil {
 		return rrdcached.FetchResult{}, err // librrd's message names the file
 	}
 	return fetchResult(r), nil
+}
+
+// fetchCost checks a fetch of path against a.MaxBytes from the file's
+// header, before librrd reads a row: the rows of the archive rrd_fetch
+// picks (rrd.FetchRows) times every data source of the file. A header it
+// cannot read, or no archive of a.CF, is librrd's to report.
+func fetchCost(path string, a rrdcached.FetchArgs) error {
+	if a.MaxBytes <= 0 {
+		return nil
+	}
+	fi, err := rrd.ReadHeader(path)
+	if err != nil {
+		return nil
+	}
+	rras, err := rrd.ReadRRAs(path)
+	if err != nil || !slices.ContainsFunc(rras, func(r rrd.RRADef) bool { return r.CF == a.CF }) {
+		return nil
+	}
+	rows, ds := rrd.FetchRows(rras, a.CF, fi.Step, fi.Last, a.Start.Unix(), a.End.Unix()), int64(max(len(fi.DS), 1))
+	if rows > a.MaxBytes/8/ds {
+		return &rrdcached.FetchTooLargeError{Rows: rows, DS: ds}
+	}
+	return nil
 }
 
 // Create creates file as rrdcached's CREATE does (rrd_create_r2), through
@@ -225,7 +253,36 @@ func createFromArgs(dst string, a rrdcached.CreateArgs, sources []string, templa
 	if !a.Begin.IsZero() {
 		lastUp = a.Begin.Unix()
 	}
-	return rrd.CreateFrom(dst, uint64(a.Step/time.Second), lastUp, sources, template, a.Defs, replace)
+	if err := rrd.CreateFrom(dst, uint64(a.Step/time.Second), lastUp, sources, template, a.Defs, replace); err != nil {
+		return createFailed(dst, a, err)
+	}
+	return nil
+}
+
+// createFailed says why librrd did not create dst, where librrd does not:
+// on a full file system it fails with no message (rrdcached answers
+// "RRD Error: " and nothing after it), so the free space and a probe of
+// the directory give the reason. Otherwise err as it is.
+func createFailed(dst string, a rrdcached.CreateArgs, err error) error {
+	var ds int64
+	var rras []string
+	for _, d := range a.Defs {
+		switch {
+		case strings.HasPrefix(d, "DS:"):
+			ds++
+		case strings.HasPrefix(d, "RRA:"):
+			rras = append(rras, d)
+		}
+	}
+	dir := filepath.Dir(dst)
+	var ns *rrd.NoSpaceError
+	if errors.As(rrd.NoSpace(dir, rrd.FileSizeOf(max(ds, 1), rras)), &ns) {
+		return &librrdMessage{fmt.Sprintf("creating '%s': No space left on device (%s)", dst, ns.Detail()), ns}
+	}
+	if perr := rrd.ProbeCreate(dir); perr != nil && strings.TrimSpace(err.Error()) == "" {
+		return &librrdMessage{fmt.Sprintf("creating '%s': %v", dst, perr), perr}
+	}
+	return err
 }
 
 // List lists dir (relative to the RRD directory; "" is the directory
