@@ -14,7 +14,7 @@ deps:
 	@scripts/install-deps.sh
 
 build: deps
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/spoold
+	$(GO) build $(GOBUILDFLAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/spoold
 
 vet: deps
 	$(GO) vet $(PKGS)
@@ -129,6 +129,7 @@ install: man
 # deb: a Debian package of the same install, built with dpkg-deb
 # (packaging/build-deb.sh; the package's scripts are in packaging/deb/).
 DEBDIR ?= bin
+deb: GOBUILDFLAGS := -buildmode=pie
 deb: build
 	packaging/build-deb.sh $(BIN) $(DEBDIR)
 

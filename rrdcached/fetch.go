@@ -22,9 +22,7 @@ type fetchParsed struct {
 // MaxFetches slots, fetches, and sends the reply as write formats it,
 // releasing the slot when the reply is sent.
 func (c *conn) fetch(spec *commandSpec, args []string, write func(*fetchParsed, *replyWriter)) Reply {
-	select {
-	case c.s.fetches <- struct{}{}:
-	case <-c.s.ctx.Done():
+	if !c.s.fetchSlot() {
 		return errorf("rrd_fetch_r failed: the server is closing")
 	}
 	p, rep, good := c.parseFetch(spec, args)
@@ -37,6 +35,25 @@ func (c *conn) fetch(spec *commandSpec, args []string, write func(*fetchParsed, 
 		write(&p, w)
 	}
 	return Reply{Status: p.lines(spec.name), Message: "Success"}
+}
+
+// fetchSlot takes one of the MaxFetches slots, waiting for one (counted
+// in spoold_rrdcached_fetches_waiting); false when the server closes
+// meanwhile.
+func (s *Server) fetchSlot() bool {
+	select {
+	case s.fetches <- struct{}{}:
+		return true
+	default:
+	}
+	s.m.fetchesWaiting.Inc()
+	defer s.m.fetchesWaiting.Dec()
+	select {
+	case s.fetches <- struct{}{}:
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
 }
 
 // parseFetch reads "<file> <CF> [<start> [<end>] [<column>...]]" and

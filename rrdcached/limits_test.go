@@ -181,3 +181,37 @@ func TestFetchTooLarge(t *testing.T) {
 		t.Errorf("PING after a refused FETCH: %q", got)
 	}
 }
+
+// TestFetchesAtOnceBounded: with MaxFetches 2 and five clients fetching at
+// once, two fetches run and three wait (counted), and each is answered
+// once a slot is free; never more than two were in the backend.
+func TestFetchesAtOnceBounded(t *testing.T) {
+	const clients = 5
+	s := startServer(t, func(o *rrdcached.Options) { o.MaxFetches = 2 })
+	seedFetch(s.backend)
+	gate := make(chan struct{})
+	s.backend.mu.Lock()
+	s.backend.fetchGate = gate
+	s.backend.mu.Unlock()
+	conns := make([]*client, clients)
+	for i := range conns {
+		conns[i] = s.dial(t, 0)
+		conns[i].send("FETCH a.rrd AVERAGE " + at(0) + " " + at(30))
+	}
+	waitFor(t, "two fetches in the backend and three waiting", func() bool {
+		now, _ := s.backend.fetching()
+		return now == 2 && s.metric(t, "spoold_rrdcached_fetches_waiting") == clients-2
+	})
+	close(gate)
+	for i, c := range conns {
+		if got := c.reply(); got.Status != 9 || got.Message != "Success" {
+			t.Errorf("client %d: %q", i, got)
+		}
+	}
+	if _, most := s.backend.fetching(); most != 2 {
+		t.Errorf("%d fetches in the backend at once, want at most 2", most)
+	}
+	if n := s.metric(t, "spoold_rrdcached_fetches_waiting"); n != 0 {
+		t.Errorf("%v fetches still waiting", n)
+	}
+}

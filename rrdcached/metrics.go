@@ -35,6 +35,8 @@ type metrics struct {
 	commands    *prometheus.CounterVec // by command, result
 	refusals    *prometheus.CounterVec // by reason, listener
 	batchSize   prometheus.Histogram
+	// fetchesWaiting are the FETCH commands waiting for a slot.
+	fetchesWaiting prometheus.Gauge
 
 	// byCommand are commands' counters by command name, then ok and
 	// error, looked up once (WithLabelValues hashes the labels each call).
@@ -68,6 +70,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "spoold_rrdcached_refusals_total",
 			Help: "What the rrdcached protocol server refused, by reason (" + strings.Join(refusalReasons, ", ") + ") and listener.",
 		}, []string{"reason", "listener"}),
+		fetchesWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "spoold_rrdcached_fetches_waiting",
+			Help: "FETCH and FETCHBIN commands waiting for their turn: the server carries out a bounded number at once.",
+		}),
 		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "spoold_rrdcached_batch_commands",
 			Help:    "Commands per finished BATCH.",
@@ -81,7 +87,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.connections, m.open, m.commands, m.refusals, m.batchSize} {
+	for _, c := range []prometheus.Collector{m.connections, m.open, m.commands, m.refusals, m.batchSize, m.fetchesWaiting} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
