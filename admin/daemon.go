@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spoold/spoold/loader"
@@ -140,6 +141,12 @@ type TargetStatus struct {
 	GoneRows       []string  `json:"gone_rows"`
 	LastDiscovery  time.Time `json:"last_discovery"`
 	DiscoveryError string    `json:"discovery_error"`
+	// OverLimitRows are the rows of the last discovery not polled because
+	// the target is at its bound on files (--max-files-per-target,
+	// --max-new-files-per-hour); Attention says so in words, empty when
+	// none: the target needs an operator's look, whatever its health.
+	OverLimitRows int    `json:"over_limit_rows"`
+	Attention     string `json:"attention"`
 
 	// Graphs are the graph templates of the target's own RRD file (its
 	// scalars), in the order to show them; empty: the file's data sources
@@ -177,6 +184,10 @@ func NewTargetStatus(d poller.DeviceStatus, we *rrdwriter.TargetError) TargetSta
 		Polls: d.Polls, Failures: d.Failures,
 		Rows: d.Rows, FilteredRows: d.FilteredRows, GoneRows: d.GoneRows,
 		LastDiscovery: d.LastDiscovery, DiscoveryError: d.DiscoveryError,
+		OverLimitRows: d.OverLimitRows,
+	}
+	if d.OverLimitRows > 0 {
+		t.Attention = fmt.Sprintf("%d table rows not polled: %s", d.OverLimitRows, d.OverLimit)
 	}
 	if we != nil {
 		t.WriteError, t.WriteErrorKind = we.Err, we.Kind.String()

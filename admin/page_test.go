@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spoold/spoold/poller"
 )
 
 func TestPageListsTargetsWithEscapedGraphURLs(t *testing.T) {
@@ -118,5 +120,29 @@ func TestHumanFormats(t *testing.T) {
 		if got := humanBytes(n); got != want {
 			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestTargetAtItsFileBoundNeedsAttention: a target whose discovery found
+// rows beyond its bound on files answers its polls (health ok) but is
+// listed under "Needs attention" with the reason, and /status says it.
+func TestTargetAtItsFileBoundNeedsAttention(t *testing.T) {
+	d := poller.DeviceStatus{Name: "renamer", Polls: 3, OverLimitRows: 8,
+		OverLimit: "the target made 100 new row files within the hour, its bound (--max-new-files-per-hour)"}
+	ts := NewTargetStatus(d, nil)
+	want := "8 table rows not polled: " + d.OverLimit
+	if ts.Health != HealthOK || ts.Attention != want || ts.OverLimitRows != 8 {
+		t.Fatalf("status %+v", ts)
+	}
+	h := NewHandler(newFakeDaemon(okTarget("core-1"), ts), testOptions())
+	body := readBody(t, do(t, h, "GET", "/", ""))
+	section := body[strings.Index(body, "Needs attention"):]
+	section = section[:strings.Index(section, "</table>")]
+	if !strings.Contains(section, ">renamer</a>") || !strings.Contains(section, html.EscapeString(want)) || strings.Contains(section, "core-1") {
+		t.Errorf("the page's attention table:\n%s", section)
+	}
+	st := readBody(t, do(t, h, "GET", "/status", ""))
+	if !strings.Contains(st, `"over_limit_rows": 8,`) || !strings.Contains(st, `"attention": "`+want+`"`) {
+		t.Errorf("/status does not show the target's attention:\n%s", st)
 	}
 }

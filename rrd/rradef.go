@@ -1,17 +1,10 @@
 package rrd
 
 import (
-	"encoding/binary"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
-
-// RRADef is what rrd_fetch needs of an archive to choose it.
-type RRADef struct {
-	CF   string
-	Rows uint64 // row_cnt
-	PDPs uint64 // pdp_cnt: steps per row
-}
 
 // ReadRRAs reads the archive definitions from path's header with the Go
 // reader. A missing file gives an error wrapping fs.ErrNotExist.
@@ -21,20 +14,44 @@ func ReadRRAs(path string) ([]RRADef, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	b, err := readHead(fd, path, rrdHeaderRead, func(b []byte) (int, error) {
-		_, need, err := parseHeader(b)
+	var h *Header
+	_, err = readHead(fd, path, rrdHeaderRead, func(b []byte) (need int, err error) {
+		h, need, err = ParseHeader(b)
 		return need, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	dsCnt, rraCnt, _, _, _ := parseStatHead(b)
-	ne := binary.NativeEndian
-	rras := make([]RRADef, rraCnt)
-	for i := range rras {
-		d := b[rrdStatHeadSize+int(dsCnt)*rrdDSDefSize+i*rrdRRADefSize:]
-		cf, _ := cString(d[:rrdNameSize])
-		rras[i] = RRADef{CF: cf, Rows: ne.Uint64(d[24:]), PDPs: ne.Uint64(d[32:])}
+	return h.RRA, nil
+}
+
+// FetchRows is the number of rows rrd_fetch returns for a fetch with
+// consolidation function cf from start to end (Unix seconds) of a file
+// with step and last update last: the finest archive of cf that covers the
+// range, or else the one that covers the most of it (rrd_fetch_fn's choice
+// with no step asked for, the most rows it picks). Without such archives
+// it assumes one row per step.
+func FetchRows(rras []RRADef, cf string, step time.Duration, last, start, end int64) int64 {
+	base := max(int64(step/time.Second), 1)
+	rowStep, bestPart := base, int64(-1)
+	full := false
+	for _, r := range rras {
+		if r.CF != cf || r.PDPs == 0 {
+			continue
+		}
+		s := base * int64(r.PDPs)
+		calEnd := last - last%s
+		calStart := calEnd - s*int64(r.Rows)
+		switch {
+		case calStart <= start:
+			if !full || s < rowStep {
+				rowStep, full = s, true
+			}
+		case !full:
+			if match := end - start - (calStart - start); match > bestPart {
+				rowStep, bestPart = s, match
+			}
+		}
 	}
-	return rras, nil
+	return (end-start)/rowStep + 2
 }

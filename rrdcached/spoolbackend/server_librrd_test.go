@@ -103,9 +103,7 @@ func fetchOnce(sock, line string) string {
 // formatted, never built whole). Six fetching a file of 350 data sources
 // × 20,000 rows are refused, saying why, before librrd reads a row.
 func TestProtocolFetchBounded(t *testing.T) {
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		testenv.Missing(t, "cannot reset the peak RSS (VmHWM): %v", err)
-	}
+	testenv.ResetPeakRSS(t)
 	const clients, rows = 6, 20000
 	e, b := newProtoEnv(t)
 	e.wideRRD("big.rrd", 350, rows)
@@ -114,9 +112,7 @@ func TestProtocolFetchBounded(t *testing.T) {
 	sock, reg := serveProto(t, e, b, opts)
 	span := fmt.Sprintf("%d %d", t0-rows*300, t0)
 
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		t.Fatal(err)
-	}
+	testenv.ResetPeakRSS(t)
 	before := testenv.PeakRSS(t)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -147,9 +143,7 @@ func TestProtocolFetchBounded(t *testing.T) {
 			clients, float64(values)/(1<<20), float64(grew)/(1<<20), float64(bound)/(1<<20))
 	}
 
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		t.Fatal(err)
-	}
+	testenv.ResetPeakRSS(t)
 	before = testenv.PeakRSS(t)
 	want := fmt.Sprintf("-1 FETCH too large: %d rows of 350 data sources (53.4 MiB of values) over this range, more than the 32.0 MiB one FETCH may read; ask for a shorter range", rows+2)
 	for i, got := range fetchAll(t, sock, "FETCH big.rrd AVERAGE "+span, clients) {

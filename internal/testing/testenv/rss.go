@@ -1,29 +1,32 @@
 package testenv
 
 import (
-	"bytes"
 	"os"
-	"strconv"
 	"testing"
+
+	"github.com/prometheus/procfs"
 )
 
-// PeakRSS returns the process's peak resident memory in bytes (VmHWM of
-// /proc/self/status; writing "5" to /proc/self/clear_refs resets it).
+// ResetPeakRSS resets the process's peak resident memory (VmHWM) to its
+// current resident memory, so that PeakRSS measures from here; a kernel
+// that refuses it is Missing.
+func ResetPeakRSS(tb testing.TB) {
+	tb.Helper()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		Missing(tb, "cannot reset the peak RSS (VmHWM): %v", err)
+	}
+}
+
+// PeakRSS returns the process's peak resident memory in bytes (VmHWM).
 func PeakRSS(tb testing.TB) int64 {
 	tb.Helper()
-	s, err := os.ReadFile("/proc/self/status")
+	p, err := procfs.Self()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	for _, line := range bytes.Split(s, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
-			kb, err := strconv.ParseInt(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(v), []byte("kB")))), 10, 64)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			return kb << 10
-		}
+	st, err := p.NewStatus()
+	if err != nil {
+		tb.Fatal(err)
 	}
-	tb.Fatal("no VmHWM in /proc/self/status")
-	return 0
+	return int64(st.VmHWM)
 }

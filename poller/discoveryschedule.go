@@ -40,6 +40,9 @@ type DiscoveryStats struct {
 	Filtered  uint64 `json:"filtered"`
 	Gone      uint64 `json:"gone"`
 	Truncated uint64 `json:"truncated"`
+	// OverLimit are the rows the bounds on files refused, summed over the
+	// devices' last discoveries (filebound.go).
+	OverLimit uint64 `json:"over_limit"`
 	Running   int    `json:"running"` // in flight now
 }
 
@@ -64,6 +67,7 @@ func (p *Poller) DiscoveryStats() DiscoveryStats {
 		s.Filtered += uint64(d.st.FilteredRows)
 		s.Gone += uint64(len(d.st.GoneRows))
 		s.Truncated += uint64(d.st.TruncatedTables)
+		s.OverLimit += uint64(d.st.OverLimitRows)
 		d.mu.Unlock()
 	}
 	return s
@@ -77,6 +81,7 @@ var discoveryMetrics = statmetric.Table[DiscoveryStats]{
 	statmetric.Gauge("spoold_poller_table_rows_filtered", "Table rows a filter dropped, by the devices' last discoveries.", func(s DiscoveryStats) float64 { return float64(s.Filtered) }),
 	statmetric.Gauge("spoold_poller_table_rows_gone", "Table rows an earlier discovery found and the last did not (their files stay).", func(s DiscoveryStats) float64 { return float64(s.Gone) }),
 	statmetric.Gauge("spoold_poller_tables_truncated", "Tables with more rows than --poll-max-table-rows, by the devices' last discoveries.", func(s DiscoveryStats) float64 { return float64(s.Truncated) }),
+	statmetric.Gauge("spoold_poller_table_rows_over_limit", "Table rows not polled because their target is at --max-files-per-target or --max-new-files-per-hour, by the devices' last discoveries.", func(s DiscoveryStats) float64 { return float64(s.OverLimit) }),
 	statmetric.Gauge("spoold_poller_discoveries_running", "Table discoveries in flight.", func(s DiscoveryStats) float64 { return float64(s.Running) }),
 }
 
@@ -160,8 +165,12 @@ func (p *Poller) discoverDevice(ctx context.Context, d *device) error {
 		return err
 	}
 	p.disc.discoveries.Add(1)
+	refused, why := d.admitRows(disc, now, &p.opts)
+	if refused > 0 {
+		p.log.Warn("table rows not polled: the target is at its bound on files", "target", d.t.Name, "rows", refused, "reason", why)
+	}
 	d.plan.Store(newPlan(d.t, disc, d.plan.Load(), &p.opts))
-	d.recordDiscovery(disc, now)
+	d.recordDiscovery(disc, now, refused, why)
 	p.log.Debug("discovered tables", "target", d.t.Name, "rows", len(disc.Keys()), "requests", disc.Requests, "seconds", disc.Duration.Seconds())
 	return nil
 }
@@ -224,19 +233,18 @@ func (p *Poller) firstDiscovery(cctx context.Context, d *device) {
 	p.log.Info("first discovery takes longer than a poll: it goes on beside the poll cycles, and the device's rows are polled once it completes", "target", d.t.Name)
 }
 
-// recordDiscovery updates d's status with what disc found: its rows, and
-// the rows known from earlier discoveries that it did not find (gone:
-// their files stay, and their keys come back if the rows do).
-func (d *device) recordDiscovery(disc *Discovery, now time.Time) {
+// recordDiscovery updates d's status with what disc found: its rows, the
+// rows its bounds on files refused (and why), and the rows admitted by
+// earlier discoveries that it did not find (gone: their files stay, and
+// their keys come back if the rows do).
+func (d *device) recordDiscovery(disc *Discovery, now time.Time, overLimit int, why string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := &d.st
 	s.LastDiscovery, s.DiscoveryError = now, ""
 	s.Discoveries++
 	s.Rows, s.FilteredRows, s.TruncatedTables = 0, 0, 0
-	if d.known == nil {
-		d.known = map[string]bool{}
-	}
+	s.OverLimitRows, s.OverLimit = overLimit, why
 	found := map[string]bool{}
 	for _, t := range disc.Tables {
 		s.Rows += len(t.Rows)
@@ -245,7 +253,7 @@ func (d *device) recordDiscovery(disc *Discovery, now time.Time) {
 			s.TruncatedTables++
 		}
 		for _, r := range t.Rows {
-			found[r.Key], d.known[r.Key] = true, true
+			found[r.Key] = true
 		}
 	}
 	s.GoneRows = s.GoneRows[:0:0]
