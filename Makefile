@@ -14,7 +14,7 @@ deps:
 	@scripts/install-deps.sh
 
 build: deps
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/spoold
+	$(GO) build $(GOBUILDFLAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/spoold
 
 vet: deps
 	$(GO) vet $(PKGS)
@@ -24,7 +24,7 @@ test: deps
 
 # test-nocgo: the packages that do not need librrd, built and tested
 # without cgo (rrd's logic included: only its librrd shims need cgo).
-NOCGO_PKGS := ./spool ./shm ./loader ./rrd ./rrdwriter ./rrdcached ./poller/mib ./internal/enum ./internal/testing/testenv
+NOCGO_PKGS := ./spool ./shm ./intake ./loader ./rrd ./rrdwriter ./rrdcached ./rrdcached/spoolbackend ./fleet ./poller/mib ./internal/enum ./internal/testing/testenv
 test-nocgo:
 	CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PKGS)
 
@@ -41,11 +41,11 @@ check: vet test test-nocgo fuzz-short
 FUZZ_SHORT := \
 	./spool:FuzzDecode ./spool:FuzzParseSegment ./spool:FuzzParseName ./spool:FuzzParseLevels ./spool:FuzzParseFsyncPolicy \
 	./shm:FuzzParseSize ./loader:FuzzParseCPU \
-	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue ./poller:FuzzInstanceSegment ./poller:FuzzWalkAnswer ./poller/mib:FuzzResolve \
+	./fleet:FuzzParseTargets ./fleet:FuzzParseProfiles ./poller:FuzzMapValue ./fleet:FuzzInstanceSegment ./poller:FuzzWalkAnswer ./poller/mib:FuzzResolve \
 	./admin:FuzzParseGraphQuery ./rrd:FuzzRRDPath ./rrdwriter:FuzzParseGraphTemplate ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
 	./rrdcached:FuzzParseCommand ./rrdcached:FuzzServerReply \
-	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./poller:FuzzParseShard ./rrdwriter:FuzzParseRemoteInfo \
-	./rrdwriter:FuzzParseUpdate ./rrd:FuzzNativeUpdate
+	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./fleet:FuzzParseShard ./rrdwriter:FuzzParseRemoteInfo \
+	./rrdcached/spoolbackend:FuzzParseUpdate ./rrd:FuzzNativeUpdate
 FUZZ_LONG := $(FUZZ_SHORT) \
 	./rrd:FuzzParseHeader ./rrd:FuzzParseGeometry ./simulate:FuzzAnswer ./simulate:FuzzGetNext ./poller/mib:FuzzLoadMIB \
 	./doctor:FuzzMounts ./diskstat:FuzzCompute ./diskstat:FuzzParseTaskIO
@@ -129,6 +129,7 @@ install: man
 # deb: a Debian package of the same install, built with dpkg-deb
 # (packaging/build-deb.sh; the package's scripts are in packaging/deb/).
 DEBDIR ?= bin
+deb: GOBUILDFLAGS := -buildmode=pie
 deb: build
 	packaging/build-deb.sh $(BIN) $(DEBDIR)
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -37,7 +38,7 @@ type Options struct {
 	BackoffMax time.Duration
 	// Shard is the part of the targets this instance polls (--shard K/N;
 	// see Shard); the zero Shard polls them all.
-	Shard Shard
+	Shard fleet.Shard
 	// MaxRepetitions is the max-repetitions of the GetBulk requests of
 	// table walks, at discovery and in bulk polls (--poll-max-repetitions;
 	// snmp_exporter's default is 25).
@@ -57,6 +58,13 @@ type Options struct {
 	// DiscoveryConcurrency is the most background discoveries in flight
 	// while Run runs (each holds one UDP socket).
 	DiscoveryConcurrency int
+	// MaxFilesPerTarget bounds the row keys (RRD files) of one target,
+	// gone ones included (--max-files-per-target; filebound.go).
+	MaxFilesPerTarget int
+	// NewFilesPerHour bounds the new row keys a target's discoveries after
+	// its first may add, per hour, with a burst of as many
+	// (--max-new-files-per-hour); 0: no rate bound.
+	NewFilesPerHour int
 	// DiscoveryTimeout ends a discovery that runs beside the cycles (a
 	// first discovery that outlasts its poll, a rediscovery) after this
 	// long; 0: none (each request still has Timeout and Retries). A
@@ -74,7 +82,8 @@ type Options struct {
 // consecutive failures up to one probe per 30 minutes; for tables,
 // max-repetitions 25, 10,000 rows per table, the poll mode of fewer round
 // trips, rediscovery every hour, 32 discoveries in flight and 15 minutes
-// at most for one.
+// at most for one; 20,000 row files per target at most, 100 new ones an
+// hour.
 func DefaultOptions() Options {
 	return Options{
 		Interval:     5 * time.Minute,
@@ -91,6 +100,8 @@ func DefaultOptions() Options {
 		RediscoverInterval:   time.Hour,
 		DiscoveryConcurrency: 32,
 		DiscoveryTimeout:     15 * time.Minute,
+		MaxFilesPerTarget:    20000,
+		NewFilesPerHour:      100,
 	}
 }
 
@@ -113,10 +124,9 @@ func ParseTableMode(s string) (TableMode, error) {
 	return "", fmt.Errorf("parse table mode %q: want auto, get or bulk", s)
 }
 
-// Limits of Options, which the flags and targets files document.
+// Limits of Options, which the flags document; Retries is bounded by
+// fleet.MaxRetries, as a target's retries= is.
 const (
-	// MaxRetries is the most resends after a timeout (Retries, retries=).
-	MaxRetries = 10
 	// MaxVarbinds is the largest MaxVarbinds: an SNMP Get of 1,000 OIDs
 	// already needs a large UDP datagram.
 	MaxVarbinds = 1000
@@ -136,8 +146,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("check poller options: concurrency %d, want at least 1", o.Concurrency)
 	case o.Timeout <= 0:
 		return errors.New("check poller options: timeout must be positive")
-	case o.Retries < 0 || o.Retries > MaxRetries:
-		return fmt.Errorf("check poller options: retries %d, want 0 to %d", o.Retries, MaxRetries)
+	case o.Retries < 0 || o.Retries > fleet.MaxRetries:
+		return fmt.Errorf("check poller options: retries %d, want 0 to %d", o.Retries, fleet.MaxRetries)
 	case o.CycleTimeout < 0 || o.CycleTimeout > o.Interval:
 		return fmt.Errorf("check poller options: cycle timeout %v not in [0, interval %v]", o.CycleTimeout, o.Interval)
 	case o.MaxVarbinds < 1 || o.MaxVarbinds > MaxVarbinds:
@@ -154,6 +164,10 @@ func (o Options) Validate() error {
 		return errors.New("check poller options: rediscover interval must not be negative")
 	case o.DiscoveryConcurrency < 1:
 		return fmt.Errorf("check poller options: discovery concurrency %d, want at least 1", o.DiscoveryConcurrency)
+	case o.MaxFilesPerTarget < 1:
+		return fmt.Errorf("check poller options: max files per target %d, want at least 1", o.MaxFilesPerTarget)
+	case o.NewFilesPerHour < 0:
+		return fmt.Errorf("check poller options: new files per hour %d, want at least 0", o.NewFilesPerHour)
 	case o.DiscoveryTimeout < 0:
 		return errors.New("check poller options: discovery timeout must not be negative")
 	}
@@ -170,11 +184,11 @@ func (o *Options) cycleTimeout() time.Duration {
 	return o.Interval - o.Interval/10
 }
 
-// Writer stores entries: *spool.Spool, appending each to its target's
-// open segment. created says the entry started a new segment, named ref,
-// which the poller then adds to the Sink. Sync is called once per cycle
-// (the batch fsync policy).
-type Writer interface {
+// SpoolAppender appends entries to the spool: *spool.Spool, appending each
+// to its key's open segment. The poller appends through an intake.Intake
+// of the SpoolAppender and the Sink, which adds a segment an entry started
+// to the Sink. Sync is called once per cycle (the batch fsync policy).
+type SpoolAppender interface {
 	Append(*spool.Entry) (ref spool.Ref, created bool, err error)
 	Sync() error
 }

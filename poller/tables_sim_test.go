@@ -4,10 +4,12 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/simulate"
 	"github.com/spoold/spoold/spool"
@@ -47,7 +49,7 @@ func checkRows(t *testing.T, r *rig, i int, at time.Time, column string) map[str
 	f := r.sim.Fleet()
 	out := map[string]spool.Entry{}
 	for _, ifc := range f.Interfaces(i, at) {
-		key := poller.RowKey(f.Name(i), poller.InstanceSegment(ifc.Name))
+		key := fleet.RowKey(f.Name(i), fleet.InstanceSegment(ifc.Name))
 		e := rowEntry(t, r, key, at)
 		want := f.Value(i, column+"."+strconv.Itoa(ifc.Index), at)
 		var n uint64
@@ -394,5 +396,77 @@ func TestRunCarriesASlowFirstDiscovery(t *testing.T) {
 	}
 	if d := r.p.DiscoveryStats(); d.Discoveries != 2 || d.Failures != 0 {
 		t.Errorf("discoveries %d, failures %d; want each device discovered once, none cut short", d.Discoveries, d.Failures)
+	}
+}
+
+// TestFileBoundsStopARenamingDevice: an agent that renames its interfaces
+// at every restart made a new set of RRD files each time, without end.
+// After the first discovery (exempt from the rate) a target may add
+// NewFilesPerHour new row keys an hour and MaxFilesPerTarget in all; rows
+// beyond are not polled (no spool entry, so no file and nothing waiting in
+// the spool), and the status says how many and why.
+func TestFileBoundsStopARenamingDevice(t *testing.T) {
+	const ifaces = 4
+	so := simOptions(1)
+	so.Interfaces = ifaces
+	po := pollOptions()
+	po.MaxFilesPerTarget, po.NewFilesPerHour = 10, ifaces
+	r := newRig(t, so, po, "if-mib", 0)
+	f := r.sim.Fleet()
+	f.SetBehavior(0, simulate.Behavior{Rename: true})
+	name := f.Name(0)
+	keys := func() []string {
+		var ks []string
+		for _, ifc := range f.Interfaces(0, r.clock.Now()) {
+			ks = append(ks, fleet.RowKey(name, fleet.InstanceSegment(ifc.Name)))
+		}
+		return ks
+	}
+	restartAndPoll := func(after time.Duration) (poller.CycleStats, poller.DeviceStatus, []string) {
+		f.Restart(0, r.clock.Advance(time.Minute)) // a minute after the last poll
+		r.clock.Advance(after)
+		st := r.p.Cycle(context.Background())
+		s, _ := r.p.Status(name)
+		return st, s, keys()
+	}
+	r.clock.Advance(5 * time.Minute)
+	if st := r.p.Cycle(context.Background()); st.Rows != ifaces {
+		t.Fatalf("first cycle: %+v", st)
+	}
+	for _, tc := range []struct {
+		name        string
+		after       time.Duration
+		rows, over  int
+		why         string
+		overLimitOf int // of the rows' keys, how many are refused
+	}{
+		{"first rename: within the rate", 5 * time.Minute, ifaces, 0, "", 0},
+		{"second rename: past the rate", 5 * time.Minute, 0, ifaces, "--max-new-files-per-hour", ifaces},
+		{"an hour later: the rate allows them, the total 2 of them", time.Hour, 2, ifaces - 2, "--max-files-per-target", ifaces - 2},
+	} {
+		st, s, ks := restartAndPoll(tc.after)
+		if st.Rows != tc.rows || s.Rows != tc.rows || s.OverLimitRows != tc.over || !strings.Contains(s.OverLimit, tc.why) {
+			t.Fatalf("%s: cycle rows %d, status rows %d, over limit %d (%q); want %d rows, %d over the limit for %s",
+				tc.name, st.Rows, s.Rows, s.OverLimitRows, s.OverLimit, tc.rows, tc.over, tc.why)
+		}
+		if ds := r.p.DiscoveryStats(); ds.OverLimit != uint64(tc.over) {
+			t.Errorf("%s: DiscoveryStats.OverLimit %d, want %d", tc.name, ds.OverLimit, tc.over)
+		}
+		spooled := map[uint64]bool{}
+		for _, ref := range r.sink.refs() {
+			spooled[ref.Hash] = true
+		}
+		refused := 0
+		for _, k := range ks {
+			if !spooled[spool.KeyHash(k)] {
+				refused++
+			}
+		}
+		if refused != tc.overLimitOf {
+			t.Errorf("%s: %d of the %d renamed rows have no spool entry, want %d", tc.name, refused, len(ks), tc.overLimitOf)
+		}
+	}
+	if s, _ := r.p.Status(name); len(s.GoneRows) != 10-2 {
+		t.Errorf("%d gone rows (their files stay), want the 8 earlier names", len(s.GoneRows))
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 // maxBatchErrorLen bounds one per-command error line kept for a BATCH's
 // answer (rrdcached bounds a reply by RRD_CMD_MAX, 4096), so that a batch's
-// answer takes at most MaxBatch × this much memory.
+// answer holds at most MaxBatch of them, and at most MaxBatchErrorBytes.
 const maxBatchErrorLen = 512
 
 // conn is one client connection, served by its own goroutine.
@@ -29,8 +29,15 @@ type conn struct {
 	w    *bufio.Writer
 
 	inBatch   bool
-	batchN    int      // commands of the current BATCH so far, "." too (rrdcached's batch_cmd)
-	batchErrs []string // its error lines
+	batchN    int       // commands of the current BATCH so far, "." too (rrdcached's batch_cmd)
+	batchErrs []string  // its error lines
+	errBytes  int       // their bytes as sent, each "<n> <message>\n"
+	updates   updateRun // its UPDATEs of one file not carried out yet
+
+	// stream, when a command sets it, writes the rest of the reply it
+	// returns, after its status line and Lines (FETCH's rows, formatted
+	// as they are sent instead of built whole).
+	stream func(*replyWriter)
 }
 
 func newConn(s *Server, l *listener, nc net.Conn) *conn {
@@ -61,8 +68,9 @@ func (c *conn) armRead() bool {
 func (c *conn) serve() {
 	defer c.s.forget(c)
 	defer c.nc.Close()
+	defer c.runUpdates() // what the client sent is carried out
 	for {
-		if c.r.Buffered() == 0 && !c.flush() {
+		if c.r.Buffered() == 0 && (!c.runUpdates() || !c.flush()) {
 			return
 		}
 		if !c.armRead() {
@@ -138,6 +146,12 @@ func (c *conn) dispatch(cmd Command) bool {
 		}
 	}
 	spec := lookupCommand(cmd.Name)
+	// A BATCH's UPDATE waits in the run of its file's (batchupdate.go);
+	// any other command runs after the run.
+	queue := c.inBatch && spec != nil && spec.name == "UPDATE" && c.l.perms.allows(spec.name) && spec.where&inBatch != 0
+	if !queue && !c.runUpdates() {
+		return false
+	}
 	// BATCH's go-ahead is sent at once, "."'s answer too; inside a BATCH
 	// only errors are kept.
 	collect := c.inBatch && !(spec != nil && spec.name == "." && c.l.perms.allows("."))
@@ -154,6 +168,8 @@ func (c *conn) dispatch(cmd Command) bool {
 	case c.inBatch && spec.where&inBatch == 0, !c.inBatch && spec.where&inClient == 0:
 		name = spec.name
 		rep = errorf("Can't use '%s' here.", cmd.Name)
+	case queue:
+		return c.queueUpdate(spec, cmd.Args)
 	default:
 		name = spec.name
 		rep, keep = c.run(spec, cmd.Args)
@@ -166,41 +182,99 @@ func (c *conn) dispatch(cmd Command) bool {
 }
 
 // answer sends a command's reply, or inside a BATCH (collect) keeps its
-// error for the batch's answer.
+// error for the batch's answer; false ends the connection (the errors
+// kept would go over MaxBatchErrorBytes).
 func (c *conn) answer(rep Reply, collect bool) bool {
-	if collect {
-		if !rep.OK() {
-			msg := rep.Message
-			if len(msg) > maxBatchErrorLen {
-				msg = msg[:maxBatchErrorLen]
-			}
-			c.batchErrs = append(c.batchErrs, strconv.Itoa(c.batchN)+" "+msg)
-		}
+	if !collect {
+		return c.send(rep)
+	}
+	return c.collect(rep, c.batchN)
+}
+
+// collect keeps the error of the BATCH's command n for the batch's answer.
+func (c *conn) collect(rep Reply, n int) bool {
+	if rep.OK() {
 		return true
 	}
-	return c.send(rep)
+	msg := rep.Message
+	if len(msg) > maxBatchErrorLen {
+		msg = msg[:maxBatchErrorLen]
+	}
+	line := strconv.Itoa(n) + " " + msg
+	if c.errBytes+len(line)+1 > c.s.opts.MaxBatchErrorBytes {
+		c.resetBatch() // the lines kept are not sent: free them now
+		msg := fmt.Sprintf("Batch too large: its error lines take more than %d bytes.", c.s.opts.MaxBatchErrorBytes)
+		c.s.refused(RefuseBatchErrors, c.l.spec, c.peer, msg)
+		c.send(Reply{Status: -1, Message: msg})
+		return false
+	}
+	c.batchErrs = append(c.batchErrs, line)
+	c.errBytes += len(line) + 1
+	return true
 }
 
 // startBatch and endBatch are BATCH and ".".
 func (c *conn) startBatch() Reply {
-	c.inBatch, c.batchN, c.batchErrs = true, 0, nil
+	c.resetBatch()
+	c.inBatch = true
 	return Reply{Message: "Go ahead.  End with dot '.' on its own line."}
 }
 
 func (c *conn) endBatch() Reply {
 	c.s.m.batchSize.Observe(float64(c.batchN - 1))
 	rep := Reply{Status: len(c.batchErrs), Message: "errors", Lines: c.batchErrs}
-	c.inBatch, c.batchN, c.batchErrs = false, 0, nil
+	c.resetBatch()
 	return rep
 }
 
-// send writes a reply into the connection's buffer, within WriteTimeout.
+func (c *conn) resetBatch() {
+	c.inBatch, c.batchN, c.batchErrs, c.errBytes = false, 0, nil, 0
+}
+
+// send writes a reply into the connection's buffer, within WriteTimeout,
+// and the rest of it that c.stream writes.
 func (c *conn) send(rep Reply) bool {
+	stream := c.stream
+	c.stream = nil
 	c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
-	if _, err := c.w.Write(rep.Append(nil)); err != nil {
+	_, err := c.w.Write(rep.Append(nil))
+	if stream != nil {
+		w := &replyWriter{c: c, err: err}
+		stream(w) // always called: it releases what the command holds
+		err = w.err
+	}
+	if err != nil {
 		return c.writeFailed(err)
 	}
 	return true
+}
+
+// replyWriter writes a streamed reply into the connection's buffer, each
+// WriteTimeout counted from the last progress; after an error it writes
+// nothing and keeps the error.
+type replyWriter struct {
+	c   *conn
+	n   int // bytes since the deadline was set
+	err error
+}
+
+func (w *replyWriter) write(b []byte) {
+	if w.err != nil {
+		return
+	}
+	if w.n += len(b); w.n > 1<<16 {
+		w.c.nc.SetWriteDeadline(time.Now().Add(w.c.s.opts.WriteTimeout))
+		w.n = 0
+	}
+	_, w.err = w.c.w.Write(b)
+}
+
+// line writes b and a line end.
+func (w *replyWriter) line(b []byte) {
+	w.write(b)
+	if w.err == nil {
+		w.err = w.c.w.WriteByte('\n')
+	}
 }
 
 // flush sends what is buffered, within WriteTimeout.

@@ -27,11 +27,15 @@
 //     (rrdcached allows everything on every socket, with no authentication).
 //   - Limits rrdcached lacks: Options.MaxLine (rrdcached closes such a
 //     connection without a word; spoold answers "-1 Line too long" first),
-//     MaxBatch, MaxConns (and ListenerOptions.MaxConns), IdleTimeout,
-//     WriteTimeout. Each refusal is answered where the protocol allows, is
+//     MaxBatch, MaxBatchErrorBytes, MaxFetchBytes, MaxFetches, MaxConns
+//     (and ListenerOptions.MaxConns), IdleTimeout, WriteTimeout. Each refusal is answered where the protocol allows, is
 //     counted in spoold_rrdcached_refusals_total{reason} and logged at most
 //     once per Options.LogInterval and reason, naming the peer (its address,
 //     or its pid and uid on a unix socket).
+//   - A BATCH's consecutive UPDATEs of one file reach the Backend as one
+//     Update call (batchupdate.go); each command's reply is still its own.
+//     An UPDATE of no values among them is answered "No values updated."
+//     without asking the Backend.
 //   - SUSPEND or RESUME of a file not in the cache: rrdcached answers
 //     "-1 <file> - No such file or directory" and closes the connection;
 //     spoold answers the same and keeps it open.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +35,7 @@ func (w *Writer) apply(b shm.Batch) error {
 	}
 	w.rq.add(unlink, func() {
 		w.ix.Done(b.Hash, settled, retryAt)
+		w.sp.Unseal(b.Hash) // after Done: a segment named as one of b's now is indexed as new
 		w.finish(b.Hash)
 	})
 	return err
@@ -50,9 +50,12 @@ type segmentStore interface {
 
 // write reads the batch's segments and applies their entries under the
 // file's lock. The key's open segment is sealed first, so every entry of
-// the segments read is in them.
+// the segments read is in them, and the batch's names are kept from new
+// segments of the key until the batch ends (apply): a poll appended after
+// the removal of an applied segment starts a segment of its own name,
+// which the index then adds as new, and which no pass of this batch reads.
 func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, path string, err error) {
-	w.sp.Seal(b.Hash)
+	w.sp.SealNames(b.Hash, b.Times)
 	var st segmentStore = w.sp
 	if d, err := w.sp.OpenDir(b.Hash); err == nil {
 		defer d.Close()
@@ -64,6 +67,7 @@ func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, p
 	buf := w.segBufs.Get().(*spool.SegmentBuffer)
 	defer func() { buf.Reset(); w.segBufs.Put(buf) }()
 	p := &pass{w: w, st: st, buf: buf}
+	defer func() { p.trace(b.Key, err) }() // before buf is reset
 	if err := p.read(&b); err != nil {
 		return p.settled, p.unlink, b.Key, "", err
 	}
@@ -92,6 +96,10 @@ type pass struct {
 	settled []int64     // batch times done with (removed or quarantined)
 	unlink  []spool.Ref // applied segments for the removal queue
 	stale   int         // entries quarantined as older than the file's last update
+	// applied and skipped count the entries written and those found
+	// already applied (trace).
+	applied, skipped int
+	vanished         []int64 // batch times whose segment was gone
 }
 
 // item is one good entry of a segment.
@@ -125,6 +133,7 @@ func (p *pass) read(b *shm.Batch) error {
 			continue
 		case errors.Is(err, fs.ErrNotExist):
 			p.w.c.vanished.Add(1)
+			p.vanished = append(p.vanished, ts)
 		case errors.As(err, &ce):
 			if qerr := p.w.quarantineFile(ref, err.Error()); qerr != nil {
 				return kindError(KindSpoolRead, qerr)
@@ -322,14 +331,21 @@ func (w *Writer) splitApplied(t *target, p *pass) int {
 	}
 	if isLast(&t.info, p.items[n-1].e) {
 		w.c.skipped.Add(uint64(n))
+		p.skipped += n
 		return n
 	}
-	for _, it := range p.items[:n] {
+	w.setAsideStale(t, p, p.items[:n])
+	return n
+}
+
+// setAsideStale sets items aside for the quarantine as never applied:
+// they are at or before the file's last update, which is none of them.
+func (w *Writer) setAsideStale(t *target, p *pass, items []item) {
+	for _, it := range items {
 		p.setAside(it, fmt.Sprintf("poll time %d is before the RRD file's last update %d and was never applied (the clock stepped back, or a later entry was dated ahead)", it.e.Time, t.info.Last))
 	}
-	p.stale += n
-	w.c.stale.Add(uint64(n))
-	return n
+	p.stale += len(items)
+	w.c.stale.Add(uint64(len(items)))
 }
 
 // update makes one update call with todo and handles its failure; it
@@ -349,6 +365,7 @@ func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item,
 		t.info.Last, t.info.LastMilli = until, todo[len(todo)-1].e.Milli
 		t.advanceGeometry(last, until)
 		w.c.written(todo)
+		p.applied += len(todo)
 		markApplied(todo, pending)
 		return nil, nil
 	}
@@ -370,7 +387,18 @@ func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item,
 	for n < len(todo) && covers(&fi, todo[n].e) {
 		n++
 	}
+	if n > 0 && !isLast(&fi, todo[n-1].e) {
+		// The file's last update is after these rows and none of them
+		// (another client's update ahead, on a forward peer): they never
+		// landed and never can. Quarantined, as splitApplied does.
+		w.setAsideStale(t, p, todo[:n])
+		markApplied(todo[:n], pending)
+		if todo, n = todo[n:], 0; len(todo) == 0 {
+			return nil, nil
+		}
+	}
 	w.c.written(todo[:n])
+	p.applied += n
 	markApplied(todo[:n], pending)
 	todo = todo[n:]
 	if kind != KindValue {
@@ -560,7 +588,7 @@ func buildRows(t *target, items []item) []rrd.Row {
 				continue
 			}
 			from := int32(len(buf))
-			buf = appendValue(buf, v)
+			buf = rrd.AppendValue(buf, v)
 			span[i*nds+j] = [2]int32{from, int32(len(buf))}
 		}
 	}
@@ -578,25 +606,5 @@ func buildRows(t *target, items []item) []rrd.Row {
 	return rows
 }
 
-// appendValue appends the value as formatValue formats it.
-func appendValue(b []byte, v spool.Value) []byte {
-	switch v.Type {
-	case spool.Counter:
-		return strconv.AppendUint(b, v.Counter, 10)
-	case spool.Gauge:
-		return rrd.AppendFloat(b, v.Gauge)
-	}
-	return append(b, 'U')
-}
-
-// formatValue formats a counter exactly as an unsigned integer and a gauge
-// as its shortest exact decimal.
-func formatValue(v spool.Value) string {
-	switch v.Type {
-	case spool.Counter:
-		return strconv.FormatUint(v.Counter, 10)
-	case spool.Gauge:
-		return rrd.FormatFloat(v.Gauge)
-	}
-	return "U"
-}
+// formatValue formats a value as an update takes it (rrd.AppendValue).
+func formatValue(v spool.Value) string { return string(rrd.AppendValue(nil, v)) }

@@ -29,7 +29,7 @@ func TestFetchRowsMatchesLibrrd(t *testing.T) {
 			start := t0 - int64(span/time.Second)
 			out := testenv.RRDTool(t, "fetch", path, "AVERAGE", "-s", fmt.Sprint(start), "-e", fmt.Sprint(t0))
 			rows := int64(strings.Count(out, "\n") - 2) // header, blank line
-			got := fetchRows(rras, p.Step, t0, start, t0)
+			got := rrd.FetchRows(rras, "AVERAGE", p.Step, t0, start, t0)
 			if got < rows || got > rows+2 {
 				t.Errorf("fetchRows = %d, rrdtool fetch gave %d rows", got, rows)
 			}

@@ -110,7 +110,7 @@ func benchWideFile(b *testing.B, n int) (*Writer, string) {
 }
 
 // vmHWM returns the process's peak resident memory in bytes.
-func vmHWM(b *testing.B) int64 {
+func vmHWM(b testing.TB) int64 {
 	s, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		b.Fatal(err)

@@ -9,7 +9,7 @@ set -euo pipefail
 # rrdcached: the peer the rrdcached client and forwarding are tested against;
 # strace: the graph template test sees which files rrdtool opens;
 # collectd-core: its rrdcached plugin writes through spoold's socket.
-PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim python3-pysnmp4 python3-pysnmp4-mibs chromium dpkg-dev groff-base man-db prometheus rrdcached strace collectd-core)
+PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim python3-pysnmp4 python3-pysnmp4-mibs chromium dpkg-dev groff-base man-db prometheus rrdcached strace collectd-core lintian)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"syscall"
@@ -12,27 +11,24 @@ import (
 )
 
 // TestSlowFirstDiscoveryCompletes: a device whose discovery takes longer
-// than a poll cycle (200 interfaces, each answer 40 ms late, one row per
-// GetBulk: 201 requests, about 8 s, against a 4 s interval) while its poll
+// than a poll cycle (150 interfaces, each answer 60 ms late, one row per
+// GetBulk: 151 requests, about 9 s, against a 6 s interval) while its poll
 // takes three Gets. The first discovery was cut at each cycle's deadline
 // and started again from scratch: no RRD file ever, and with one poll in
 // flight the other devices were never polled. Now the discovery goes on
 // beside the cycles until it completes, the device's files appear, and
 // every cycle polls every device.
 func TestSlowFirstDiscoveryCompletes(t *testing.T) {
-	const interfaces = 200
+	const interfaces = 150
 	o := simulate.DefaultOptions()
 	o.Devices, o.Interfaces = 3, interfaces
 	sim := serveSimulator(t, o)
-	sim.Fleet().SetBehavior(0, simulate.Behavior{Delay: 40 * time.Millisecond})
+	sim.Fleet().SetBehavior(0, simulate.Behavior{Delay: 60 * time.Millisecond})
 	f := &e2eFleet{sim: sim, targets: writeTargets(t, sim, "if-mib")}
 	dir := t.TempDir()
-	p := startDaemon(t, daemonArgs(dir, f, "--poll-interval", "4s", "--poll-concurrency", "1",
+	p := startDaemon(t, daemonArgs(dir, f, "--poll-interval", "6s", "--poll-concurrency", "1",
 		"--poll-max-repetitions", "1", "--poll-max-varbinds", "1000", "--write-delay", "1s", "--write-jitter", "0s")...)
-	files := func() int {
-		m, _ := filepath.Glob(filepath.Join(dir, "rrd", sim.Fleet().Name(0), "*.rrd"))
-		return len(m)
-	}
+	files := func() int { return rowFiles(dir, sim.Fleet().Name(0)) }
 	p.waitFor(t, "the slow device's RRD files", func(map[string]any) bool { return files() == interfaces })
 	cycles := regexp.MustCompile(`msg="poll cycle" component=poller seq=(\d+) devices=3 ok=(\d+) failed=\d+ skipped=\d+ overrun=(\d+)`).FindAllStringSubmatch(p.stderr.String(), -1)
 	if len(cycles) < 2 {

@@ -99,6 +99,14 @@ func Script(withData bool) []Session {
 		"BATCH", ".",
 		"batch", "QUIT",
 	}, {
+		// What librrd's rrd_create sends for a file it makes itself while
+		// its client is connected (collectd's rrdcached plugin with
+		// CreateFiles): FORGET of the new file, not cached yet, before
+		// and after its rename (the error ignored), then the updates.
+		"forget sub/b.rrd", "forget sub/b.rrd",
+		"update sub/b.rrd " + at(10) + ":1:2",
+		"QUIT",
+	}, {
 		// rrdcached closes the connection after this error; spoold does
 		// not, so it ends its session.
 		"SUSPEND zz.rrd",

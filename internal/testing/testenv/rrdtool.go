@@ -1,7 +1,10 @@
 package testenv
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,6 +28,17 @@ func RRDTool(tb testing.TB, args ...string) string {
 	return string(out)
 }
 
+// RRDCreate creates the RRD file path with `rrdtool create`, starting at
+// start with step seconds, from the DS and RRA definitions defs; missing
+// directories are created.
+func RRDCreate(tb testing.TB, path string, start int64, step int, defs ...string) {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		tb.Fatal(err)
+	}
+	RRDTool(tb, append([]string{"create", path, "--start", fmt.Sprint(start), "--step", fmt.Sprint(step)}, defs...)...)
+}
+
 // RRDLastUpdate returns `rrdtool lastupdate path`: the time and the raw
 // values by data source name.
 func RRDLastUpdate(tb testing.TB, path string) (int64, map[string]string) {
@@ -42,4 +56,29 @@ func RRDLastUpdate(tb testing.TB, path string) (int64, map[string]string) {
 		m[n] = vals[i]
 	}
 	return last, m
+}
+
+// RRDFetch returns the rows of `rrdtool fetch path AVERAGE -r 300 -s start
+// -e end` by time: each row's values as the shortest decimals that round
+// trip, separated by a space, "nan" for an unknown one.
+func RRDFetch(tb testing.TB, path string, start, end int64) map[int64]string {
+	tb.Helper()
+	out := RRDTool(tb, "fetch", path, "AVERAGE", "-r", "300", "-s", fmt.Sprint(start), "-e", fmt.Sprint(end))
+	rows := make(map[int64]string)
+	for _, line := range strings.Split(out, "\n") {
+		ts, vals, ok := strings.Cut(line, ":")
+		if n, err := strconv.ParseInt(strings.TrimSpace(ts), 10, 64); ok && err == nil {
+			var fs []string
+			for _, v := range strings.Fields(vals) {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					fs = append(fs, "nan")
+					continue
+				}
+				fs = append(fs, strconv.FormatFloat(f, 'g', -1, 64))
+			}
+			rows[n] = strings.Join(fs, " ")
+		}
+	}
+	return rows
 }

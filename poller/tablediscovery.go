@@ -1,0 +1,286 @@
+package poller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/gosnmp/gosnmp"
+	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/snmpvalue"
+)
+
+// Row is one row of a table that discovery found.
+type Row struct {
+	Index string // the OID suffix after the column: "3", "10101", "1.4"
+	Name  string // the instance name ("" if the row has none)
+	Key   string // its spool key and RRD file ("" for a filtered-out row)
+	Alias string // the row's Table.Alias column as text ("" if none)
+	// Columns are the column OIDs (without the index) polled for the
+	// table's columns, in order: the alternative the row answered first,
+	// or the first alternative if it answered none (its values are
+	// unknown).
+	Columns []string
+	// Alternative is, per column, which alternative was chosen (0: the
+	// first); -1 when the row answered none.
+	Alternative []int
+	// Filtered says why the row is not polled (a filter it fails, or the
+	// target's bound on files); empty for a polled row.
+	Filtered string
+}
+
+// TableDiscovery is what discovery found in one table of a profile.
+type TableDiscovery struct {
+	Table *fleet.Table
+	Rows  []Row // polled rows, in index order
+	// Filtered are the rows the filters dropped, in index order.
+	Filtered []Row
+	// OverLimit are the rows of keys new to the target that its bounds on
+	// files refused (filebound.go), in index order: not polled.
+	OverLimit []Row
+	// Truncated says the table has more than Options.MaxTableRows rows:
+	// only the first are kept.
+	Truncated bool
+}
+
+// Discovery is what one discovery of a device found.
+type Discovery struct {
+	At       time.Time
+	Tables   []TableDiscovery
+	Requests int // SNMP requests sent
+	Duration time.Duration
+}
+
+// Keys returns the keys of the polled rows, in table and index order.
+func (d *Discovery) Keys() []string {
+	var keys []string
+	for _, t := range d.Tables {
+		for _, r := range t.Rows {
+			keys = append(keys, r.Key)
+		}
+	}
+	return keys
+}
+
+// discover walks the tables of d's profile: per table, one side-by-side
+// walk of the index, instance and filter columns and of the first
+// alternative of every column that has alternatives; then Gets of the
+// further alternatives for the rows that lack the first.
+func (p *Poller) discover(ctx context.Context, d *device) (*Discovery, error) {
+	g := p.newSNMP(ctx, d, false)
+	g.MaxOids = MaxVarbinds
+	if err := g.Connect(); err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", d.t.Address(), err)
+	}
+	defer g.Close()
+	start := time.Now()
+	disc := &Discovery{At: p.now()}
+	var err error
+	for _, t := range d.t.Profile.Tables {
+		var td TableDiscovery
+		td, err = p.discoverTable(g, d, t, &disc.Requests)
+		if err != nil {
+			break
+		}
+		disc.Tables = append(disc.Tables, td)
+	}
+	if d.t.V3 != nil {
+		d.keepUSM(g, time.Now())
+	}
+	p.disc.requests.Add(int64(disc.Requests))
+	if err != nil {
+		return nil, err
+	}
+	disc.Duration = time.Since(start)
+	return disc, nil
+}
+
+// walkPlan is the columns one table's discovery walks and where each
+// part of a row is found among them.
+type walkPlan struct {
+	cols     []string
+	instance []int // positions of the instance columns
+	alias    int   // position of the alias column, -1 if the table has none
+	filters  []int // per filter: position of its column, -1 for the instance name
+	alts     []int // per table column: position of its first alternative, -1 if it has none
+}
+
+func planWalk(t *fleet.Table) walkPlan {
+	var wp walkPlan
+	at := func(oid string) int {
+		for i, c := range wp.cols {
+			if c == oid {
+				return i
+			}
+		}
+		wp.cols = append(wp.cols, oid)
+		return len(wp.cols) - 1
+	}
+	at(t.Index)
+	for _, c := range t.Instance {
+		wp.instance = append(wp.instance, at(c))
+	}
+	wp.alias = -1
+	if t.Alias != "" {
+		wp.alias = at(t.Alias)
+	}
+	for _, f := range t.Filters {
+		k := -1
+		if f.Column != "" {
+			k = at(f.Column)
+		}
+		wp.filters = append(wp.filters, k)
+	}
+	for _, c := range t.Columns {
+		k := -1
+		if len(c.Alternatives) > 1 {
+			k = at(c.Alternatives[0])
+		}
+		wp.alts = append(wp.alts, k)
+	}
+	return wp
+}
+
+func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *fleet.Table, requests *int) (TableDiscovery, error) {
+	wp := planWalk(t)
+	walked, n, err := walkColumns(g, wp.cols, walkLimits{maxReps: p.opts.MaxRepetitions, maxRows: p.opts.MaxTableRows})
+	*requests += n
+	if err != nil {
+		return TableDiscovery{}, fmt.Errorf("discover table %s: %w", t.Name, err)
+	}
+	byCol := make([]map[string]*gosnmp.SnmpPDU, len(wp.cols))
+	for i, w := range walked {
+		byCol[i] = make(map[string]*gosnmp.SnmpPDU, len(w.cells))
+		for j := range w.cells {
+			byCol[i][w.cells[j].index] = &w.cells[j].pdu
+		}
+	}
+	td := TableDiscovery{Table: t, Truncated: walked[0].truncated}
+	for _, c := range walked[0].cells {
+		r := Row{Index: c.index}
+		for _, k := range wp.instance {
+			if v := byCol[k][c.index]; v != nil && !snmpvalue.None(v.Type) {
+				if r.Name = snmpvalue.Text(v); r.Name != "" {
+					break
+				}
+			}
+		}
+		if t.Instance == nil {
+			r.Name = c.index
+		}
+		if wp.alias >= 0 {
+			if v := byCol[wp.alias][c.index]; v != nil && !snmpvalue.None(v.Type) {
+				r.Alias = snmpvalue.Text(v)
+			}
+		}
+		r.Filtered = filterRow(t, wp, byCol, &r)
+		if r.Filtered != "" {
+			td.Filtered = append(td.Filtered, r)
+			continue
+		}
+		r.Columns, r.Alternative = make([]string, len(t.Columns)), make([]int, len(t.Columns))
+		for i, col := range t.Columns {
+			r.Columns[i] = col.Alternatives[0]
+			if k := wp.alts[i]; k >= 0 && (byCol[k][c.index] == nil || snmpvalue.None(byCol[k][c.index].Type)) {
+				r.Alternative[i] = -1 // to be found by chooseAlternatives
+			}
+		}
+		td.Rows = append(td.Rows, r)
+	}
+	n, err = p.chooseAlternatives(g, d, t, td.Rows)
+	*requests += n
+	if err != nil {
+		return TableDiscovery{}, fmt.Errorf("discover table %s: %w", t.Name, err)
+	}
+	nameRows(d.t.Name, t, td.Rows)
+	return td, nil
+}
+
+// filterRow returns why r fails a filter of t, or "".
+func filterRow(t *fleet.Table, wp walkPlan, byCol []map[string]*gosnmp.SnmpPDU, r *Row) string {
+	for i := range t.Filters {
+		f := &t.Filters[i]
+		var v *gosnmp.SnmpPDU
+		if k := wp.filters[i]; k >= 0 {
+			v = byCol[k][r.Index]
+		} else {
+			v = &gosnmp.SnmpPDU{Type: gosnmp.OctetString, Value: []byte(r.Name)}
+		}
+		if why := f.Refusal(v); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// chooseAlternatives asks rows that lack a column's first alternative for
+// the further ones, one alternative at a time, in Gets of at most
+// MaxVarbinds; a row keeps the first it answers, or -1.
+func (p *Poller) chooseAlternatives(g *gosnmp.GoSNMP, d *device, t *fleet.Table, rows []Row) (int, error) {
+	requests := 0
+	for i, col := range t.Columns {
+		for a := 1; a < len(col.Alternatives); a++ {
+			var ask []int
+			for j := range rows {
+				if rows[j].Alternative[i] == -1 {
+					ask = append(ask, j)
+				}
+			}
+			for lo := 0; lo < len(ask); lo += p.opts.MaxVarbinds {
+				batch := ask[lo:min(lo+p.opts.MaxVarbinds, len(ask))]
+				oids := make([]string, len(batch))
+				for k, j := range batch {
+					oids[k] = col.Alternatives[a] + "." + rows[j].Index
+				}
+				pkt, err := g.Get(oids)
+				requests++
+				if err != nil {
+					return requests, fmt.Errorf("get %d alternatives from %s: %w", len(oids), d.t.Address(), err)
+				}
+				for k := range pkt.Variables {
+					v := &pkt.Variables[k]
+					if k < len(batch) && sameOID(v.Name, oids[k]) && !snmpvalue.None(v.Type) {
+						rows[batch[k]].Alternative[i] = a
+						rows[batch[k]].Columns[i] = col.Alternatives[a]
+					}
+				}
+			}
+		}
+	}
+	return requests, nil
+}
+
+// nameRows gives each row its key (fleet.RowSegments: the segment of its
+// name, of its index if the name is empty, and with the index appended
+// for names that other rows of the table have too) and sorts the rows by
+// index.
+func nameRows(target string, t *fleet.Table, rows []Row) {
+	names, indexes := make([]string, len(rows)), make([]string, len(rows))
+	for i := range rows {
+		names[i], indexes[i] = rows[i].Name, rows[i].Index
+	}
+	for i, seg := range fleet.RowSegments(names, indexes) {
+		rows[i].Key = t.RowKey(target, seg)
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return compareOID(rows[i].Index, rows[j].Index) < 0 })
+}
+
+// Walk discovers the tables of target t once, as a poller with opts
+// would, and writes nothing: what `spoold walk` shows. It starts no
+// goroutine.
+func Walk(ctx context.Context, opts Options, t *fleet.Target) (*Discovery, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Poller{opts: opts, log: slog.New(slog.DiscardHandler), now: opts.Now}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	return p.discover(ctx, newDevice(t, &p.opts))
+}
+
+// UsesBulk reports whether a poller with opts polls the rows of td with
+// GetBulk walks of its columns (rather than Gets of their cells).
+func (o Options) UsesBulk(td *TableDiscovery) bool { return useBulk(td, &o) }
