@@ -40,7 +40,7 @@ type daemon struct {
 	ld *loader.Loader
 	wr *rrdwriter.Writer
 	// native is the writer's native RRD update path (nil with
-	// --rrd-native=false or --forward): its files are closed last.
+	// --rrd-native=false or --forward): its kept headers are dropped last.
 	native *rrdwriter.NativeRRD
 	pl     *poller.Poller
 	proto  protocol // the rrdcached protocol (rrdcached.go)
@@ -230,7 +230,7 @@ func (d *daemon) stopOrdered() error {
 	}
 	if d.native != nil {
 		if err := d.native.Close(); err != nil {
-			d.log.Warn("close the RRD files of the native update path", "err", err)
+			d.log.Warn("drop the native update path's RRD headers", "err", err)
 		}
 	}
 	return d.sp.Close()
