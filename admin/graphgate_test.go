@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/graph"
 )
 
 // blockingBackend's Graph signals entered and waits for release.
@@ -16,7 +16,7 @@ type blockingBackend struct {
 	release chan struct{}
 }
 
-func (b blockingBackend) Graph(ctx context.Context, target string, o rrdwriter.GraphOptions) ([]byte, error) {
+func (b blockingBackend) Graph(ctx context.Context, target string, o graph.Options) ([]byte, error) {
 	b.entered <- struct{}{}
 	<-b.release
 	return b.fakeBackend.Graph(ctx, target, o)

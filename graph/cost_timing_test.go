@@ -1,60 +1,58 @@
 //go:build cgo
 
-package rrdwriter
+package graph
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/spoolgen"
 	"github.com/spoold/spoold/internal/testenv"
 	"github.com/spoold/spoold/rrd"
-	"github.com/spoold/spoold/shm"
-	"github.com/spoold/spoold/spool"
 )
 
-// BenchmarkGraphWorstAccepted draws the most expensive graphs Graph still
+// BenchmarkGraphWorstAccepted draws the most expensive graphs Draw still
 // accepts, for files of 256 and 1,024 data sources: no ds= (the default
 // selection fills the memory bound), the largest picture, over a day and
 // over the longest range allowed. It reports the peak resident memory of
 // the process during the render (VmHWM, reset just before through
-// /proc/self/clear_refs) as peak-MiB, Graph's estimate of what librrd
+// /proc/self/clear_refs) as peak-MiB, Draw's estimate of what librrd
 // fetches as est-MiB, the data sources drawn, and the estimate for drawing
 // every data source, as the daemon did before the bound, as all-ds-est-MiB.
 //
-//	go test -run '^$' -bench GraphWorstAccepted -benchtime 3x ./rrdwriter
+//	go test -run '^$' -bench GraphWorstAccepted -benchtime 3x ./graph
 func BenchmarkGraphWorstAccepted(b *testing.B) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		testenv.Missing(b, "cannot reset the peak RSS (VmHWM): %v", err)
 	}
 	for _, n := range []int{256, 1024} {
 		b.Run(fmt.Sprintf("file-ds=%d", n), func(b *testing.B) {
-			w, key := benchWideFile(b, n)
+			path, _ := widePath(b, n, 300*time.Second)
 			end := time.Unix(t0, 0)
 			for _, span := range []time.Duration{24 * time.Hour, 20 * 366 * 24 * time.Hour} {
 				b.Run("span="+span.String(), func(b *testing.B) {
-					o := GraphOptions{Start: end.Add(-span), End: end, Width: 2000, Height: 1000}
-					benchGraphPeak(b, w, key, o)
+					o := Options{Start: end.Add(-span), End: end, Width: 2000, Height: 1000}
+					benchGraphPeak(b, path, o)
 				})
 			}
 		})
 	}
 }
 
-func benchGraphPeak(b *testing.B, w *Writer, key string, o GraphOptions) {
-	w.graphDefaults(&o)
-	t := w.target(spool.KeyHash(key), key)
-	rras, err := rrd.ReadRRAs(t.path)
+func benchGraphPeak(b *testing.B, path string, o Options) {
+	o.setDefaults(time.Now())
+	fi, err := rrd.Info(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ds, err := graphSelect(t, rras, o)
+	rras, err := rrd.ReadRRAs(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ds, err := graphSelect(fi, rras, o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,50 +61,16 @@ func benchGraphPeak(b *testing.B, w *Writer, key string, o GraphOptions) {
 		if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 			b.Fatal(err)
 		}
-		img, err := w.Graph(context.Background(), key, o)
+		img, err := o.Draw(path, fi)
 		if err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
 			b.Fatalf("graph: %v", err)
 		}
 		peak = max(peak, vmHWM(b))
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
-	b.ReportMetric(float64(graphCost(len(ds), t.info, rras, o))/(1<<20), "est-MiB")
+	b.ReportMetric(float64(graphCost(len(ds), fi, rras, o))/(1<<20), "est-MiB")
 	b.ReportMetric(float64(len(ds)), "ds-drawn")
-	b.ReportMetric(float64(graphCost(len(t.info.DS), t.info, rras, o))/(1<<20), "all-ds-est-MiB")
-}
-
-// benchWideFile returns a writer and the key of an RRD file with n data
-// sources, the default archives and one update.
-func benchWideFile(b *testing.B, n int) (*Writer, string) {
-	p := wideProfile(n, 300*time.Second)
-	spoolDir := filepath.Join(b.TempDir(), "spool")
-	sp := spoolgen.OpenTest(b, spoolDir)
-	ix, err := shm.New(shm.DefaultOptions())
-	if err != nil {
-		b.Fatal(err)
-	}
-	o := DefaultOptions()
-	o.Dir, o.RRD = filepath.Join(b.TempDir(), "rrd"), LibRRD()
-	o.Layout = func(string) (rrd.Layout, bool) { return p, true }
-	w, err := New(sp, ix, o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ent := spool.Entry{Key: "wide", Time: t0}
-	for _, ds := range p.DS {
-		ent.Values = append(ent.Values, gauge(ds.Name, 1))
-	}
-	ref, err := sp.Write(&ent)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := ix.Add(ref.Hash, ent.Key, ent.Time); err != nil {
-		b.Fatal(err)
-	}
-	if err := w.FlushKey(context.Background(), ent.Key); err != nil {
-		b.Fatal(err)
-	}
-	return w, ent.Key
+	b.ReportMetric(float64(graphCost(len(fi.DS), fi, rras, o))/(1<<20), "all-ds-est-MiB")
 }
 
 // vmHWM returns the process's peak resident memory in bytes.

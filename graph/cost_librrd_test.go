@@ -1,6 +1,6 @@
 //go:build cgo
 
-package rrdwriter
+package graph
 
 import (
 	"fmt"
@@ -16,10 +16,7 @@ import (
 // `rrdtool fetch` returns at its finest resolution, the most rows librrd
 // fetches for a DEF.
 func TestFetchRowsMatchesLibrrd(t *testing.T) {
-	p := wideProfile(2, 300*time.Second)
-	e := newLibEnv(t, func(o *Options) { o.Layout = func(string) (rrd.Layout, bool) { return p, true } })
-	e.putWide("r", t0, p)
-	path := e.rrdPath("r")
+	path, p := widePath(t, 2, 300*time.Second)
 	rras, err := rrd.ReadRRAs(path)
 	if err != nil || len(rras) != 8 || rras[1].Rows != 700 || rras[1].PDPs != 6 {
 		t.Fatalf("readRRAs: %+v, %v", rras, err)
