@@ -14,7 +14,7 @@ deps:
 	@scripts/install-deps.sh
 
 build: deps
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/spoold
+	$(GO) build $(GOBUILDFLAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/spoold
 
 vet: deps
 	$(GO) vet $(PKGS)
@@ -24,7 +24,7 @@ test: deps
 
 # test-nocgo: the packages that do not need librrd, built and tested
 # without cgo (rrd's logic included: only its librrd shims need cgo).
-NOCGO_PKGS := ./spool ./shm ./loader ./rrd ./graph ./rrdwriter ./rrdcached ./poller/mib ./internal/enum ./internal/testenv
+NOCGO_PKGS := ./spool ./shm ./intake ./loader ./rrd ./graph ./rrdwriter ./rrdcached ./rrdcached/spoolbackend ./poller/mib ./internal/enum ./internal/testing/testenv
 test-nocgo:
 	CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PKGS)
 
@@ -45,7 +45,7 @@ FUZZ_SHORT := \
 	./admin:FuzzParseGraphQuery ./rrd:FuzzRRDPath ./graph:FuzzParseTemplate ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
 	./rrdcached:FuzzParseCommand ./rrdcached:FuzzServerReply \
 	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./poller:FuzzParseShard ./rrdwriter:FuzzParseRemoteInfo \
-	./rrdwriter:FuzzParseUpdate
+	./rrdcached/spoolbackend:FuzzParseUpdate
 FUZZ_LONG := $(FUZZ_SHORT) \
 	./rrd:FuzzParseHeader ./rrd:FuzzParseGeometry ./simulate:FuzzAnswer ./simulate:FuzzGetNext ./poller/mib:FuzzLoadMIB \
 	./doctor:FuzzMounts ./diskstat:FuzzCompute ./diskstat:FuzzParseTaskIO
@@ -129,6 +129,7 @@ install: man
 # deb: a Debian package of the same install, built with dpkg-deb
 # (packaging/build-deb.sh; the package's scripts are in packaging/deb/).
 DEBDIR ?= bin
+deb: GOBUILDFLAGS := -buildmode=pie
 deb: build
 	packaging/build-deb.sh $(BIN) $(DEBDIR)
 

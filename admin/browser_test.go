@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/internal/browsertest"
+	"github.com/spoold/spoold/internal/testing/browsertest"
 )
 
 var keepScreenshot = flag.String("screenshot", "", "also write the headless Chromium screenshot of the admin page to this file")
@@ -25,7 +25,7 @@ func TestPageInChromium(t *testing.T) {
 	failing.WriteError, failing.WriteErrorKind = "open /var/lib/spoold/rrd/edge-2.rrd: permission denied", "permission"
 	targets := []TargetStatus{okTarget("core-1"), okTarget("core-2"), okTarget("a b&c"), failing,
 		NewTargetStatus(pollerFailing("branch-7", 1, 0), nil)}
-	fb := newFakeBackend(targets...)
+	fb := newFakeDaemon(targets...)
 	fb.status.WriterErrors = sampleStatus(failing).WriterErrors
 	srv := httptest.NewServer(NewHandler(fb, testOptions()))
 	defer srv.Close()

@@ -6,15 +6,15 @@ import (
 	"time"
 )
 
-// countingBackend counts the status snapshots the handler takes.
-type countingBackend struct {
-	*fakeBackend
+// countingDaemon counts the status snapshots the handler takes.
+type countingDaemon struct {
+	*fakeDaemon
 	snapshots atomic.Int64
 }
 
-func (c *countingBackend) Status() Status {
+func (c *countingDaemon) Status() Status {
 	c.snapshots.Add(1)
-	return c.fakeBackend.Status()
+	return c.fakeDaemon.Status()
 }
 
 // TestStatusBodiesAreSharedForMaxAge: with StatusMaxAge set, repeated GETs
@@ -23,7 +23,7 @@ func (c *countingBackend) Status() Status {
 // takes its own.
 func TestStatusBodiesAreSharedForMaxAge(t *testing.T) {
 	for _, age := range []time.Duration{0, time.Second} {
-		cb := &countingBackend{fakeBackend: newFakeBackend(okTarget("core-1"))}
+		cb := &countingDaemon{fakeDaemon: newFakeDaemon(okTarget("core-1"))}
 		now := testNow
 		o := testOptions()
 		o.StatusMaxAge = age

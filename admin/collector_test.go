@@ -12,7 +12,7 @@ import (
 // the first cycle.
 func TestCollectorDescribesWhatItCollects(t *testing.T) {
 	for _, cycle := range []bool{true, false} {
-		fb := newFakeBackend(okTarget("core-1"), NewTargetStatus(pollerFailing("edge-2", 1, 0), nil))
+		fb := newFakeDaemon(okTarget("core-1"), NewTargetStatus(pollerFailing("edge-2", 1, 0), nil))
 		if !cycle {
 			fb.status.LastCycle = nil
 		}

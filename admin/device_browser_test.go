@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/browsertest"
+	"github.com/spoold/spoold/internal/testing/browsertest"
 )
 
 // deviceRows is the size of the device of the browser tests: a chassis of
@@ -18,10 +18,10 @@ const deviceRows = 3000
 
 // bigDevice serves a target "sw1" of deviceRows rows, perPage on a device
 // page.
-func bigDevice(perPage int) (*fakeBackend, *httptest.Server) {
+func bigDevice(perPage int) (*fakeDaemon, *httptest.Server) {
 	sw := okTarget("sw1")
 	sw.Rows = deviceRows
-	fb := newFakeBackend(sw)
+	fb := newFakeDaemon(sw)
 	fb.rows = map[string][]RowStatus{}
 	for i := range deviceRows {
 		state := "up"
@@ -110,7 +110,7 @@ func BenchmarkDevicePageChromium(b *testing.B) {
 	bin := browsertest.Binary(b)
 	type layout struct {
 		name                              string
-		fb                                *fakeBackend
+		fb                                *fakeDaemon
 		url                               string
 		interactive, paint, requests, run float64
 	}

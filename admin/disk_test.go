@@ -32,7 +32,7 @@ func sampleDisk() DiskStatus {
 }
 
 func TestStatusJSONDisk(t *testing.T) {
-	body := readBody(t, do(t, NewHandler(newFakeBackend(), testOptions()), "GET", "/status", ""))
+	body := readBody(t, do(t, NewHandler(newFakeDaemon(), testOptions()), "GET", "/status", ""))
 	var doc struct {
 		Disk struct {
 			SampledAt string  `json:"sampled_at"`
@@ -87,7 +87,7 @@ type ioWorkDocJSON struct {
 }
 
 func TestMetricsDisk(t *testing.T) {
-	series, types, err := parseExposition(readBody(t, do(t, NewHandler(newFakeBackend(), testOptions()), "GET", "/metrics", "")))
+	series, types, err := parseExposition(readBody(t, do(t, NewHandler(newFakeDaemon(), testOptions()), "GET", "/metrics", "")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestMetricsDisk(t *testing.T) {
 }
 
 func TestPageDiskCard(t *testing.T) {
-	body := readBody(t, do(t, NewHandler(newFakeBackend(), testOptions()), "GET", "/", ""))
+	body := readBody(t, do(t, NewHandler(newFakeDaemon(), testOptions()), "GET", "/", ""))
 	i := strings.Index(body, `id="disk"`)
 	if i < 0 {
 		t.Fatal("page has no disk card")
@@ -156,7 +156,7 @@ func TestPageDiskCard(t *testing.T) {
 }
 
 func TestPageDiskCardBeforeSamples(t *testing.T) {
-	fb := newFakeBackend()
+	fb := newFakeDaemon()
 	fb.status.Disk = DiskStatus{}
 	body := readBody(t, do(t, NewHandler(fb, testOptions()), "GET", "/", ""))
 	if !strings.Contains(body, "no sample yet") || strings.Count(body, "none yet") != 2 {

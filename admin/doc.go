@@ -3,11 +3,11 @@
 // that refreshes itself, and two live controls (flush everything, retune the
 // loader).
 //
-// The daemon supplies the data through the Backend interface; this package
-// only reads Backend.Status snapshots and forwards the requests it has
+// The daemon supplies the data through the Daemon interface; this package
+// only reads Daemon.Status snapshots and forwards the requests it has
 // validated. Nothing taken from a URL ever becomes a file path: a graph's
 // target name is checked for syntax here (see ValidTargetName) and then only
-// looked up by the Backend among the configured targets.
+// looked up by the Daemon among the configured targets.
 //
 // # Endpoints
 //
@@ -31,7 +31,7 @@
 //
 //	ds      data source names, comma-separated or repeated ([A-Za-z0-9_]{1,19},
 //	        at most 32); none means every data source
-//	template a graph template of the key (Backend.GraphTemplate: a built-in
+//	template a graph template of the key (Daemon.GraphTemplate: a built-in
 //	        or a profile's, graph.Template); not with ds
 //	start   unix seconds, "now", or a negative offset from now: "-6h", "-90m",
 //	        "-2d", "-1w" (s, m, h, d, w and Go durations such as "-1h30m");

@@ -14,7 +14,7 @@ import (
 // forwarding to a peer that is down shows both on the page and in
 // /status; one that does neither shows neither line.
 func TestPageAndStatusShowForwardAndShard(t *testing.T) {
-	fb := newFakeBackend(okTarget("core-1"))
+	fb := newFakeDaemon(okTarget("core-1"))
 	fb.status.Shard = poller.ShardStatus{Shard: "2/3", Polled: 1, Targets: 3}
 	fb.status.Writer.Forward = &rrdwriter.ForwardStats{
 		Peer: "tcp:127.0.0.1:42217", LastError: "send BATCH to rrdcached tcp:127.0.0.1:42217: connection refused",
@@ -48,7 +48,7 @@ func TestPageAndStatusShowForwardAndShard(t *testing.T) {
 		t.Fatalf("/status shard %+v forward %+v", doc.Shard, f)
 	}
 
-	plain := NewHandler(newFakeBackend(okTarget("core-1")), testOptions())
+	plain := NewHandler(newFakeDaemon(okTarget("core-1")), testOptions())
 	body = readBody(t, do(t, plain, "GET", "/", ""))
 	if strings.Contains(body, "<dt>forward</dt>") || strings.Contains(body, "<dt>shard</dt>") {
 		t.Fatal("an instance without --forward and --shard shows them")

@@ -30,7 +30,7 @@ const (
 
 // ValidTargetName reports whether name may be a target name in a URL: 1 to
 // 255 bytes of valid UTF-8 without control characters, '/' or '\\', and not
-// starting with '.'. It checks syntax only (the Backend decides what is
+// starting with '.'. It checks syntax only (the Daemon decides what is
 // configured), and is wider than the targets file's grammar so that the page
 // works for whatever names the daemon has; RRD file paths are built by
 // rrd.RRDPath, never from the URL.

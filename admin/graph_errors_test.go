@@ -13,30 +13,30 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/graph"
-	"github.com/spoold/spoold/internal/spoolgen"
+	"github.com/spoold/spoold/internal/testing/spoolgen"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
 )
 
-// writerBackend graphs through a real rrdwriter.Writer over librrd.
-type writerBackend struct {
-	*fakeBackend
+// writerDaemon graphs through a real rrdwriter.Writer over librrd.
+type writerDaemon struct {
+	*fakeDaemon
 	w *rrdwriter.Writer
 }
 
-func (b writerBackend) Graph(ctx context.Context, target string, o graph.Options) ([]byte, error) {
-	if _, err := b.fakeBackend.Graph(ctx, target, o); err != nil {
+func (b writerDaemon) Graph(ctx context.Context, target string, o graph.Options) ([]byte, error) {
+	if _, err := b.fakeDaemon.Graph(ctx, target, o); err != nil {
 		return nil, err // unknown target
 	}
 	return b.w.Graph(ctx, target, o.Draw)
 }
 
-// newWriterBackend returns a backend with targets "core-1", which has an
+// newWriterDaemon returns a daemon with targets "core-1", which has an
 // RRD file with data sources in and out, and "fresh", which has none, and
 // the spool and RRD directories.
-func newWriterBackend(t *testing.T) (writerBackend, string, string) {
+func newWriterDaemon(t *testing.T) (writerDaemon, string, string) {
 	spoolDir := filepath.Join(t.TempDir(), "spool")
 	sp := spoolgen.OpenTest(t, spoolDir)
 	ix, err := shm.New(shm.DefaultOptions())
@@ -67,11 +67,11 @@ func newWriterBackend(t *testing.T) (writerBackend, string, string) {
 	if err := w.FlushKey(context.Background(), "core-1"); err != nil {
 		t.Fatal(err)
 	}
-	return writerBackend{newFakeBackend(okTarget("core-1"), okTarget("fresh")), w}, spoolDir, wo.Dir
+	return writerDaemon{newFakeDaemon(okTarget("core-1"), okTarget("fresh")), w}, spoolDir, wo.Dir
 }
 
 func TestGraphErrorsNameNoPaths(t *testing.T) {
-	b, spoolDir, rrdDir := newWriterBackend(t)
+	b, spoolDir, rrdDir := newWriterDaemon(t)
 	var logs bytes.Buffer
 	o := testOptions()
 	o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

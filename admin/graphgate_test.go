@@ -9,21 +9,21 @@ import (
 	"github.com/spoold/spoold/graph"
 )
 
-// blockingBackend's Graph signals entered and waits for release.
-type blockingBackend struct {
-	*fakeBackend
+// blockingDaemon's Graph signals entered and waits for release.
+type blockingDaemon struct {
+	*fakeDaemon
 	entered chan struct{}
 	release chan struct{}
 }
 
-func (b blockingBackend) Graph(ctx context.Context, target string, o graph.Options) ([]byte, error) {
+func (b blockingDaemon) Graph(ctx context.Context, target string, o graph.Options) ([]byte, error) {
 	b.entered <- struct{}{}
 	<-b.release
-	return b.fakeBackend.Graph(ctx, target, o)
+	return b.fakeDaemon.Graph(ctx, target, o)
 }
 
 func TestGraphsAtOnceBounded(t *testing.T) {
-	b := blockingBackend{newFakeBackend(okTarget("core-1")), make(chan struct{}, 4), make(chan struct{})}
+	b := blockingDaemon{newFakeDaemon(okTarget("core-1")), make(chan struct{}, 4), make(chan struct{})}
 	o := testOptions()
 	o.GraphConcurrency, o.GraphQueue = 2, -1
 	h := NewHandler(b, o)
@@ -55,7 +55,7 @@ func TestGraphsAtOnceBounded(t *testing.T) {
 }
 
 func TestGraphQueueWaitsForATurn(t *testing.T) {
-	b := blockingBackend{newFakeBackend(okTarget("core-1")), make(chan struct{}), make(chan struct{})}
+	b := blockingDaemon{newFakeDaemon(okTarget("core-1")), make(chan struct{}), make(chan struct{})}
 	o := testOptions()
 	o.GraphConcurrency, o.GraphQueue = 1, 1
 	h := NewHandler(b, o)

@@ -11,18 +11,18 @@ import (
 
 // TestGraphByKeyAndTemplate: /graph?key=&template= draws the key's template
 // with its variables; a row key, an unknown template, a bad key or a
-// template with ds are answered without or with the right Backend call.
+// template with ds are answered without or with the right Daemon call.
 func TestGraphByKeyAndTemplate(t *testing.T) {
 	host := okTarget("db1")
 	host.Graphs = []string{"cpu", "load"}
-	fb := newFakeBackend(host, okTarget("sw1"))
+	fb := newFakeDaemon(host, okTarget("sw1"))
 	fb.rows = map[string][]RowStatus{"sw1": {{Key: "sw1/ge-1", Instance: "ge-1", Graphs: []string{"traffic"}}},
 		"db1": {{Key: "db1/storage/_2F", Instance: "/", Graphs: []string{"storage"}}}}
 	h := NewHandler(fb, testOptions())
 	for _, c := range []struct {
 		url      string
 		code     int
-		key      string // the Backend.Graph call expected, "" for none
+		key      string // the Daemon.Graph call expected, "" for none
 		template string
 		body     string
 	}{
@@ -50,12 +50,12 @@ func TestGraphByKeyAndTemplate(t *testing.T) {
 			}
 			if c.key == "" {
 				if len(calls) != 0 {
-					t.Fatalf("Backend.Graph called: %+v", calls)
+					t.Fatalf("Daemon.Graph called: %+v", calls)
 				}
 				return
 			}
 			if len(calls) != 1 || calls[0].target != c.key {
-				t.Fatalf("Backend.Graph calls %+v, want one of %q", calls, c.key)
+				t.Fatalf("Daemon.Graph calls %+v, want one of %q", calls, c.key)
 			}
 			o := calls[0].o
 			switch {
@@ -74,7 +74,7 @@ func TestGraphByKeyAndTemplate(t *testing.T) {
 func TestPageOfTablesOnlyTarget(t *testing.T) {
 	sw := okTarget("sw1")
 	sw.TablesOnly, sw.Rows = true, 1
-	fb := newFakeBackend(sw, okTarget("r1"))
+	fb := newFakeDaemon(sw, okTarget("r1"))
 	fb.rows = map[string][]RowStatus{"sw1": {{Key: "sw1/ge-1", Instance: "ge-1", Alias: "uplink", State: "up", Graphs: []string{"traffic"}}}}
 	h := NewHandler(fb, testOptions())
 	b, _ := io.ReadAll(do(t, h, "GET", "/", "").Body)
@@ -101,7 +101,7 @@ func TestPageOfTablesOnlyTarget(t *testing.T) {
 // previous and next links that keep the template; a page past the last
 // shows the last.
 func TestDevicePages(t *testing.T) {
-	fb := newFakeBackend(okTarget("sw1"))
+	fb := newFakeDaemon(okTarget("sw1"))
 	fb.rows = map[string][]RowStatus{}
 	for i := range 5 {
 		fb.rows["sw1"] = append(fb.rows["sw1"], RowStatus{Key: "sw1/p" + strconv.Itoa(i), Instance: "p" + strconv.Itoa(i),

@@ -65,7 +65,7 @@ type Options struct {
 	// default, renders every request.
 	StatusMaxAge time.Duration
 	// Metrics is what GET /metrics serves: the daemon's registry, with
-	// NewCollector of the handler's Backend and the Go and process
+	// NewCollector of the handler's Daemon and the Go and process
 	// collectors registered on it. Nil serves a registry of the handler's
 	// own with NewCollector alone.
 	Metrics prometheus.Gatherer
@@ -89,7 +89,7 @@ func DefaultOptions() Options {
 const maxBodyBytes = 64 << 10
 
 type handler struct {
-	b     Backend
+	b     Daemon
 	o     Options
 	log   *slog.Logger
 	token [sha256.Size]byte
@@ -104,7 +104,7 @@ type handler struct {
 // NewHandler returns the admin interface over b: the endpoints listed in the
 // package doc. Zero fields of o take their defaults (Listen is not used).
 // It starts no goroutines.
-func NewHandler(b Backend, o Options) http.Handler {
+func NewHandler(b Daemon, o Options) http.Handler {
 	o = withDefaults(o)
 	h := &handler{b: b, o: o, log: o.Logger, token: sha256.Sum256([]byte(o.Token)),
 		graphs: newGraphGate(o.GraphConcurrency, o.GraphQueue)}
@@ -213,7 +213,7 @@ func (h *handler) tokenOK(header string) bool {
 	return subtle.ConstantTimeCompare(got[:], h.token[:]) == 1
 }
 
-// snapshot returns the backend's status with Now filled in.
+// snapshot returns the daemon's status with Now filled in.
 func (h *handler) snapshot() Status {
 	s := h.b.Status()
 	if s.Now.IsZero() {
@@ -293,7 +293,7 @@ func (h *handler) serveGraph(w http.ResponseWriter, r *http.Request, key string)
 
 // graphError answers a failed graph. Only a failure of the daemon is logged
 // at ERROR, and no body carries the error's text unless the writer made it
-// for clients (ErrNoDataSource, ErrGraphTooLarge): other errors name files.
+// for clients (graph.ErrNoDataSource, graph.ErrTooLarge): other errors name files.
 func (h *handler) graphError(w http.ResponseWriter, target string, ctx context.Context, err error) {
 	switch {
 	case errors.Is(err, ErrUnknownTarget):

@@ -50,7 +50,7 @@ func TestNewTargetStatusHealth(t *testing.T) {
 func TestStatusJSON(t *testing.T) {
 	failing := NewTargetStatus(pollerFailing("edge-2", 1, 0), nil)
 	failing.WriteError, failing.WriteErrorKind = "permission denied", "permission"
-	fb := newFakeBackend(okTarget("core-1"), failing)
+	fb := newFakeDaemon(okTarget("core-1"), failing)
 	fb.status.WriterErrors = sampleStatus(failing).WriterErrors
 	resp := do(t, NewHandler(fb, testOptions()), "GET", "/status", "")
 	body := readBody(t, resp)
@@ -120,7 +120,7 @@ func TestStatusJSON(t *testing.T) {
 }
 
 func TestStatusJSONBeforeFirstCycle(t *testing.T) {
-	fb := newFakeBackend()
+	fb := newFakeDaemon()
 	fb.status.LastCycle = nil
 	fb.status.Settings = nil
 	body := readBody(t, do(t, NewHandler(fb, testOptions()), "GET", "/status", ""))
@@ -140,7 +140,7 @@ func TestStatusJSONBeforeFirstCycle(t *testing.T) {
 }
 
 func TestMethodsAndRoutes(t *testing.T) {
-	h := NewHandler(newFakeBackend(okTarget("a")), testOptions())
+	h := NewHandler(newFakeDaemon(okTarget("a")), testOptions())
 	for _, c := range []struct {
 		method, path string
 		code         int
@@ -172,7 +172,7 @@ func TestMethodsAndRoutes(t *testing.T) {
 }
 
 func TestGraph(t *testing.T) {
-	fb := newFakeBackend(okTarget("core-1"), okTarget("a b&c"))
+	fb := newFakeDaemon(okTarget("core-1"), okTarget("a b&c"))
 	h := NewHandler(fb, testOptions())
 	resp := do(t, h, "GET", "/graph/core-1.png?ds=in,out&ds=err&start=-6h&width=800&height=300", "")
 	body := readBody(t, resp)
@@ -207,7 +207,7 @@ func TestGraph(t *testing.T) {
 }
 
 func TestGraphRejectsPathLikeNames(t *testing.T) {
-	fb := newFakeBackend(okTarget("core-1"))
+	fb := newFakeDaemon(okTarget("core-1"))
 	h := NewHandler(fb, testOptions())
 	for _, path := range []string{
 		"/graph/..%2F..%2Fetc%2Fpasswd.png",
@@ -239,12 +239,12 @@ func TestGraphRejectsPathLikeNames(t *testing.T) {
 		})
 	}
 	if calls := fb.graphCalls(); len(calls) != 0 {
-		t.Errorf("Backend.Graph called for path-like names: %+v", calls)
+		t.Errorf("Daemon.Graph called for path-like names: %+v", calls)
 	}
 }
 
 func TestGraphQueryValidation(t *testing.T) {
-	fb := newFakeBackend(okTarget("core-1"))
+	fb := newFakeDaemon(okTarget("core-1"))
 	h := NewHandler(fb, testOptions())
 	for _, c := range []struct {
 		query, param string
@@ -278,7 +278,7 @@ func TestGraphQueryValidation(t *testing.T) {
 		})
 	}
 	if calls := fb.graphCalls(); len(calls) != 0 {
-		t.Errorf("Backend.Graph called for bad queries: %d", len(calls))
+		t.Errorf("Daemon.Graph called for bad queries: %d", len(calls))
 	}
 }
 
@@ -308,8 +308,8 @@ func TestParseGraphQueryForms(t *testing.T) {
 	}
 }
 
-func TestGraphBackendErrors(t *testing.T) {
-	h := NewHandler(errGraphBackend{newFakeBackend(okTarget("core-1"))}, testOptions())
+func TestGraphDaemonErrors(t *testing.T) {
+	h := NewHandler(errGraphDaemon{newFakeDaemon(okTarget("core-1"))}, testOptions())
 	resp := do(t, h, "GET", "/graph/core-1.png", "")
 	// The error's text names files: it is logged, not shown.
 	if body := readBody(t, resp); resp.StatusCode != 500 || strings.Contains(body, "boom") {
@@ -317,14 +317,14 @@ func TestGraphBackendErrors(t *testing.T) {
 	}
 }
 
-type errGraphBackend struct{ *fakeBackend }
+type errGraphDaemon struct{ *fakeDaemon }
 
-func (errGraphBackend) Graph(ctx context.Context, target string, o graph.Options) ([]byte, error) {
+func (errGraphDaemon) Graph(ctx context.Context, target string, o graph.Options) ([]byte, error) {
 	return nil, errBoom
 }
 
 func TestFlushAndAuth(t *testing.T) {
-	fb := newFakeBackend(okTarget("a"))
+	fb := newFakeDaemon(okTarget("a"))
 	o := testOptions()
 	o.Token = "s3cret"
 	h := NewHandler(fb, o)
@@ -412,7 +412,7 @@ func TestLoaderParams(t *testing.T) {
 		{"xml", "text/xml", `<x/>`, 400, "", loader.Params{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			fb := newFakeBackend()
+			fb := newFakeDaemon()
 			resp := do(t, NewHandler(fb, testOptions()), "POST", "/loader", c.body, "Content-Type", c.ctype)
 			body := readBody(t, resp)
 			if resp.StatusCode != c.code {
@@ -443,8 +443,8 @@ func TestLoaderParams(t *testing.T) {
 	}
 }
 
-func TestLoaderBodyLimitAndBackendError(t *testing.T) {
-	fb := newFakeBackend()
+func TestLoaderBodyLimitAndDaemonError(t *testing.T) {
+	fb := newFakeDaemon()
 	h := NewHandler(fb, testOptions())
 	big := "loader_files=1&pad=" + strings.Repeat("x", maxBodyBytes)
 	resp := do(t, h, "POST", "/loader", big, "Content-Type", "application/x-www-form-urlencoded")
@@ -454,6 +454,6 @@ func TestLoaderBodyLimitAndBackendError(t *testing.T) {
 	fb.setErr = errBoom
 	resp = do(t, h, "POST", "/loader", "loader_files=7", "Content-Type", "application/x-www-form-urlencoded")
 	if resp.StatusCode != 500 {
-		t.Errorf("backend error: %d, want 500", resp.StatusCode)
+		t.Errorf("daemon error: %d, want 500", resp.StatusCode)
 	}
 }

@@ -37,9 +37,9 @@ type graphCall struct {
 	o      graph.Options
 }
 
-// fakeBackend is a Backend with a fixed status; Graph draws a real PNG of
+// fakeDaemon is a Daemon with a fixed status; Graph draws a real PNG of
 // the requested size for configured targets.
-type fakeBackend struct {
+type fakeDaemon struct {
 	mu       sync.Mutex
 	status   Status
 	params   loader.Params
@@ -50,11 +50,11 @@ type fakeBackend struct {
 	rows     map[string][]RowStatus // by target
 }
 
-func newFakeBackend(targets ...TargetStatus) *fakeBackend {
-	return &fakeBackend{status: sampleStatus(targets...), params: loader.DefaultParams()}
+func newFakeDaemon(targets ...TargetStatus) *fakeDaemon {
+	return &fakeDaemon{status: sampleStatus(targets...), params: loader.DefaultParams()}
 }
 
-func (f *fakeBackend) Status() Status {
+func (f *fakeDaemon) Status() Status {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.status
@@ -62,7 +62,7 @@ func (f *fakeBackend) Status() Status {
 	return s
 }
 
-func (f *fakeBackend) Graph(ctx context.Context, target string, o graph.Options) ([]byte, error) {
+func (f *fakeDaemon) Graph(ctx context.Context, target string, o graph.Options) ([]byte, error) {
 	f.mu.Lock()
 	f.graphs = append(f.graphs, graphCall{target, o})
 	f.mu.Unlock()
@@ -73,7 +73,7 @@ func (f *fakeBackend) Graph(ctx context.Context, target string, o graph.Options)
 }
 
 // graphsOf returns the templates of key, a target or one of its rows.
-func (f *fakeBackend) graphsOf(key string) ([]string, error) {
+func (f *fakeDaemon) graphsOf(key string) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	target, _, row := strings.Cut(key, "/")
@@ -93,7 +93,7 @@ func (f *fakeBackend) graphsOf(key string) ([]string, error) {
 	return nil, ErrUnknownTarget
 }
 
-func (f *fakeBackend) GraphTemplate(key, name string) (*graph.Template, graph.Vars, error) {
+func (f *fakeDaemon) GraphTemplate(key, name string) (*graph.Template, graph.Vars, error) {
 	names, err := f.graphsOf(key)
 	if err != nil {
 		return nil, graph.Vars{}, err
@@ -106,7 +106,7 @@ func (f *fakeBackend) GraphTemplate(key, name string) (*graph.Template, graph.Va
 	return t, graph.Vars{Target: target, Instance: key[strings.LastIndexByte(key, '/')+1:], Key: key}, nil
 }
 
-func (f *fakeBackend) Rows(target string) ([]RowStatus, error) {
+func (f *fakeDaemon) Rows(target string) ([]RowStatus, error) {
 	if _, err := f.graphsOf(target); err != nil {
 		return nil, err
 	}
@@ -115,20 +115,20 @@ func (f *fakeBackend) Rows(target string) ([]RowStatus, error) {
 	return f.rows[target], nil
 }
 
-func (f *fakeBackend) FlushAll(ctx context.Context) error {
+func (f *fakeDaemon) FlushAll(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.flushes++
 	return f.flushErr
 }
 
-func (f *fakeBackend) Orphans() []string {
+func (f *fakeDaemon) Orphans() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return rrdwriter.Orphans(f.status.WriterErrors)
 }
 
-func (f *fakeBackend) SetLoaderParams(p loader.Params) error {
+func (f *fakeDaemon) SetLoaderParams(p loader.Params) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.setErr != nil {
@@ -141,7 +141,7 @@ func (f *fakeBackend) SetLoaderParams(p loader.Params) error {
 	return nil
 }
 
-func (f *fakeBackend) graphCalls() []graphCall {
+func (f *fakeDaemon) graphCalls() []graphCall {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]graphCall(nil), f.graphs...)

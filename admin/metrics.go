@@ -22,7 +22,7 @@ import (
 // packages' collectors (spool, shm, loader, rrdwriter, poller) and admin's
 // own metrics (build, uptime, index overflow, next rescan, orphans,
 // targets, disk). now fills a snapshot's zero Now; nil is time.Now.
-func NewCollector(b Backend, now func() time.Time) prometheus.Collector {
+func NewCollector(b Daemon, now func() time.Time) prometheus.Collector {
 	if now == nil {
 		now = time.Now
 	}
@@ -30,7 +30,7 @@ func NewCollector(b Backend, now func() time.Time) prometheus.Collector {
 }
 
 type statusCollector struct {
-	b   Backend
+	b   Daemon
 	now func() time.Time
 }
 

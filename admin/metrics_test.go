@@ -235,7 +235,7 @@ func unescape(s string, quotes bool) (string, error) {
 
 func TestMetricsParseAndValues(t *testing.T) {
 	tricky := "we\"ird\\name\nx"
-	fb := newFakeBackend(okTarget("core-1"), okTarget(tricky),
+	fb := newFakeDaemon(okTarget("core-1"), okTarget(tricky),
 		NewTargetStatus(pollerFailing("edge-2", 1, 0), nil))
 	h := NewHandler(fb, testOptions())
 	resp := do(t, h, "GET", "/metrics", "")
@@ -303,7 +303,7 @@ func TestMetricsParseAndValues(t *testing.T) {
 }
 
 func TestMetricsBeforeFirstCycle(t *testing.T) {
-	fb := newFakeBackend()
+	fb := newFakeDaemon()
 	fb.status.LastCycle = nil
 	fb.status.Started = testNow
 	resp := do(t, NewHandler(fb, testOptions()), "GET", "/metrics", "")

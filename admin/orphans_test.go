@@ -9,7 +9,7 @@ import (
 )
 
 func TestOrphansReportedOnTheirOwn(t *testing.T) {
-	fb := newFakeBackend(okTarget("core-1"))
+	fb := newFakeDaemon(okTarget("core-1"))
 	fb.status.WriterErrors = []rrdwriter.TargetError{
 		{Key: "removed-b", Kind: rrdwriter.KindNoProfile, Err: "no profile"},
 		{Key: "removed-a", Kind: rrdwriter.KindNoProfile, Err: "no profile"},

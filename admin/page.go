@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spoold/spoold/rrdwriter"
@@ -255,6 +256,9 @@ func targetViewOf(t TargetStatus, now time.Time, q url.Values) targetView {
 		v.Problem = "write (" + t.WriteErrorKind + "): " + t.WriteError
 	case t.LastError != "":
 		v.Problem = "poll: " + t.LastError
+	}
+	if t.Attention != "" {
+		v.Problem = strings.TrimPrefix(v.Problem+"; "+t.Attention, "; ")
 	}
 	return v
 }

@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spoold/spoold/poller"
 )
 
 func TestPageListsTargetsWithEscapedGraphURLs(t *testing.T) {
 	odd := "a b&c"
 	script := `x"><img src=x onerror=alert(1)>`
-	fb := newFakeBackend(okTarget("core-1"), okTarget(odd), okTarget(script),
+	fb := newFakeDaemon(okTarget("core-1"), okTarget(odd), okTarget(script),
 		NewTargetStatus(pollerFailing("edge-2", 7, 4), nil))
 	h := NewHandler(fb, testOptions())
 	resp := do(t, h, "GET", "/", "")
@@ -72,7 +74,7 @@ func TestPageListsTargetsWithEscapedGraphURLs(t *testing.T) {
 }
 
 func TestPageNoGraphForUnservableName(t *testing.T) {
-	body := readBody(t, do(t, NewHandler(newFakeBackend(okTarget("a/b")), testOptions()), "GET", "/", ""))
+	body := readBody(t, do(t, NewHandler(newFakeDaemon(okTarget("a/b")), testOptions()), "GET", "/", ""))
 	if strings.Contains(body, "<img ") || !strings.Contains(body, "<td>a/b</td>") {
 		t.Errorf("a name the graph URL cannot carry got an image, or was not listed")
 	}
@@ -85,7 +87,7 @@ func TestPageLimitsGraphs(t *testing.T) {
 	}
 	o := testOptions()
 	o.PageGraphs = 2
-	body := readBody(t, do(t, NewHandler(newFakeBackend(ts...), o), "GET", "/", ""))
+	body := readBody(t, do(t, NewHandler(newFakeDaemon(ts...), o), "GET", "/", ""))
 	if n := strings.Count(body, "<img "); n != 2 {
 		t.Errorf("%d images, want 2", n)
 	}
@@ -95,7 +97,7 @@ func TestPageLimitsGraphs(t *testing.T) {
 }
 
 func TestPageEmptyDaemon(t *testing.T) {
-	fb := newFakeBackend()
+	fb := newFakeDaemon()
 	fb.status = Status{Version: "dev"}
 	body := readBody(t, do(t, NewHandler(fb, testOptions()), "GET", "/", ""))
 	for _, want := range []string{"no cycle yet", "no targets configured", "not run yet"} {
@@ -118,5 +120,29 @@ func TestHumanFormats(t *testing.T) {
 		if got := humanBytes(n); got != want {
 			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestTargetAtItsFileBoundNeedsAttention: a target whose discovery found
+// rows beyond its bound on files answers its polls (health ok) but is
+// listed under "Needs attention" with the reason, and /status says it.
+func TestTargetAtItsFileBoundNeedsAttention(t *testing.T) {
+	d := poller.DeviceStatus{Name: "renamer", Polls: 3, OverLimitRows: 8,
+		OverLimit: "the target made 100 new row files within the hour, its bound (--max-new-files-per-hour)"}
+	ts := NewTargetStatus(d, nil)
+	want := "8 table rows not polled: " + d.OverLimit
+	if ts.Health != HealthOK || ts.Attention != want || ts.OverLimitRows != 8 {
+		t.Fatalf("status %+v", ts)
+	}
+	h := NewHandler(newFakeDaemon(okTarget("core-1"), ts), testOptions())
+	body := readBody(t, do(t, h, "GET", "/", ""))
+	section := body[strings.Index(body, "Needs attention"):]
+	section = section[:strings.Index(section, "</table>")]
+	if !strings.Contains(section, ">renamer</a>") || !strings.Contains(section, html.EscapeString(want)) || strings.Contains(section, "core-1") {
+		t.Errorf("the page's attention table:\n%s", section)
+	}
+	st := readBody(t, do(t, h, "GET", "/status", ""))
+	if !strings.Contains(st, `"over_limit_rows": 8,`) || !strings.Contains(st, `"attention": "`+want+`"`) {
+		t.Errorf("/status does not show the target's attention:\n%s", st)
 	}
 }

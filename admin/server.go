@@ -37,7 +37,7 @@ type Server struct {
 }
 
 // NewServer returns a server of NewHandler(b, o); nothing listens yet.
-func NewServer(b Backend, o Options) *Server {
+func NewServer(b Daemon, o Options) *Server {
 	o = withDefaults(o)
 	return &Server{
 		o: o,

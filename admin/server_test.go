@@ -11,7 +11,7 @@ import (
 func TestServerLifecycle(t *testing.T) {
 	o := testOptions()
 	o.Listen = "127.0.0.1:0"
-	s := NewServer(newFakeBackend(okTarget("a")), o)
+	s := NewServer(newFakeDaemon(okTarget("a")), o)
 	if s.Addr() != "" {
 		t.Errorf("Addr before Start = %q", s.Addr())
 	}
@@ -47,7 +47,7 @@ func TestServerGivenListenerAndEarlyShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(newFakeBackend(), testOptions())
+	s := NewServer(newFakeDaemon(), testOptions())
 	if err := s.Start(ln); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestServerGivenListenerAndEarlyShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	never := NewServer(newFakeBackend(), testOptions())
+	never := NewServer(newFakeDaemon(), testOptions())
 	if err := never.Shutdown(context.Background()); err != nil {
 		t.Errorf("Shutdown before Start: %v", err)
 	}

@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The same constants and values as rrdwriter/internal/writerbench. */
+/* The same constants and values as bench/writerbench. */
 static const long long start = 1700000100LL;
 
 static unsigned long long value(long i, long d, long v)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A-B of the writer between two commits, same run: builds writerbench
-# (rrdwriter/internal/writerbench) from REV_A and REV_B and runs them
+# (bench/writerbench) from REV_A and REV_B and runs them
 # interleaved A B B A (ORDER= changes it), each on its own fresh set of
 # FILES RRD files (made by its own build, synced, then COLD=1 drops them
 # from the page cache; COLD=0, the default, keeps them cached) with its own
@@ -30,7 +30,7 @@ for v in A B; do
 	rev=${!v}
 	mkdir "$WORK/src-$v"
 	git archive "$rev" | tar -x -C "$WORK/src-$v"
-	(cd "$WORK/src-$v" && go build -o "$WORK/wb-$v" ./rrdwriter/internal/writerbench)
+	(cd "$WORK/src-$v" && go build -o "$WORK/wb-$v" ./bench/writerbench)
 done
 i=0
 for v in $ORDER; do

@@ -90,7 +90,7 @@ else
 	DATA="$WORK"
 fi
 
-go build -o "$WORK/writerbench" ./rrdwriter/internal/writerbench
+go build -o "$WORK/writerbench" ./bench/writerbench
 gcc -O2 -Wall -pthread -o "$WORK/rrdfloor" bench/rrdfloor.c $(pkg-config --cflags --libs librrd)
 B="$WORK/writerbench -files $FILES -ds $DS -values $VALUES $COLDFLAG"
 $B -mode create -dir "$DATA/spoold-rrd"

@@ -267,3 +267,22 @@ func TestRRDDirFinding(t *testing.T) {
 		})
 	}
 }
+
+// TestFixOnlyOnWarnings: an ok finding prints no fix (there is nothing to
+// change, and the nofile one suggested a ulimit below the limit in force);
+// a warning keeps its fix.
+func TestFixOnlyOnWarnings(t *testing.T) {
+	var r Report
+	checkNofile(&r, Options{PollConcurrency: 1, Writers: 1})
+	r.add(Finding{Check: "space", Severity: Warn, Found: "1% free", Fix: "du -xh"})
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if r.Findings[0].Severity != OK || r.Findings[0].Fix != "" {
+		t.Errorf("nofile with a limit above the need: %+v, want ok without a fix", r.Findings[0])
+	}
+	if n := strings.Count(b.String(), "fix:"); n != 1 || !strings.Contains(b.String(), "fix: du -xh") {
+		t.Errorf("want exactly the warning's fix, got:\n%s", b.String())
+	}
+}

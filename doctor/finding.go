@@ -26,7 +26,8 @@ type Finding struct {
 	Found string `json:"found"`
 	// Why is the trade-off, briefly.
 	Why string `json:"why,omitempty"`
-	// Fix is the exact command that changes it.
+	// Fix is the exact command that changes it; only a warning has one
+	// (Report.add drops it from an ok finding: nothing needs changing).
 	Fix string `json:"fix,omitempty"`
 }
 
@@ -43,6 +44,9 @@ type Report struct {
 }
 
 func (r *Report) add(f Finding) {
+	if f.Severity != Warn {
+		f.Fix = ""
+	}
 	r.Findings = append(r.Findings, f)
 	if f.Severity == Warn {
 		r.Warnings++

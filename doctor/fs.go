@@ -7,8 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/spoold/spoold/diskstat"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/diskstat"
 )
 
 // volume is one file system holding one or more of the examined directories.
@@ -192,7 +193,7 @@ func checkSpace(r *Report, v *volume) {
 	}
 	r.add(sp)
 	in := Finding{Check: "inodes", Severity: OK, Dirs: v.dirs,
-		Why: "every spool entry is a file and takes an inode; when inodes run out, writes fail with free space left",
+		Why: "each spool segment (one open per target, more until the writer takes them), each quarantined file and each RRD file takes an inode; when inodes run out, creating them fails with free space left",
 		Fix: fmt.Sprintf("df -i %s   # inodes are fixed at mkfs on ext4: mkfs.ext4 -i 8192 gives one per 8 KiB", mp)}
 	if st.Files == 0 {
 		in.Found = fmt.Sprintf("%s: no fixed inode count (%s)", mp, v.mount.FSType)

@@ -7,11 +7,11 @@ import (
 	"math"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/spoold/spoold/internal/fileutil"
-	"github.com/spoold/spoold/internal/spooltree"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/spool"
-	"golang.org/x/sys/unix"
 )
 
 // SpoolSize is the spool's size and the loader time it implies.
@@ -33,7 +33,7 @@ type SpoolSize struct {
 }
 
 // countSpool counts the files of the spool at dir with names only, with
-// the loader's own walk of the tree (spooltree): level directories with
+// the loader's own walk of the tree (spool.TreeWalker): level directories with
 // getdents, never an open or stat of a file. Regular files in leaf
 // directories are what the loader's loader_files counts (segments, one or
 // more entries each); tmp/ and quarantine/ are not level directories. A
@@ -46,8 +46,8 @@ func countSpool(dir string, l spool.Layout) (SpoolSize, error) {
 		return s, fmt.Errorf("open spool %s: %w", dir, err)
 	}
 	defer unix.Close(root)
-	c := &spoolCount{dir: dir, dr: spooltree.NewDirReader(), s: &s}
-	walker := &spooltree.Walker{Layout: l, Dirs: c.dr, OpenDir: openDir}
+	c := &spoolCount{dir: dir, dr: spool.NewDirReader(), s: &s}
+	walker := &spool.TreeWalker{Layout: l, Dirs: c.dr, OpenDir: openDir}
 	err = walker.Walk(root, c)
 	s.WalkSeconds = time.Since(t0).Seconds()
 	if err == nil {
@@ -56,11 +56,11 @@ func countSpool(dir string, l spool.Layout) (SpoolSize, error) {
 	return s, err
 }
 
-// spoolCount is the doctor's spooltree.Visitor: it counts leaf
+// spoolCount is the doctor's spool.TreeVisitor: it counts leaf
 // directories and the regular files in them.
 type spoolCount struct {
 	dir string
-	dr  *spooltree.DirReader
+	dr  *spool.DirReader
 	s   *SpoolSize
 	err error // the first directory that could not be read
 }
@@ -80,7 +80,7 @@ func (c *spoolCount) Leaf(parent int, name string, _ int) error {
 	defer unix.Close(fd)
 	c.s.LeafDirs++
 	err = c.dr.Each(fd, func(name []byte, typ uint8) error {
-		if t, err := spooltree.ResolveType(fd, name, typ); err == nil && t == unix.DT_REG {
+		if t, err := spool.ResolveType(fd, name, typ); err == nil && t == unix.DT_REG {
 			c.s.Entries++
 		}
 		return nil

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"errors"
-	"time"
 
 	"github.com/spoold/spoold/rrd"
 )
@@ -36,39 +35,9 @@ var ErrNoDataSource = errors.New("no such data source")
 // Options.MaxBytes.
 var ErrTooLarge = errors.New("graph too large")
 
-// fetchRows is the number of rows rrd_fetch returns for an AVERAGE fetch
-// from start to end (Unix seconds) of a file with step and last update
-// last: the finest archive that covers the range, or else the one that
-// covers the most of it (rrd_fetch_fn's choice with no step asked for, the
-// most rows it picks). Without archives it assumes one row per step.
-func fetchRows(rras []rrd.RRADef, step time.Duration, last, start, end int64) int64 {
-	base := max(int64(step/time.Second), 1)
-	rowStep, bestPart := base, int64(-1)
-	full := false
-	for _, r := range rras {
-		if r.CF != "AVERAGE" || r.PDPs == 0 {
-			continue
-		}
-		s := base * int64(r.PDPs)
-		calEnd := last - last%s
-		calStart := calEnd - s*int64(r.Rows)
-		switch {
-		case calStart <= start:
-			if !full || s < rowStep {
-				rowStep, full = s, true
-			}
-		case !full:
-			if match := end - start - (calStart - start); match > bestPart {
-				rowStep, bestPart = s, match
-			}
-		}
-	}
-	return (end-start)/rowStep + 2
-}
-
 // graphCost is the bytes librrd fetches to draw n data sources of fi.
 func graphCost(n int, fi rrd.FileInfo, rras []rrd.RRADef, o Options) int64 {
-	rows := fetchRows(rras, fi.Step, fi.Last, o.Start.Unix(), o.End.Unix())
+	rows := rrd.FetchRows(rras, "AVERAGE", fi.Step, fi.Last, o.Start.Unix(), o.End.Unix())
 	per := int64(len(fi.DS)) * 8
 	if rows > (1<<62)/per/int64(max(n, 1)) {
 		return 1 << 62

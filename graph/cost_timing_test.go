@@ -5,12 +5,10 @@ package graph
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/rrd"
 )
 
@@ -25,9 +23,7 @@ import (
 //
 //	go test -run '^$' -bench GraphWorstAccepted -benchtime 3x ./graph
 func BenchmarkGraphWorstAccepted(b *testing.B) {
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		testenv.Missing(b, "cannot reset the peak RSS (VmHWM): %v", err)
-	}
+	testenv.ResetPeakRSS(b)
 	for _, n := range []int{256, 1024} {
 		b.Run(fmt.Sprintf("file-ds=%d", n), func(b *testing.B) {
 			path, _ := widePath(b, n, 300*time.Second)
@@ -58,36 +54,15 @@ func benchGraphPeak(b *testing.B, path string, o Options) {
 	}
 	var peak int64
 	for b.Loop() {
-		if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-			b.Fatal(err)
-		}
+		testenv.ResetPeakRSS(b)
 		img, err := o.Draw(path, fi)
 		if err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
 			b.Fatalf("graph: %v", err)
 		}
-		peak = max(peak, vmHWM(b))
+		peak = max(peak, testenv.PeakRSS(b))
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(graphCost(len(ds), fi, rras, o))/(1<<20), "est-MiB")
 	b.ReportMetric(float64(len(ds)), "ds-drawn")
 	b.ReportMetric(float64(graphCost(len(fi.DS), fi, rras, o))/(1<<20), "all-ds-est-MiB")
-}
-
-// vmHWM returns the process's peak resident memory in bytes.
-func vmHWM(b *testing.B) int64 {
-	s, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range bytes.Split(s, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
-			kb, err := strconv.ParseInt(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(v), []byte("kB")))), 10, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	b.Fatal("no VmHWM in /proc/self/status")
-	return 0
 }

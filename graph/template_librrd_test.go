@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/rrd"
 )
 

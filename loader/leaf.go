@@ -5,7 +5,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/spoold/spoold/internal/spooltree"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -33,7 +32,7 @@ func (w *walk) walkLeaf(fd, idx int) error {
 // indexed; a file with a bad name or in the wrong directory is quarantined;
 // anything else is foreign. Each file then counts for the throttle.
 func (w *walk) leafEntry(dirfd int, name []byte, typ uint8) error {
-	typ, err := spooltree.ResolveType(dirfd, name, typ)
+	typ, err := spool.ResolveType(dirfd, name, typ)
 	if errors.Is(err, unix.ENOENT) {
 		return nil // removed meanwhile (the writer applied it)
 	}

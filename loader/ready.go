@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/spoold/spoold/internal/spooltree"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -153,7 +152,7 @@ func (l *Loader) ensureLeaf(ctx context.Context, i int) error {
 // onDemandWalk returns a walk for EnsureLeaf or EnsureAll: no throttle, no
 // progress, the counters of the current walk.
 func (l *Loader) onDemandWalk(ctx context.Context) *walk {
-	w := &walk{l: l, ctx: ctx, done: ctx.Done(), layout: l.sp.Layout(), dr: spooltree.NewDirReader(), onDemand: true}
+	w := &walk{l: l, ctx: ctx, done: ctx.Done(), layout: l.sp.Layout(), dr: spool.NewDirReader(), onDemand: true}
 	w.dr.ForceUnknown = l.forceUnknown
 	return w
 }

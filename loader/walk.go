@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/spoold/spoold/internal/spooltree"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -18,7 +17,7 @@ type walk struct {
 	ctx       context.Context
 	done      <-chan struct{}
 	layout    spool.Layout
-	dr        *spooltree.DirReader
+	dr        *spool.DirReader
 	th        *throttle
 	levels    [spool.MaxLevels]string // level directory names on the current path
 	leafTotal float64
@@ -32,7 +31,7 @@ func (l *Loader) newWalk(ctx context.Context) *walk {
 	now := l.clock.Now()
 	l.c.reset(now)
 	layout := l.sp.Layout()
-	w := &walk{l: l, ctx: ctx, done: ctx.Done(), layout: layout, dr: spooltree.NewDirReader(),
+	w := &walk{l: l, ctx: ctx, done: ctx.Done(), layout: layout, dr: spool.NewDirReader(),
 		th: newThrottle(l.clock, &l.c, now), leafTotal: float64(layout.LeafDirs()),
 		nextLog: now.Add(l.every)}
 	w.dr.ForceUnknown = l.forceUnknown
@@ -62,8 +61,8 @@ func (w *walk) run() error {
 
 // tree returns the spool-tree walk of this walk: it calls back Enter,
 // Entry, Leaf and Problem.
-func (w *walk) tree() *spooltree.Walker {
-	return &spooltree.Walker{Layout: w.layout, Dirs: w.dr, OpenDir: w.openDir}
+func (w *walk) tree() *spool.TreeWalker {
+	return &spool.TreeWalker{Layout: w.layout, Dirs: w.dr, OpenDir: w.openDir}
 }
 
 // Enter records the level directory on the current path and ends the

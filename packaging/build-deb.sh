@@ -14,19 +14,50 @@ for tool in dpkg-deb dpkg-shlibdeps dpkg-architecture; do
 	command -v "$tool" >/dev/null || { echo "build-deb: $tool is missing: install dpkg-dev" >&2; exit 1; }
 done
 
-# A Debian version starts with a digit: a tag v1.2.3 gives 1.2.3, an
-# untagged tree 0.0~git<hash> (sorting before any release).
-version=$(git -C "$root" describe --tags --always --dirty 2>/dev/null || echo unknown)
-version=${version#v}
-version=${version//-/+}
-case $version in [0-9]*) ;; *) version=0.0~git$version ;; esac
+# The version sorts: a tag v1.2.3 gives 1.2.3, commits after it
+# 1.2.3+git<YYYYMMDD>.<hash>, an untagged tree 0.0~git<YYYYMMDD>.<hash>
+# (before any release); the date is the commit's, so later commits sort
+# later. A tree with uncommitted changes adds +dirty. The Debian revision
+# is 1: the packaging lives in this repository.
+commit=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+date=$(git -C "$root" log -1 --format=%cd --date=format:%Y%m%d 2>/dev/null || date -u +%Y%m%d)
+tag=$(git -C "$root" describe --tags --abbrev=0 --match 'v[0-9]*' 2>/dev/null || true)
+if [ -n "$tag" ] && [ "$(git -C "$root" rev-list -n1 "$tag")" = "$(git -C "$root" rev-parse HEAD)" ]; then
+	upstream=${tag#v}
+elif [ -n "$tag" ]; then
+	upstream=${tag#v}+git$date.$commit
+else
+	upstream=0.0~git$date.$commit
+fi
+if [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+	upstream=$upstream+dirty
+fi
+version=$upstream-1
+# The maintainer: Debian's DEBFULLNAME and DEBEMAIL when set, else the
+# committer of the packaged commit.
+maintainer_name=${DEBFULLNAME:-$(git -C "$root" log -1 --format=%cn 2>/dev/null || echo "spoold developers")}
+maintainer_mail=${DEBEMAIL:-$(git -C "$root" log -1 --format=%ce 2>/dev/null || echo "")}
+maintainer="$maintainer_name <$maintainer_mail>"
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 stage=$work/stage
-make -s -C "$root" install BIN="$bin" DESTDIR="$stage" PREFIX=/usr SYSCONFDIR=/etc >/dev/null
+make -s -C "$root" install GOBUILDFLAGS=-buildmode=pie BIN="$bin" DESTDIR="$stage" PREFIX=/usr SYSCONFDIR=/etc >/dev/null
 gzip -9n "$stage/usr/share/man/man8/spoold.8"
+# Debian strips binaries (dh_strip's sections); the symbols stay in bin/.
+strip --remove-section=.comment --remove-section=.note --strip-unneeded "$stage/usr/bin/spoold"
+
+# /usr/share/doc/spoold: the copyright file and the Debian changelog.
+doc=$stage/usr/share/doc/spoold
+mkdir -p "$doc"
+install -m 0644 "$here/deb/copyright" "$doc/copyright"
+{
+	printf 'spoold (%s) unstable; urgency=medium\n\n' "$version"
+	printf '  * Built from commit %s.\n\n' "$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"
+	printf ' -- %s  %s\n' "$maintainer" "$(git -C "$root" log -1 --format=%cD 2>/dev/null || date -uR)"
+} | gzip -9n >"$doc/changelog.Debian.gz"
+chmod 0644 "$doc/changelog.Debian.gz"
 
 # dpkg-shlibdeps wants a source package's debian/control around it.
 mkdir -p "$work/debian"
@@ -39,7 +70,7 @@ cat >"$stage/DEBIAN/control" <<CONTROL
 Package: spoold
 Version: $version
 Architecture: $arch
-Maintainer: spoold developers <spoold@localhost>
+Maintainer: $maintainer
 Section: net
 Priority: optional
 Depends: $shlibs, adduser, init-system-helpers (>= 1.54~)

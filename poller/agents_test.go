@@ -17,7 +17,7 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/spool"

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spoold/spoold/internal/fileutil"
 	"github.com/spoold/spoold/poller/mib"
 	"github.com/spoold/spoold/rrd"
 )
@@ -97,7 +98,7 @@ func LoadProfiles(path string) (Profiles, error) { return LoadProfilesMIB(path, 
 
 // LoadProfilesMIB is LoadProfiles with the MIB names of res.
 func LoadProfilesMIB(path string, res *mib.Resolver) (Profiles, error) {
-	b, err := readRegular(path, maxConfigFile)
+	b, err := fileutil.ReadRegular(path, maxConfigFile)
 	if err != nil {
 		return nil, fmt.Errorf("read profiles file: %w", err)
 	}
@@ -109,7 +110,7 @@ func LoadProfilesMIB(path string, res *mib.Resolver) (Profiles, error) {
 // file the poller reads, it must be a regular file (or a symlink to one),
 // of at most 64 MiB.
 func LoadTargets(path string, profiles Profiles) ([]*Target, error) {
-	b, err := readRegular(path, maxConfigFile)
+	b, err := fileutil.ReadRegular(path, maxConfigFile)
 	if err != nil {
 		return nil, fmt.Errorf("read targets file: %w", err)
 	}

@@ -24,8 +24,8 @@ type Row struct {
 	// Alternative is, per column, which alternative was chosen (0: the
 	// first); -1 when the row answered none.
 	Alternative []int
-	// Filtered says why the row is not polled (a filter it fails); empty
-	// for a polled row.
+	// Filtered says why the row is not polled (a filter it fails, or the
+	// target's bound on files); empty for a polled row.
 	Filtered string
 }
 
@@ -35,6 +35,9 @@ type TableDiscovery struct {
 	Rows  []Row // polled rows, in index order
 	// Filtered are the rows the filters dropped, in index order.
 	Filtered []Row
+	// OverLimit are the rows of keys new to the target that its bounds on
+	// files refused (filebound.go), in index order: not polled.
+	OverLimit []Row
 	// Truncated says the table has more than Options.MaxTableRows rows:
 	// only the first are kept.
 	Truncated bool

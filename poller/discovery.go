@@ -3,6 +3,7 @@ package poller
 import (
 	"context"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,15 +13,20 @@ import (
 )
 
 // When discovery runs. A device's first poll and a poll that finds the
-// agent restarted (sysUpTime went back) discover the device inline, in
-// that poll's own worker, before its rows are polled: with no discovery,
-// or one from before a restart that may have renumbered the rows, the rows'
-// values would go to the wrong keys. Rediscovery of a device in use — at
-// every RediscoverInterval, after SetTargets (SIGHUP), and at once when a
-// poll sees noSuchInstance for a known row — runs in the background,
-// beside the cycles (Run's discovery goroutine), and swaps the device's
-// plan when it completes: a cycle always uses the last completed
-// discovery, and never waits for one.
+// agent restarted (sysUpTime went back) discover the device before its
+// rows are polled: with no discovery, or one from before a restart that
+// may have renumbered the rows, the rows' values would go to the wrong
+// keys. A restart's discovery runs inline, in that poll's worker, within
+// the cycle's deadline. A first discovery under Run runs beside the poll
+// (firstDiscovery): the poll waits for it at most one response timeout,
+// and a discovery that takes longer goes on across cycles, under its own
+// deadline (DiscoveryTimeout), until it completes; meanwhile the device's
+// polls go on without rows, and the other devices' polls are not held up.
+// Rediscovery of a device in use — at every RediscoverInterval, after
+// SetTargets (SIGHUP), and at once when a poll sees noSuchInstance for a
+// known row — runs in the background, beside the cycles (Run's discovery
+// goroutine), and swaps the device's plan when it completes: a cycle
+// always uses the last completed discovery, and never waits for one.
 
 // DiscoveryStats count discoveries since the Poller was made.
 type DiscoveryStats struct {
@@ -34,6 +40,9 @@ type DiscoveryStats struct {
 	Filtered  uint64 `json:"filtered"`
 	Gone      uint64 `json:"gone"`
 	Truncated uint64 `json:"truncated"`
+	// OverLimit are the rows the bounds on files refused, summed over the
+	// devices' last discoveries (filebound.go).
+	OverLimit uint64 `json:"over_limit"`
 	Running   int    `json:"running"` // in flight now
 }
 
@@ -58,6 +67,7 @@ func (p *Poller) DiscoveryStats() DiscoveryStats {
 		s.Filtered += uint64(d.st.FilteredRows)
 		s.Gone += uint64(len(d.st.GoneRows))
 		s.Truncated += uint64(d.st.TruncatedTables)
+		s.OverLimit += uint64(d.st.OverLimitRows)
 		d.mu.Unlock()
 	}
 	return s
@@ -71,6 +81,7 @@ var discoveryMetrics = statmetric.Table[DiscoveryStats]{
 	statmetric.Gauge("spoold_poller_table_rows_filtered", "Table rows a filter dropped, by the devices' last discoveries.", func(s DiscoveryStats) float64 { return float64(s.Filtered) }),
 	statmetric.Gauge("spoold_poller_table_rows_gone", "Table rows an earlier discovery found and the last did not (their files stay).", func(s DiscoveryStats) float64 { return float64(s.Gone) }),
 	statmetric.Gauge("spoold_poller_tables_truncated", "Tables with more rows than --poll-max-table-rows, by the devices' last discoveries.", func(s DiscoveryStats) float64 { return float64(s.Truncated) }),
+	statmetric.Gauge("spoold_poller_table_rows_over_limit", "Table rows not polled because their target is at --max-files-per-target or --max-new-files-per-hour, by the devices' last discoveries.", func(s DiscoveryStats) float64 { return float64(s.OverLimit) }),
 	statmetric.Gauge("spoold_poller_discoveries_running", "Table discoveries in flight.", func(s DiscoveryStats) float64 { return float64(s.Running) }),
 }
 
@@ -134,6 +145,11 @@ func (p *Poller) discoverDevice(ctx context.Context, d *device) error {
 		return nil
 	}
 	defer d.discovering.Store(false)
+	if p.opts.DiscoveryTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.opts.DiscoveryTimeout)
+		defer cancel()
+	}
 	p.disc.running.Add(1)
 	defer p.disc.running.Add(-1)
 	d.rediscover.Store(false)
@@ -149,25 +165,86 @@ func (p *Poller) discoverDevice(ctx context.Context, d *device) error {
 		return err
 	}
 	p.disc.discoveries.Add(1)
+	refused, why := d.admitRows(disc, now, &p.opts)
+	if refused > 0 {
+		p.log.Warn("table rows not polled: the target is at its bound on files", "target", d.t.Name, "rows", refused, "reason", why)
+	}
 	d.plan.Store(newPlan(d.t, disc, d.plan.Load(), &p.opts))
-	d.recordDiscovery(disc, now)
+	d.recordDiscovery(disc, now, refused, why)
 	p.log.Debug("discovered tables", "target", d.t.Name, "rows", len(disc.Keys()), "requests", disc.Requests, "seconds", disc.Duration.Seconds())
 	return nil
 }
 
-// recordDiscovery updates d's status with what disc found: its rows, and
-// the rows known from earlier discoveries that it did not find (gone:
-// their files stay, and their keys come back if the rows do).
-func (d *device) recordDiscovery(disc *Discovery, now time.Time) {
+// carrier is where Run carries on the first discoveries that outlast
+// their poll: under Run's context, at most Concurrency at once (one UDP
+// socket each), each in a goroutine that Run waits for before it returns.
+type carrier struct {
+	ctx   context.Context
+	wg    sync.WaitGroup
+	slots chan struct{}
+}
+
+// firstDiscovery discovers d, never discovered yet, for the poll about to
+// run with the cycle's context cctx; the caller loads d's plan after it.
+// Cycle alone (without Run) discovers inline, cut at the cycle's deadline.
+// Under Run the discovery runs in a goroutine of its own, under Run's
+// context and DiscoveryTimeout, not the cycle's deadline: the poll waits
+// for it at most one response timeout of d (what an unanswered request
+// would hold the worker), then goes on with the plan d has, and the
+// discovery goes on across cycles until it completes or fails (then the
+// next poll starts another). A poll that finds it still running does not
+// wait. With Concurrency discoveries carried already, it discovers inline
+// for no longer than that wait (a quick one completes; a slow one is tried
+// again by the next poll).
+func (p *Poller) firstDiscovery(cctx context.Context, d *device) {
+	c := p.carry.Load()
+	if c == nil {
+		p.discoverDevice(cctx, d)
+		return
+	}
+	if d.discovering.Load() {
+		return
+	}
+	wait := p.timeout(d.t)
+	select {
+	case c.slots <- struct{}{}:
+	default: // every slot carries a discovery: one inline, for no longer than the wait
+		ctx, cancel := context.WithTimeout(cctx, wait)
+		defer cancel()
+		p.discoverDevice(ctx, d)
+		return
+	}
+	done := make(chan struct{})
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() { <-c.slots }()
+		defer close(done)
+		p.discoverDevice(c.ctx, d)
+	}()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return
+	case <-timer.C:
+	case <-cctx.Done():
+	}
+	p.log.Info("first discovery takes longer than a poll: it goes on beside the poll cycles, and the device's rows are polled once it completes", "target", d.t.Name)
+}
+
+// recordDiscovery updates d's status with what disc found: its rows, the
+// rows its bounds on files refused (and why), and the rows admitted by
+// earlier discoveries that it did not find (gone: their files stay, and
+// their keys come back if the rows do).
+func (d *device) recordDiscovery(disc *Discovery, now time.Time, overLimit int, why string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := &d.st
 	s.LastDiscovery, s.DiscoveryError = now, ""
 	s.Discoveries++
 	s.Rows, s.FilteredRows, s.TruncatedTables = 0, 0, 0
-	if d.known == nil {
-		d.known = map[string]bool{}
-	}
+	s.OverLimitRows, s.OverLimit = overLimit, why
 	found := map[string]bool{}
 	for _, t := range disc.Tables {
 		s.Rows += len(t.Rows)
@@ -176,7 +253,7 @@ func (d *device) recordDiscovery(disc *Discovery, now time.Time) {
 			s.TruncatedTables++
 		}
 		for _, r := range t.Rows {
-			found[r.Key], d.known[r.Key] = true, true
+			found[r.Key] = true
 		}
 	}
 	s.GoneRows = s.GoneRows[:0:0]

@@ -28,9 +28,12 @@
 // answer produces no entry.
 //
 // Goroutines: Run starts one goroutine per cycle's worker (Options.Concurrency
-// of them, all ended before the cycle returns) and nothing else; Cycle runs
-// in the caller's goroutine plus those workers. When Run or Cycle returns,
-// no goroutine of this package is left. gosnmp structs are never shared: each
+// of them, all ended before the cycle returns), its background discovery
+// goroutine and the workers of its discoveries, and one goroutine per
+// first discovery that outlasts its poll (at most Options.Concurrency at
+// once; discovery.go); Cycle runs in the caller's goroutine plus its
+// workers. When Run or Cycle returns, no goroutine of this package is
+// left. gosnmp structs are never shared: each
 // in-flight poll has its own, with its own UDP socket. A *Poller's methods
 // are safe for concurrent use, but Run and Cycle must not overlap.
 package poller

@@ -1,11 +1,9 @@
 package poller
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,32 +87,6 @@ func TestFilesMustBeRegularAndBounded(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.bad) {
 				t.Fatalf("error %v does not name %s", err, tc.bad)
-			}
-		})
-	}
-}
-
-// TestReadRegularReturnsTheFileUpToTheLimit: a regular file of n bytes is
-// read whole and exactly when n is at most the limit, refused otherwise.
-func TestReadRegularReturnsTheFileUpToTheLimit(t *testing.T) {
-	const limit = 100
-	dir := t.TempDir()
-	for _, n := range []int{0, 1, limit - 1, limit, limit + 1, 2 * limit, 4096} {
-		t.Run(strconv.Itoa(n)+" bytes", func(t *testing.T) {
-			want := make([]byte, n)
-			for i := range want {
-				want[i] = byte(i*7 + 1)
-			}
-			path := filepath.Join(dir, strconv.Itoa(n))
-			if err := os.WriteFile(path, want, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			got, err := readRegular(path, limit)
-			switch {
-			case n <= limit && (err != nil || !bytes.Equal(got, want)):
-				t.Fatalf("read %d of %d bytes, err %v", len(got), n, err)
-			case n > limit && (err == nil || !strings.Contains(err.Error(), "larger than 100 bytes")):
-				t.Fatalf("%d bytes over a limit of %d: err %v", n, limit, err)
 			}
 		})
 	}

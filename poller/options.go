@@ -57,6 +57,18 @@ type Options struct {
 	// DiscoveryConcurrency is the most background discoveries in flight
 	// while Run runs (each holds one UDP socket).
 	DiscoveryConcurrency int
+	// MaxFilesPerTarget bounds the row keys (RRD files) of one target,
+	// gone ones included (--max-files-per-target; filebound.go).
+	MaxFilesPerTarget int
+	// NewFilesPerHour bounds the new row keys a target's discoveries after
+	// its first may add, per hour, with a burst of as many
+	// (--max-new-files-per-hour); 0: no rate bound.
+	NewFilesPerHour int
+	// DiscoveryTimeout ends a discovery that runs beside the cycles (a
+	// first discovery that outlasts its poll, a rediscovery) after this
+	// long; 0: none (each request still has Timeout and Retries). A
+	// discovery within a cycle ends at the cycle's deadline too.
+	DiscoveryTimeout time.Duration
 	// Now is the clock of entry times and status times; nil is time.Now.
 	// Tests inject the simulator's clock. Timeouts and RTTs use real time.
 	Now func() time.Time
@@ -68,7 +80,9 @@ type Options struct {
 // timeout with 1 retry, 60 varbinds per Get, and backoff after 2
 // consecutive failures up to one probe per 30 minutes; for tables,
 // max-repetitions 25, 10,000 rows per table, the poll mode of fewer round
-// trips, rediscovery every hour and 32 discoveries in flight.
+// trips, rediscovery every hour, 32 discoveries in flight and 15 minutes
+// at most for one; 20,000 row files per target at most, 100 new ones an
+// hour.
 func DefaultOptions() Options {
 	return Options{
 		Interval:     5 * time.Minute,
@@ -84,6 +98,9 @@ func DefaultOptions() Options {
 		TableMode:            TableAuto,
 		RediscoverInterval:   time.Hour,
 		DiscoveryConcurrency: 32,
+		DiscoveryTimeout:     15 * time.Minute,
+		MaxFilesPerTarget:    20000,
+		NewFilesPerHour:      100,
 	}
 }
 
@@ -147,6 +164,12 @@ func (o Options) Validate() error {
 		return errors.New("check poller options: rediscover interval must not be negative")
 	case o.DiscoveryConcurrency < 1:
 		return fmt.Errorf("check poller options: discovery concurrency %d, want at least 1", o.DiscoveryConcurrency)
+	case o.MaxFilesPerTarget < 1:
+		return fmt.Errorf("check poller options: max files per target %d, want at least 1", o.MaxFilesPerTarget)
+	case o.NewFilesPerHour < 0:
+		return fmt.Errorf("check poller options: new files per hour %d, want at least 0", o.NewFilesPerHour)
+	case o.DiscoveryTimeout < 0:
+		return errors.New("check poller options: discovery timeout must not be negative")
 	}
 	if _, err := ParseTableMode(string(o.TableMode)); err != nil {
 		return fmt.Errorf("check poller options: %w", err)
@@ -162,9 +185,9 @@ func (o *Options) cycleTimeout() time.Duration {
 }
 
 // Writer stores entries: *spool.Spool, appending each to its target's
-// open segment. created says the entry started a new segment, named ref,
-// which the poller then adds to the Sink. Sync is called once per cycle
-// (the batch fsync policy).
+// open segment. The poller appends through an intake.Intake of the Writer
+// and the Sink, which adds a segment an entry started to the Sink. Sync is
+// called once per cycle (the batch fsync policy).
 type Writer interface {
 	Append(*spool.Entry) (ref spool.Ref, created bool, err error)
 	Sync() error

@@ -108,12 +108,14 @@ func useBulk(td *TableDiscovery, o *Options) bool {
 	}
 	cells := len(td.Rows) * len(td.Table.Columns)
 	gets := (cells + o.MaxVarbinds - 1) / o.MaxVarbinds
-	// The walk passes the filtered rows before the last polled one too.
+	// The walk passes the rows not polled before the last polled one too.
 	last := td.Rows[len(td.Rows)-1].Index
 	span := len(td.Rows)
-	for _, r := range td.Filtered {
-		if compareOID(r.Index, last) < 0 {
-			span++
+	for _, rows := range [][]Row{td.Filtered, td.OverLimit} {
+		for _, r := range rows {
+			if compareOID(r.Index, last) < 0 {
+				span++
+			}
 		}
 	}
 	bulks := (span + o.MaxRepetitions - 1) / o.MaxRepetitions

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+
 	"github.com/spoold/spoold/spool"
 )
 
@@ -40,12 +41,9 @@ func (p *Poller) newSNMP(ctx context.Context, d *device, probe bool) *gosnmp.GoS
 		Version:   t.Version,
 		Community: t.Community.Reveal(),
 		Context:   ctx,
-		Timeout:   p.opts.Timeout,
+		Timeout:   p.timeout(t),
 		Retries:   p.opts.Retries,
 		MaxOids:   p.opts.MaxVarbinds,
-	}
-	if t.Timeout > 0 {
-		g.Timeout = t.Timeout
 	}
 	if t.Retries >= 0 {
 		g.Retries = t.Retries
@@ -66,6 +64,15 @@ func (p *Poller) newSNMP(ctx context.Context, d *device, probe bool) *gosnmp.GoS
 		g.SecurityParameters = d.usmParams(time.Now())
 	}
 	return g
+}
+
+// timeout is the wait for one response of t: its timeout=, or
+// Options.Timeout.
+func (p *Poller) timeout(t *Target) time.Duration {
+	if t.Timeout > 0 {
+		return t.Timeout
+	}
+	return p.opts.Timeout
 }
 
 // usmParams returns the USM parameters for the next poll: a copy of those

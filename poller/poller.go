@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+
+	"github.com/spoold/spoold/intake"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -20,7 +22,7 @@ import (
 type Poller struct {
 	opts Options
 	w    Writer
-	sink Sink
+	in   *intake.Intake // w's appends, then sink's Add
 	log  *slog.Logger
 	now  func() time.Time
 
@@ -32,8 +34,9 @@ type Poller struct {
 	last    CycleStats
 	seq     uint64
 
-	disc discCounters
-	wake chan struct{} // to Run's discovery goroutine
+	disc  discCounters
+	wake  chan struct{}           // to Run's discovery goroutine
+	carry atomic.Pointer[carrier] // Run's, while it runs (discovery.go)
 }
 
 // device is a target and what the poller keeps about it between cycles.
@@ -46,7 +49,8 @@ type device struct {
 
 	rediscover  atomic.Bool               // a discovery is due (SetTargets, a lost row, a failed discovery)
 	discovering atomic.Bool               // a discovery is in flight
-	known       map[string]bool           // row keys any discovery found; guarded by mu
+	known       map[string]bool           // row keys any discovery admitted (filebound.go); guarded by mu
+	newFiles    tokenBucket               // the new row keys it may still admit; guarded by mu
 	states      atomic.Pointer[rowStates] // the rows' ifOperStatus at the last answered poll (rows.go)
 
 	usmMu sync.Mutex
@@ -73,7 +77,7 @@ func New(opts Options, targets []*Target, w Writer, sink Sink, logger *slog.Logg
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Poller{opts: opts, w: w, sink: sink, log: logger, now: opts.Now, wake: make(chan struct{}, 1)}
+	p := &Poller{opts: opts, w: w, in: intake.New(w, sink), log: logger, now: opts.Now, wake: make(chan struct{}, 1)}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -150,6 +154,9 @@ func newDevice(t *Target, o *Options) *device {
 // ctx's error once its goroutines have ended. It must not overlap with
 // Cycle.
 func (p *Poller) Run(ctx context.Context) error {
+	c := &carrier{ctx: ctx, slots: make(chan struct{}, p.opts.Concurrency)}
+	p.carry.Store(c)
+	defer func() { p.carry.Store(nil); c.wg.Wait() }() // after every Cycle: no Add races the Wait
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -320,9 +327,8 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 	pl := d.plan.Load()
 	if len(d.t.Profile.Tables) > 0 && pl.disc == nil && !probe {
 		// The first poll: discover first, or the rows are not polled.
-		if p.discoverDevice(ctx, d) == nil {
-			pl = d.plan.Load()
-		}
+		p.firstDiscovery(ctx, d)
+		pl = d.plan.Load()
 	}
 	res, err := p.poll(ctx, d, pl, probe)
 	now := p.now()
@@ -409,16 +415,15 @@ func (p *Poller) writeEntries(d *device, pl *pollPlan, res *pollResult, now time
 	var werr error
 	write := func(key string, values []spool.Value, flags uint8) {
 		e := spool.Entry{Key: key, Time: now.Unix(), Milli: uint16(now.Nanosecond() / 1e6), Flags: flags, Values: values}
-		ref, created, err := p.w.Append(&e)
-		if err != nil {
+		indexErr, err := p.in.Append(&e)
+		switch {
+		case err != nil:
 			werr = err
 			c.writeErr.Add(1)
 			p.log.Error("write poll result", "target", d.t.Name, "key", key, "err", err)
-		} else if created && p.sink != nil {
-			if _, aerr := p.sink.Add(ref.Hash, key, ref.Time); aerr != nil {
-				c.defer_.Add(1)
-				p.log.Debug("index poll result later", "key", key, "err", aerr)
-			}
+		case indexErr != nil:
+			c.defer_.Add(1)
+			p.log.Debug("index poll result later", "key", key, "err", indexErr)
 		}
 	}
 	if pl.nScalar > 0 {

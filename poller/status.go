@@ -41,6 +41,11 @@ type DeviceStatus struct {
 	// discovery found and the last did not: their files stay.
 	Rows, FilteredRows, TruncatedTables int
 	GoneRows                            []string
+	// OverLimitRows are the rows of the last discovery not polled because
+	// the target is at a bound on its files (filebound.go); OverLimit says
+	// which, empty when none. The target needs an operator's look.
+	OverLimitRows int
+	OverLimit     string
 }
 
 // CycleStats describe one poll cycle.

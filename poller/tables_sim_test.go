@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -337,5 +338,134 @@ func TestRunRediscoversLostRows(t *testing.T) {
 			}
 			return
 		}
+	}
+}
+
+// TestRunCarriesASlowFirstDiscovery: a device whose first discovery takes
+// longer than a cycle (41 GetBulks of one row, each answer 50 ms late,
+// against a 900 ms cycle deadline) was discovered again from scratch in
+// every cycle, cut at each deadline, and its worker held the other
+// device's poll back. Under Run the discovery goes on across cycles and
+// completes once, its rows are then polled, and every cycle polls both
+// devices; Run leaves no goroutine behind (TestMain's goleak).
+func TestRunCarriesASlowFirstDiscovery(t *testing.T) {
+	const interfaces = 40
+	so := simOptions(2)
+	so.Interfaces = interfaces
+	po := pollOptions()
+	po.Interval, po.Concurrency = time.Second, 1
+	po.MaxRepetitions, po.MaxVarbinds = 1, poller.MaxVarbinds
+	cycles := make(chan poller.CycleStats, 64)
+	var r *rig
+	po.OnCycle = func(st poller.CycleStats) {
+		r.clock.Advance(po.Interval)
+		cycles <- st
+	}
+	r = newRig(t, so, po, "if-mib", 0, 1)
+	r.sim.Fleet().SetBehavior(0, simulate.Behavior{Delay: 50 * time.Millisecond})
+	if err := r.p.SetTargets(simTargets(t, r.sim, "if-mib", "timeout=200ms", 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.p.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != context.Canceled {
+			t.Errorf("Run returned %v", err)
+		}
+	}()
+	deadline := time.After(60 * time.Second)
+	for n := 1; ; n++ {
+		var st poller.CycleStats
+		select {
+		case st = <-cycles:
+		case <-deadline:
+			t.Fatalf("the slow device's rows not polled after %d cycles: %+v", n-1, r.p.DiscoveryStats())
+		}
+		if st.OK != 2 || st.Overrun != 0 {
+			t.Errorf("cycle %d: %d of 2 devices polled, %d overrun", st.Seq, st.OK, st.Overrun)
+		}
+		if st.Rows == 2*interfaces {
+			if n < 2 {
+				t.Errorf("the slow discovery completed within the first cycle: the test shows nothing")
+			}
+			break
+		}
+	}
+	if d := r.p.DiscoveryStats(); d.Discoveries != 2 || d.Failures != 0 {
+		t.Errorf("discoveries %d, failures %d; want each device discovered once, none cut short", d.Discoveries, d.Failures)
+	}
+}
+
+// TestFileBoundsStopARenamingDevice: an agent that renames its interfaces
+// at every restart made a new set of RRD files each time, without end.
+// After the first discovery (exempt from the rate) a target may add
+// NewFilesPerHour new row keys an hour and MaxFilesPerTarget in all; rows
+// beyond are not polled (no spool entry, so no file and nothing waiting in
+// the spool), and the status says how many and why.
+func TestFileBoundsStopARenamingDevice(t *testing.T) {
+	const ifaces = 4
+	so := simOptions(1)
+	so.Interfaces = ifaces
+	po := pollOptions()
+	po.MaxFilesPerTarget, po.NewFilesPerHour = 10, ifaces
+	r := newRig(t, so, po, "if-mib", 0)
+	f := r.sim.Fleet()
+	f.SetBehavior(0, simulate.Behavior{Rename: true})
+	name := f.Name(0)
+	keys := func() []string {
+		var ks []string
+		for _, ifc := range f.Interfaces(0, r.clock.Now()) {
+			ks = append(ks, poller.RowKey(name, poller.InstanceSegment(ifc.Name)))
+		}
+		return ks
+	}
+	restartAndPoll := func(after time.Duration) (poller.CycleStats, poller.DeviceStatus, []string) {
+		f.Restart(0, r.clock.Advance(time.Minute)) // a minute after the last poll
+		r.clock.Advance(after)
+		st := r.p.Cycle(context.Background())
+		s, _ := r.p.Status(name)
+		return st, s, keys()
+	}
+	r.clock.Advance(5 * time.Minute)
+	if st := r.p.Cycle(context.Background()); st.Rows != ifaces {
+		t.Fatalf("first cycle: %+v", st)
+	}
+	for _, tc := range []struct {
+		name        string
+		after       time.Duration
+		rows, over  int
+		why         string
+		overLimitOf int // of the rows' keys, how many are refused
+	}{
+		{"first rename: within the rate", 5 * time.Minute, ifaces, 0, "", 0},
+		{"second rename: past the rate", 5 * time.Minute, 0, ifaces, "--max-new-files-per-hour", ifaces},
+		{"an hour later: the rate allows them, the total 2 of them", time.Hour, 2, ifaces - 2, "--max-files-per-target", ifaces - 2},
+	} {
+		st, s, ks := restartAndPoll(tc.after)
+		if st.Rows != tc.rows || s.Rows != tc.rows || s.OverLimitRows != tc.over || !strings.Contains(s.OverLimit, tc.why) {
+			t.Fatalf("%s: cycle rows %d, status rows %d, over limit %d (%q); want %d rows, %d over the limit for %s",
+				tc.name, st.Rows, s.Rows, s.OverLimitRows, s.OverLimit, tc.rows, tc.over, tc.why)
+		}
+		if ds := r.p.DiscoveryStats(); ds.OverLimit != uint64(tc.over) {
+			t.Errorf("%s: DiscoveryStats.OverLimit %d, want %d", tc.name, ds.OverLimit, tc.over)
+		}
+		spooled := map[uint64]bool{}
+		for _, ref := range r.sink.refs() {
+			spooled[ref.Hash] = true
+		}
+		refused := 0
+		for _, k := range ks {
+			if !spooled[spool.KeyHash(k)] {
+				refused++
+			}
+		}
+		if refused != tc.overLimitOf {
+			t.Errorf("%s: %d of the %d renamed rows have no spool entry, want %d", tc.name, refused, len(ks), tc.overLimitOf)
+		}
+	}
+	if s, _ := r.p.Status(name); len(s.GoneRows) != 10-2 {
+		t.Errorf("%d gone rows (their files stay), want the 8 earlier names", len(s.GoneRows))
 	}
 }

@@ -115,12 +115,42 @@ func ProbeCreate(dir string) error {
 // though it left no file: with less free space than the file needs it
 // wraps ENOSPC.
 func missingAfterCreate(path string, l Layout, statErr error) error {
-	need := l.FileSize()
-	var st unix.Statfs_t
-	if err := unix.Statfs(filepath.Dir(path), &st); err == nil {
-		if free := int64(st.Bavail) * st.Bsize; free < need {
-			return fmt.Errorf("create rrd %s: librrd wrote no file: %d bytes free, the file needs about %d: %w", path, free, need, unix.ENOSPC)
-		}
+	if err := NoSpace(filepath.Dir(path), l.FileSize()); err != nil {
+		return fmt.Errorf("create rrd %s: librrd wrote no file: %w", path, err)
 	}
 	return fmt.Errorf("create rrd %s: librrd reported success but wrote no file: %w", path, statErr)
+}
+
+// NoSpaceError says a file system lacks the room a new RRD file needs;
+// it wraps ENOSPC.
+type NoSpaceError struct {
+	Free, Need int64 // bytes; Need 0: no free inode
+}
+
+// Detail says what is missing, without the ENOSPC text.
+func (e *NoSpaceError) Detail() string {
+	if e.Need == 0 {
+		return "no free inode"
+	}
+	return fmt.Sprintf("%d bytes free, the file needs about %d", e.Free, e.Need)
+}
+
+func (e *NoSpaceError) Error() string { return e.Detail() + ": " + unix.ENOSPC.Error() }
+func (e *NoSpaceError) Unwrap() error { return unix.ENOSPC }
+
+// NoSpace returns a *NoSpaceError when dir's file system has less than
+// need bytes free for spoold, or no free inode; nil when it has room or
+// cannot say.
+func NoSpace(dir string, need int64) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return nil
+	}
+	switch free := int64(st.Bavail) * st.Bsize; {
+	case free < need:
+		return &NoSpaceError{Free: free, Need: need}
+	case st.Files > 0 && st.Ffree == 0:
+		return &NoSpaceError{Free: free}
+	}
+	return nil
 }

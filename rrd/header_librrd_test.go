@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // TestReadHeaderMatchesLibRRD checks the Go header reader against

@@ -52,13 +52,17 @@ func (l Layout) Validate() error {
 // FileSize estimates the size of l's RRD file: its header and its rows
 // (the last field of each RRA definition) of 8-byte values, one per data
 // source.
-func (l Layout) FileSize() int64 {
+func (l Layout) FileSize() int64 { return FileSizeOf(int64(len(l.DS)), l.RRAs) }
+
+// FileSizeOf estimates the size of an RRD file of ds data sources and the
+// RRA definitions rras ("RRA:AVERAGE:0.5:1:600"; the last field is the
+// rows).
+func FileSizeOf(ds int64, rras []string) int64 {
 	var rows int64
-	for _, r := range l.RRAs {
+	for _, r := range rras {
 		if n, err := strconv.ParseInt(r[strings.LastIndexByte(r, ':')+1:], 10, 64); err == nil {
 			rows += n
 		}
 	}
-	ds := int64(len(l.DS))
-	return rows*ds*valueSize + HeaderLen(ds, int64(len(l.RRAs)))
+	return rows*ds*valueSize + HeaderLen(ds, int64(len(rras)))
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // TestUpdateArguments calls the update shim directly: rows with and

@@ -3,6 +3,8 @@ package rrd
 import (
 	"math"
 	"strconv"
+
+	"github.com/spoold/spoold/spool"
 )
 
 // FormatFloat formats v exactly, as librrd's arguments take a value: a
@@ -25,6 +27,19 @@ func AppendFloat(b []byte, v float64) []byte {
 		return strconv.AppendInt(b, int64(v), 10)
 	}
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+// AppendValue appends a spooled value as an update takes it: a counter
+// exactly, as an unsigned integer; a gauge as AppendFloat formats it; an
+// unknown value as "U".
+func AppendValue(b []byte, v spool.Value) []byte {
+	switch v.Type {
+	case spool.Counter:
+		return strconv.AppendUint(b, v.Counter, 10)
+	case spool.Gauge:
+		return AppendFloat(b, v.Gauge)
+	}
+	return append(b, 'U')
 }
 
 // formatLimit formats a Min or Max for rrdcreate: "U" for NaN.

@@ -113,6 +113,33 @@ type CreateArgs struct {
 type FetchArgs struct {
 	CF         string // AVERAGE, MIN, MAX, LAST, as the client sent it
 	Start, End time.Time
+	// MaxBytes bounds the values the fetch returns, 8 bytes each: rows ×
+	// every data source of the file (librrd returns them all, whatever
+	// columns the client names). A Backend estimates them from the file's
+	// header before it fetches and, over MaxBytes, returns a
+	// *FetchTooLargeError; 0: no bound.
+	MaxBytes int64
+}
+
+// FetchTooLargeError is Fetch's error for a fetch over FetchArgs.MaxBytes:
+// the rows and data sources the file's header says it would return.
+type FetchTooLargeError struct {
+	Rows, DS int64
+}
+
+// Bytes is what the fetch would return, 8 bytes a value.
+func (e *FetchTooLargeError) Bytes() int64 { return e.Rows * e.DS * 8 }
+
+func (e *FetchTooLargeError) Error() string {
+	return fmt.Sprintf("%d rows of %d data sources (%s of values)", e.Rows, e.DS, byteSize(e.Bytes()))
+}
+
+// byteSize shows b in MiB, or in bytes under one.
+func byteSize(b int64) string {
+	if b < 1<<20 {
+		return fmt.Sprintf("%d bytes", b)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
 }
 
 // FetchResult is FETCH's answer. Rows[i][j] is the value of DS[j] at

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/rrdctest"
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/rrdctest"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/rrdcached"
 )
 

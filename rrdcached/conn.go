@@ -16,7 +16,7 @@ import (
 
 // maxBatchErrorLen bounds one per-command error line kept for a BATCH's
 // answer (rrdcached bounds a reply by RRD_CMD_MAX, 4096), so that a batch's
-// answer takes at most MaxBatch × this much memory.
+// answer holds at most MaxBatch of them, and at most MaxBatchErrorBytes.
 const maxBatchErrorLen = 512
 
 // conn is one client connection, served by its own goroutine.
@@ -31,6 +31,12 @@ type conn struct {
 	inBatch   bool
 	batchN    int      // commands of the current BATCH so far, "." too (rrdcached's batch_cmd)
 	batchErrs []string // its error lines
+	errBytes  int      // their bytes as sent, each "<n> <message>\n"
+
+	// stream, when a command sets it, writes the rest of the reply it
+	// returns, after its status line and Lines (FETCH's rows, formatted
+	// as they are sent instead of built whole).
+	stream func(*replyWriter)
 }
 
 func newConn(s *Server, l *listener, nc net.Conn) *conn {
@@ -166,41 +172,94 @@ func (c *conn) dispatch(cmd Command) bool {
 }
 
 // answer sends a command's reply, or inside a BATCH (collect) keeps its
-// error for the batch's answer.
+// error for the batch's answer; false ends the connection (the errors
+// kept would go over MaxBatchErrorBytes).
 func (c *conn) answer(rep Reply, collect bool) bool {
-	if collect {
-		if !rep.OK() {
-			msg := rep.Message
-			if len(msg) > maxBatchErrorLen {
-				msg = msg[:maxBatchErrorLen]
-			}
-			c.batchErrs = append(c.batchErrs, strconv.Itoa(c.batchN)+" "+msg)
-		}
+	if !collect {
+		return c.send(rep)
+	}
+	if rep.OK() {
 		return true
 	}
-	return c.send(rep)
+	msg := rep.Message
+	if len(msg) > maxBatchErrorLen {
+		msg = msg[:maxBatchErrorLen]
+	}
+	line := strconv.Itoa(c.batchN) + " " + msg
+	if c.errBytes+len(line)+1 > c.s.opts.MaxBatchErrorBytes {
+		c.resetBatch() // the lines kept are not sent: free them now
+		msg := fmt.Sprintf("Batch too large: its error lines take more than %d bytes.", c.s.opts.MaxBatchErrorBytes)
+		c.s.refused(RefuseBatchErrors, c.l.spec, c.peer, msg)
+		c.send(Reply{Status: -1, Message: msg})
+		return false
+	}
+	c.batchErrs = append(c.batchErrs, line)
+	c.errBytes += len(line) + 1
+	return true
 }
 
 // startBatch and endBatch are BATCH and ".".
 func (c *conn) startBatch() Reply {
-	c.inBatch, c.batchN, c.batchErrs = true, 0, nil
+	c.resetBatch()
+	c.inBatch = true
 	return Reply{Message: "Go ahead.  End with dot '.' on its own line."}
 }
 
 func (c *conn) endBatch() Reply {
 	c.s.m.batchSize.Observe(float64(c.batchN - 1))
 	rep := Reply{Status: len(c.batchErrs), Message: "errors", Lines: c.batchErrs}
-	c.inBatch, c.batchN, c.batchErrs = false, 0, nil
+	c.resetBatch()
 	return rep
 }
 
-// send writes a reply into the connection's buffer, within WriteTimeout.
+func (c *conn) resetBatch() {
+	c.inBatch, c.batchN, c.batchErrs, c.errBytes = false, 0, nil, 0
+}
+
+// send writes a reply into the connection's buffer, within WriteTimeout,
+// and the rest of it that c.stream writes.
 func (c *conn) send(rep Reply) bool {
+	stream := c.stream
+	c.stream = nil
 	c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
-	if _, err := c.w.Write(rep.Append(nil)); err != nil {
+	_, err := c.w.Write(rep.Append(nil))
+	if stream != nil {
+		w := &replyWriter{c: c, err: err}
+		stream(w) // always called: it releases what the command holds
+		err = w.err
+	}
+	if err != nil {
 		return c.writeFailed(err)
 	}
 	return true
+}
+
+// replyWriter writes a streamed reply into the connection's buffer, each
+// WriteTimeout counted from the last progress; after an error it writes
+// nothing and keeps the error.
+type replyWriter struct {
+	c   *conn
+	n   int // bytes since the deadline was set
+	err error
+}
+
+func (w *replyWriter) write(b []byte) {
+	if w.err != nil {
+		return
+	}
+	if w.n += len(b); w.n > 1<<16 {
+		w.c.nc.SetWriteDeadline(time.Now().Add(w.c.s.opts.WriteTimeout))
+		w.n = 0
+	}
+	_, w.err = w.c.w.Write(b)
+}
+
+// line writes b and a line end.
+func (w *replyWriter) line(b []byte) {
+	w.write(b)
+	if w.err == nil {
+		w.err = w.c.w.WriteByte('\n')
+	}
 }
 
 // flush sends what is buffered, within WriteTimeout.

@@ -11,7 +11,7 @@
 // in any case, status lines "<n> <message>" where n is the number of lines
 // after it and -1 an error, BATCH's go-ahead, its per-command errors
 // numbered as rrdcached numbers them (the batch's nth line), and each
-// command's wording. TestConformance sends internal/rrdctest's script to
+// command's wording. TestConformance sends internal/testing/rrdctest's script to
 // Debian's rrdcached and to a Server and compares the replies.
 //
 // File names are resolved beneath the RRD directory as rrdcached -b DIR -B
@@ -27,8 +27,8 @@
 //     (rrdcached allows everything on every socket, with no authentication).
 //   - Limits rrdcached lacks: Options.MaxLine (rrdcached closes such a
 //     connection without a word; spoold answers "-1 Line too long" first),
-//     MaxBatch, MaxConns (and ListenerOptions.MaxConns), IdleTimeout,
-//     WriteTimeout. Each refusal is answered where the protocol allows, is
+//     MaxBatch, MaxBatchErrorBytes, MaxFetchBytes, MaxFetches, MaxConns
+//     (and ListenerOptions.MaxConns), IdleTimeout, WriteTimeout. Each refusal is answered where the protocol allows, is
 //     counted in spoold_rrdcached_refusals_total{reason} and logged at most
 //     once per Options.LogInterval and reason, naming the peer (its address,
 //     or its pid and uid on a unix socket).

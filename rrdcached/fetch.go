@@ -2,6 +2,8 @@ package rrdcached
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -14,6 +16,44 @@ type fetchParsed struct {
 	res  FetchResult
 	cols []int
 	abs  string
+}
+
+// fetch is FETCH and FETCHBIN: it waits for one of the server's
+// MaxFetches slots, fetches, and sends the reply as write formats it,
+// releasing the slot when the reply is sent.
+func (c *conn) fetch(spec *commandSpec, args []string, write func(*fetchParsed, *replyWriter)) Reply {
+	if !c.s.fetchSlot() {
+		return errorf("rrd_fetch_r failed: the server is closing")
+	}
+	p, rep, good := c.parseFetch(spec, args)
+	if !good {
+		<-c.s.fetches
+		return rep
+	}
+	c.stream = func(w *replyWriter) {
+		defer func() { <-c.s.fetches }()
+		write(&p, w)
+	}
+	return Reply{Status: p.lines(spec.name), Message: "Success"}
+}
+
+// fetchSlot takes one of the MaxFetches slots, waiting for one (counted
+// in spoold_rrdcached_fetches_waiting); false when the server closes
+// meanwhile.
+func (s *Server) fetchSlot() bool {
+	select {
+	case s.fetches <- struct{}{}:
+		return true
+	default:
+	}
+	s.m.fetchesWaiting.Inc()
+	defer s.m.fetchesWaiting.Dec()
+	select {
+	case s.fetches <- struct{}{}:
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
 }
 
 // parseFetch reads "<file> <CF> [<start> [<end>] [<column>...]]" and
@@ -46,8 +86,15 @@ func (c *conn) parseFetch(spec *commandSpec, args []string) (fetchParsed, Reply,
 		end = relativeTime(v, now)
 		cols = args[4:]
 	}
-	res, err := c.s.backend.Fetch(c.s.ctx, rel, FetchArgs{CF: args[1], Start: time.Unix(start, 0), End: time.Unix(end, 0)})
-	if err != nil {
+	res, err := c.s.backend.Fetch(c.s.ctx, rel, FetchArgs{CF: args[1], Start: time.Unix(start, 0), End: time.Unix(end, 0), MaxBytes: c.s.opts.MaxFetchBytes})
+	var big *FetchTooLargeError
+	switch {
+	case errors.As(err, &big):
+		msg := fmt.Sprintf("FETCH too large: %s over this range, more than the %s one FETCH may read; ask for a shorter range",
+			big, byteSize(c.s.opts.MaxFetchBytes))
+		c.s.refused(RefuseFetchTooLarge, c.l.spec, c.peer, abs+": "+msg)
+		return p, errorf("%s", msg), false
+	case err != nil:
 		return p, errorf("%s", message(err, abs, "rrd_fetch_r failed: ")), false
 	}
 	if res.Step < time.Second {
@@ -119,52 +166,66 @@ func (p *fetchParsed) rows() int {
 	return int(max(0, (p.res.End.Unix()-p.res.Start.Unix())/step))
 }
 
-func (c *conn) doFetch(spec *commandSpec, args []string) Reply {
-	p, rep, good := c.parseFetch(spec, args)
-	if !good {
-		return rep
+// lines is the status of the reply: the lines after the status line
+// (FETCHBIN's binary data not counted, as rrdcached counts).
+func (p *fetchParsed) lines(command string) int {
+	if command == "FETCHBIN" {
+		return len(p.cols) + 5
 	}
-	lines := p.header()
+	return 6 + p.rows()
+}
+
+func (c *conn) doFetch(spec *commandSpec, args []string) Reply {
+	return c.fetch(spec, args, writeFetch)
+}
+
+// writeFetch writes FETCH's lines: the header, the names, and a row a
+// line ("<time>: <value> ...").
+func writeFetch(p *fetchParsed, w *replyWriter) {
+	for _, l := range p.header() {
+		w.line([]byte(l))
+	}
 	names := make([]string, len(p.cols))
 	for i, c := range p.cols {
 		names[i] = p.res.DS[c]
 	}
-	lines = append(lines, "DSName: "+strings.Join(names, " "))
+	w.line([]byte("DSName: " + strings.Join(names, " ")))
 	step := int64(p.res.Step / time.Second)
 	t := p.res.Start.Unix()
+	b := make([]byte, 0, 11+25*len(p.cols))
 	for j := 0; j < p.rows(); j++ {
 		t += step
-		b := make([]byte, 0, 11+25*len(p.cols))
-		b = append(b, padLeft(strconv.FormatInt(t, 10), 10)...)
+		b = append(b[:0], padLeft(strconv.FormatInt(t, 10), 10)...)
 		b = append(b, ':')
 		for _, c := range p.cols {
 			b = append(b, ' ')
 			b = appendCFloat(b, p.value(j, c))
 		}
-		lines = append(lines, string(b))
+		w.line(b)
 	}
-	return ok("Success", lines)
 }
 
 // doFetchBin is FETCHBIN: per column a "DSName-<name>: BinaryData <n> 8
 // LITTLE" line and then n doubles in the machine's order (little endian
 // here) and "\n"; the status counts the text lines only, as rrdcached's.
 func (c *conn) doFetchBin(spec *commandSpec, args []string) Reply {
-	p, rep, good := c.parseFetch(spec, args)
-	if !good {
-		return rep
+	return c.fetch(spec, args, writeFetchBin)
+}
+
+func writeFetchBin(p *fetchParsed, w *replyWriter) {
+	for _, l := range p.header() {
+		w.line([]byte(l))
 	}
-	lines := p.header()
 	n := p.rows()
+	var b [8]byte
 	for _, c := range p.cols {
-		lines = append(lines, "DSName-"+p.res.DS[c]+": BinaryData "+strconv.Itoa(n)+" 8 LITTLE")
-		b := make([]byte, 8*n)
+		w.line([]byte("DSName-" + p.res.DS[c] + ": BinaryData " + strconv.Itoa(n) + " 8 LITTLE"))
 		for j := 0; j < n; j++ {
-			binary.LittleEndian.PutUint64(b[8*j:], math.Float64bits(p.value(j, c)))
+			binary.LittleEndian.PutUint64(b[:], math.Float64bits(p.value(j, c)))
+			w.write(b[:])
 		}
-		lines = append(lines, string(b))
+		w.line(nil)
 	}
-	return Reply{Status: len(p.cols) + 5, Message: "Success", Lines: lines}
 }
 
 func padLeft(s string, n int) string {

@@ -33,8 +33,8 @@ type ListenerOptions struct {
 	// command on a unix socket, ReadCommands on TCP (rrdcached allows
 	// everything everywhere; TCP has no authentication at all).
 	Permissions Permissions
-	// MaxConns bounds this listener's open connections; 0 leaves only the
-	// server's MaxConns.
+	// MaxConns bounds this listener's open connections; 0 gives it an
+	// equal share of the server's MaxConns (see Options.MaxConns).
 	MaxConns int
 }
 

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spoold/spoold/internal/rrdctest"
+	"github.com/spoold/spoold/internal/testing/rrdctest"
 	"github.com/spoold/spoold/rrdcached"
 )
 
@@ -36,6 +36,10 @@ type memBackend struct {
 	// gate, when set (hold), makes the next Update wait for it to close
 	// after closing entered.
 	gate, entered chan struct{}
+	// fetchGate, when set, makes every Fetch wait for it to close;
+	// inFetch counts those in Fetch, maxInFetch the most at once.
+	fetchGate           chan struct{}
+	inFetch, maxInFetch int
 }
 
 type memFile struct {
@@ -107,6 +111,13 @@ func (b *memBackend) Update(ctx context.Context, file string, updates []string) 
 		f.pending = append(f.pending, u)
 	}
 	return len(updates), nil
+}
+
+// fetching returns the Fetch calls in progress and the most at once.
+func (b *memBackend) fetching() (now, most int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.inFetch, b.maxInFetch
 }
 
 // hold makes the next Update wait until gate is closed; entered is closed
@@ -272,9 +283,21 @@ func (b *memBackend) Create(_ context.Context, file string, args rrdcached.Creat
 	return nil
 }
 
-func (b *memBackend) Fetch(_ context.Context, file string, args rrdcached.FetchArgs) (rrdcached.FetchResult, error) {
+func (b *memBackend) Fetch(ctx context.Context, file string, args rrdcached.FetchArgs) (rrdcached.FetchResult, error) {
+	b.mu.Lock()
+	gate := b.fetchGate
+	b.inFetch++
+	b.maxInFetch = max(b.maxInFetch, b.inFetch)
+	b.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.inFetch--
 	if err := b.exists(file); err != nil {
 		return rrdcached.FetchResult{}, err
 	}
@@ -282,6 +305,9 @@ func (b *memBackend) Fetch(_ context.Context, file string, args rrdcached.FetchA
 		return rrdcached.FetchResult{}, errors.New("unknown consolidation function '" + args.CF + "'")
 	}
 	if r, ok := b.fetch[file]; ok {
+		if n := int64(len(r.Rows) * len(r.DS)); args.MaxBytes > 0 && n*8 > args.MaxBytes {
+			return rrdcached.FetchResult{}, &rrdcached.FetchTooLargeError{Rows: int64(len(r.Rows)), DS: int64(len(r.DS))}
+		}
 		return r, nil
 	}
 	return rrdcached.FetchResult{}, errors.New("not in memory")

@@ -1,6 +1,8 @@
 package rrdcached
 
 import (
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -11,12 +13,20 @@ const (
 	RefuseListenerMaxConns = "max_listener_connections" // ListenerOptions.MaxConns reached
 	RefuseLineTooLong      = "line_too_long"            // a line over Options.MaxLine
 	RefuseBatchTooLarge    = "batch_too_large"          // a BATCH over Options.MaxBatch
+	RefuseBatchErrors      = "batch_errors_too_large"   // a BATCH's error lines over Options.MaxBatchErrorBytes
 	RefuseIdleTimeout      = "idle_timeout"             // no full line within Options.IdleTimeout
 	RefuseWriteTimeout     = "write_timeout"            // a reply not taken within Options.WriteTimeout
 	RefusePermission       = "permission"               // a command the listener does not allow
 	RefusePath             = "path"                     // a file name Resolver refused
 	RefuseBrokenCommand    = "broken_command"           // a command word ending in a lone backslash
+	RefuseFetchTooLarge    = "fetch_too_large"          // a FETCH over Options.MaxFetchBytes
 )
+
+// refusalReasons are the Refuse constants, in the order the metric's help
+// lists them.
+var refusalReasons = []string{RefuseMaxConns, RefuseListenerMaxConns, RefuseLineTooLong,
+	RefuseBatchTooLarge, RefuseBatchErrors, RefuseIdleTimeout, RefuseWriteTimeout,
+	RefusePermission, RefusePath, RefuseBrokenCommand, RefuseFetchTooLarge}
 
 // metrics are the server's client_golang metrics.
 type metrics struct {
@@ -25,6 +35,8 @@ type metrics struct {
 	commands    *prometheus.CounterVec // by command, result
 	refusals    *prometheus.CounterVec // by reason, listener
 	batchSize   prometheus.Histogram
+	// fetchesWaiting are the FETCH commands waiting for a slot.
+	fetchesWaiting prometheus.Gauge
 
 	// byCommand are commands' counters by command name, then ok and
 	// error, looked up once (WithLabelValues hashes the labels each call).
@@ -56,8 +68,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"command", "result"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "spoold_rrdcached_refusals_total",
-			Help: "What the rrdcached protocol server refused, by reason (max_connections, max_listener_connections, line_too_long, batch_too_large, idle_timeout, write_timeout, permission, path, broken_command) and listener.",
+			Help: "What the rrdcached protocol server refused, by reason (" + strings.Join(refusalReasons, ", ") + ") and listener.",
 		}, []string{"reason", "listener"}),
+		fetchesWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "spoold_rrdcached_fetches_waiting",
+			Help: "FETCH and FETCHBIN commands waiting for their turn: the server carries out a bounded number at once.",
+		}),
 		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "spoold_rrdcached_batch_commands",
 			Help:    "Commands per finished BATCH.",
@@ -71,7 +87,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.connections, m.open, m.commands, m.refusals, m.batchSize} {
+	for _, c := range []prometheus.Collector{m.connections, m.open, m.commands, m.refusals, m.batchSize, m.fetchesWaiting} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // TestRRDToolClient: rrdtool's own client (librrd's rrdc_*) talks to the

@@ -31,9 +31,35 @@ type Options struct {
 	// "-1 Batch too large" and the connection is closed (the commands
 	// before it were carried out). Default 100,000 (rrdcached: no limit).
 	MaxBatch int
+	// MaxBatchErrorBytes bounds the error lines one BATCH keeps for its
+	// answer (their bytes as sent, "<n> <message>\n"): the command whose
+	// error would take them over gets "-1 Batch too large: its error lines
+	// take more than N bytes." and the connection is closed (the commands
+	// before it were carried out). A BATCH keeps nothing else: its commands
+	// are carried out as they arrive. So one connection holds at most this
+	// much for its batch, and the server MaxConns times it. Default 1 MiB
+	// (rrdcached: no limit).
+	MaxBatchErrorBytes int
+	// MaxFetchBytes bounds what one FETCH or FETCHBIN reads: the values
+	// the file's archive holds for the range asked, 8 bytes each, rows ×
+	// every data source of the file (librrd reads them all, whatever
+	// columns are named). The backend estimates them from the file's header
+	// before it reads; over the bound the reply is "-1 FETCH too large: ..."
+	// saying how much the range needs. The reply itself is written as it is
+	// formatted, never built whole. 0: no bound. Default 32 MiB, four
+	// million values (rrdcached: no limit).
+	MaxFetchBytes int64
+	// MaxFetches bounds the FETCH and FETCHBIN commands carried out at
+	// once, all connections together; one more waits for one of them to
+	// be answered. So FETCH holds at most MaxFetches × 2 × MaxFetchBytes
+	// (librrd's values and spoold's copy of them). Default 4.
+	MaxFetches int
 	// MaxConns bounds the open connections of all listeners together; a
 	// connection over it gets "-1 Too many connections" and is closed.
-	// Default 1024.
+	// Each listener without its own ListenerOptions.MaxConns gets an equal
+	// share of what the others' leave of it, so that the clients of one
+	// socket (remote readers on TCP) never lock out those of another (a
+	// local writer on the unix socket). Default 1024.
 	MaxConns int
 	// IdleTimeout closes a connection that sends no complete line for
 	// this long (rrdcached: never). Default 15 minutes, more than any
@@ -60,13 +86,16 @@ type Options struct {
 // Listeners are left empty).
 func DefaultOptions() Options {
 	return Options{
-		MaxLine:       8190,
-		MaxBatch:      100000,
-		MaxConns:      1024,
-		IdleTimeout:   15 * time.Minute,
-		WriteTimeout:  30 * time.Second,
-		ShutdownGrace: 30 * time.Second,
-		LogInterval:   10 * time.Second,
+		MaxLine:            8190,
+		MaxBatch:           100000,
+		MaxBatchErrorBytes: 1 << 20,
+		MaxFetchBytes:      32 << 20,
+		MaxFetches:         4,
+		MaxConns:           1024,
+		IdleTimeout:        15 * time.Minute,
+		WriteTimeout:       30 * time.Second,
+		ShutdownGrace:      30 * time.Second,
+		LogInterval:        10 * time.Second,
 	}
 }
 
@@ -79,6 +108,10 @@ func (o Options) Validate() error {
 		return fmt.Errorf("max line %d, want at least 16", o.MaxLine)
 	case o.MaxBatch < 1 || o.MaxConns < 1:
 		return fmt.Errorf("max batch %d and max connections %d must be positive", o.MaxBatch, o.MaxConns)
+	case o.MaxFetchBytes < 0 || o.MaxFetches < 1:
+		return fmt.Errorf("max fetch bytes %d must not be negative, max fetches %d must be positive", o.MaxFetchBytes, o.MaxFetches)
+	case o.MaxBatchErrorBytes < maxBatchErrorLen+16:
+		return fmt.Errorf("max batch error bytes %d, want at least %d (one error line)", o.MaxBatchErrorBytes, maxBatchErrorLen+16)
 	case o.IdleTimeout <= 0 || o.WriteTimeout <= 0:
 		return fmt.Errorf("idle timeout %s and write timeout %s must be positive", o.IdleTimeout, o.WriteTimeout)
 	case o.LogInterval < 0 || o.ShutdownGrace < 0:
@@ -107,7 +140,8 @@ type Server struct {
 	ctx     context.Context // the Backend calls'; canceled when Close is done
 
 	listeners []*listener
-	open      atomic.Int64 // connections open, all listeners
+	open      atomic.Int64  // connections open, all listeners
+	fetches   chan struct{} // a slot per FETCH in progress (MaxFetches)
 	wg        sync.WaitGroup
 
 	mu      sync.Mutex
@@ -153,8 +187,9 @@ func New(opts Options, backend Backend, logger *slog.Logger, reg prometheus.Regi
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, backend: backend, log: logger, m: m, res: res, ctx: ctx, cancel: cancel,
-		limiter: newLogLimiter(opts.LogInterval), conns: map[*conn]struct{}{}}
-	for _, lo := range opts.Listeners {
+		limiter: newLogLimiter(opts.LogInterval), conns: map[*conn]struct{}{}, fetches: make(chan struct{}, opts.MaxFetches)}
+	limits := listenerLimits(opts)
+	for i, lo := range opts.Listeners {
 		nl, err := listen(lo)
 		if err != nil {
 			s.closeListeners()
@@ -163,7 +198,7 @@ func New(opts Options, backend Backend, logger *slog.Logger, reg prometheus.Regi
 			return nil, err
 		}
 		network, _, _ := ParseSpec(lo.Spec)
-		s.listeners = append(s.listeners, &listener{Listener: nl, spec: lo.Spec, perms: lo.permissions(network), max: lo.MaxConns})
+		s.listeners = append(s.listeners, &listener{Listener: nl, spec: lo.Spec, perms: lo.permissions(network), max: limits[i]})
 	}
 	for _, l := range s.listeners {
 		s.wg.Add(1)
@@ -279,13 +314,35 @@ func (s *Server) accept(l *listener) {
 	}
 }
 
+// listenerLimits returns each listener's limit on its open connections:
+// its MaxConns, or an equal share (at least 1) of what the server's
+// MaxConns leaves after the listeners that have one.
+func listenerLimits(o Options) []int {
+	left, shared := o.MaxConns, 0
+	for _, l := range o.Listeners {
+		if l.MaxConns > 0 {
+			left -= l.MaxConns
+		} else {
+			shared++
+		}
+	}
+	limits := make([]int, len(o.Listeners))
+	for i, l := range o.Listeners {
+		limits[i] = l.MaxConns
+		if l.MaxConns == 0 {
+			limits[i] = max(1, left/shared)
+		}
+	}
+	return limits
+}
+
 // overLimit takes a connection slot, or returns why there is none.
 func (s *Server) overLimit(l *listener) (reason, msg string) {
 	if n := s.open.Add(1); n > int64(s.opts.MaxConns) {
 		s.open.Add(-1)
 		return RefuseMaxConns, fmt.Sprintf("Too many connections: the server's limit of %d is reached.", s.opts.MaxConns)
 	}
-	if n := l.open.Add(1); l.max > 0 && n > int64(l.max) {
+	if n := l.open.Add(1); n > int64(l.max) {
 		l.open.Add(-1)
 		s.open.Add(-1)
 		return RefuseListenerMaxConns, fmt.Sprintf("Too many connections: the limit of %d on this socket is reached.", l.max)

@@ -14,8 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/spoold/spoold/internal/rrdctest"
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/rrdctest"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/rrdcached"
 )
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -324,12 +323,18 @@ func (w *Writer) splitApplied(t *target, p *pass) int {
 		w.c.skipped.Add(uint64(n))
 		return n
 	}
-	for _, it := range p.items[:n] {
+	w.setAsideStale(t, p, p.items[:n])
+	return n
+}
+
+// setAsideStale sets items aside for the quarantine as never applied:
+// they are at or before the file's last update, which is none of them.
+func (w *Writer) setAsideStale(t *target, p *pass, items []item) {
+	for _, it := range items {
 		p.setAside(it, fmt.Sprintf("poll time %d is before the RRD file's last update %d and was never applied (the clock stepped back, or a later entry was dated ahead)", it.e.Time, t.info.Last))
 	}
-	p.stale += n
-	w.c.stale.Add(uint64(n))
-	return n
+	p.stale += len(items)
+	w.c.stale.Add(uint64(len(items)))
 }
 
 // update makes one update call with todo and handles its failure; it
@@ -369,6 +374,16 @@ func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item,
 	n := 0
 	for n < len(todo) && covers(&fi, todo[n].e) {
 		n++
+	}
+	if n > 0 && !isLast(&fi, todo[n-1].e) {
+		// The file's last update is after these rows and none of them
+		// (another client's update ahead, on a forward peer): they never
+		// landed and never can. Quarantined, as splitApplied does.
+		w.setAsideStale(t, p, todo[:n])
+		markApplied(todo[:n], pending)
+		if todo, n = todo[n:], 0; len(todo) == 0 {
+			return nil, nil
+		}
 	}
 	w.c.written(todo[:n])
 	markApplied(todo[:n], pending)
@@ -560,7 +575,7 @@ func buildRows(t *target, items []item) []rrd.Row {
 				continue
 			}
 			from := int32(len(buf))
-			buf = appendValue(buf, v)
+			buf = rrd.AppendValue(buf, v)
 			span[i*nds+j] = [2]int32{from, int32(len(buf))}
 		}
 	}
@@ -578,25 +593,5 @@ func buildRows(t *target, items []item) []rrd.Row {
 	return rows
 }
 
-// appendValue appends the value as formatValue formats it.
-func appendValue(b []byte, v spool.Value) []byte {
-	switch v.Type {
-	case spool.Counter:
-		return strconv.AppendUint(b, v.Counter, 10)
-	case spool.Gauge:
-		return rrd.AppendFloat(b, v.Gauge)
-	}
-	return append(b, 'U')
-}
-
-// formatValue formats a counter exactly as an unsigned integer and a gauge
-// as its shortest exact decimal.
-func formatValue(v spool.Value) string {
-	switch v.Type {
-	case spool.Counter:
-		return strconv.FormatUint(v.Counter, 10)
-	case spool.Gauge:
-		return rrd.FormatFloat(v.Gauge)
-	}
-	return "U"
-}
+// formatValue formats a value as an update takes it (rrd.AppendValue).
+func formatValue(v spool.Value) string { return string(rrd.AppendValue(nil, v)) }

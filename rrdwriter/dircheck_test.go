@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/internal/testuser"
+	"github.com/spoold/spoold/internal/testing/testuser"
 )
 
 // testDir returns a new directory of the given mode that uid 65534 can
@@ -75,5 +75,19 @@ func TestCheckDir(t *testing.T) {
 				t.Fatalf("CheckDir of a mode 555 directory: %v, kind %v; want permission", err, classify(err))
 			}
 		})
+	}
+}
+
+// TestCheckDirNamesTheMissingDirectory: an --rrd-dir whose parent is
+// missing under a directory that takes no files (/proc) names the missing
+// directory and that parent, not the probe's temp file.
+func TestCheckDirNamesTheMissingDirectory(t *testing.T) {
+	err := CheckDir("/proc/spoold-missing/rrd")
+	if err == nil {
+		t.Fatal("CheckDir under /proc: no error")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "/proc/spoold-missing does not exist and cannot be created in /proc") || strings.Contains(msg, "probe") {
+		t.Errorf("CheckDir under /proc: %q; want the missing directory and its parent named, no probe file", msg)
 	}
 }

@@ -45,25 +45,12 @@
 //
 // # The rrdcached protocol
 //
-// Backend (rrdcached.go and rrdcached_*.go) carries out the commands of
-// package rrdcached's server. An UPDATE is parsed against the file's data
-// sources, read from its header (a stat per command; the header again when
-// the file changed), and typed by them so that librrd gets what the client
-// sent; one that cannot be written is refused in the reply, where
-// rrdcached would accept it and drop it at its flush: a value count other
-// than the file's data sources, a time at or before the file's newest
-// update (written or spooled, to the millisecond), a time beyond
-// FutureTolerance, a missing file, a poller target's file. An accepted
-// update is appended to the spool and indexed before Update returns (with
-// the batch fsync policy the spool is synced first, one sync shared by the
-// Updates waiting at once), then written like a poll result. A protocol key has no profile: a missing file keeps its
-// entries spooled (KindNoProfile) until it exists. FLUSH is FlushKey;
-// FLUSHALL starts FlushAll; PENDING reads the spooled entries without
-// taking them; FORGET keeps them; SUSPEND holds a key (Hold: the writer
-// does not write it, its updates still spool); FIRST, INFO, FETCH and
-// CREATE call librrd under the file's lock, INFO and FETCH after a flush;
-// CREATE publishes through a temp file and refuses to replace a file with
-// updates still spooled; LIST never follows a symlink out of Options.Dir.
+// Package rrdcached/spoolbackend carries out the protocol's commands. Its
+// updates are spooled and indexed as poll results are, and written here
+// like them, exactly once. It takes of the writer what its Writer
+// interface names: FlushKey (FLUSH), StartFlushAll (FLUSHALL), Hold and
+// Release (SUSPEND, RESUME), LockFile and FileReplaced (its librrd calls
+// under the file's lock: FIRST, INFO, FETCH, CREATE) and Written (STATS).
 //
 // # Graphs
 //
@@ -76,9 +63,9 @@
 //
 // One goroutine per file being written, at most Writers of them, is started
 // by Run (which returns only after they finished) and by FlushAll (which
-// waits for them); Backend.FlushAll starts one that runs FlushAll (which
-// WaitFlushes waits for). FlushKey, Graph and the Backend's other commands
-// work on the caller's goroutine. The applied segments are removed by one
+// waits for them); StartFlushAll starts one that runs FlushAll (which
+// WaitFlushes waits for). FlushKey and Graph work on the caller's
+// goroutine. The applied segments are removed by one
 // goroutine of the removal queue (removal.go), started when segments are
 // queued and ended when it is empty; Run, FlushAll, FlushKey wait for the
 // removals of what they applied before they return (under --rrd-fsync

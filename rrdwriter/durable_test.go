@@ -6,7 +6,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/spool"
 )
 

@@ -23,8 +23,9 @@ import (
 // instead of librrd, under the file's name relative to Options.Dir (the
 // key's RRDPath), which the remote resolves in its own directory. The
 // writer's exactly-once logic (apply.go) is the same for both: a batch's
-// segments are removed only once Info, read from the remote, shows its
-// entries at or before the file's last update.
+// segments are removed only once Info, read from the remote, shows the
+// file's last update at one of its entries (not merely after them: another
+// client's update ahead of the clock hides nothing).
 //
 // An rrdcached acknowledgement is not durable (its journal is a buffered
 // write, and without -j there is none), so Update does not trust it: it
@@ -224,11 +225,11 @@ func parseRemoteInfo(peer, name string, vals []rrdcached.InfoValue) (rrd.FileInf
 }
 
 // Update sends one UPDATE per row and a FLUSH of the file in one BATCH,
-// then reads the file's last update from INFO: it succeeds when the last
-// row is at or before it. Otherwise its error carries the remote's first
+// then reads the file's last update from INFO: it succeeds when that is the
+// last row's (heldRows). Otherwise its error carries the remote's first
 // refusal (a value or permission error, classified as librrd's) or wraps
 // errUnconfirmed; the writer reads Info again and keeps what the file does
-// not show.
+// not show, or quarantines what it can no longer take.
 func (f *forwarder) Update(path string, template []string, rows []rrd.Row) error {
 	if len(rows) == 0 {
 		return nil
@@ -256,15 +257,15 @@ func (f *forwarder) Update(path string, template []string, rows []rrd.Row) error
 		return f.note(fmt.Errorf("update rrd %s: %w", path, err))
 	}
 	last := rows[len(rows)-1]
-	if last.Time <= fi.Last {
-		f.confirmed.Add(uint64(len(rows)))
+	n := heldRows(rows, fi.Last)
+	f.confirmed.Add(uint64(n))
+	if n == len(rows) {
 		return f.note(nil)
 	}
-	n := 0
-	for n < len(rows) && rows[n].Time <= fi.Last {
-		n++
+	if fi.Last >= last.Time {
+		return f.note(fmt.Errorf("update rrd %s: %s's file has its last update at %d, after every row sent (up to %d) and none of them: %w%s",
+			path, f.c.Peer(), fi.Last, last.Time, errUnconfirmed, batchErrors(berrs)))
 	}
-	f.confirmed.Add(uint64(n))
 	// The first row the file lacks was refused: its error is librrd's
 	// (or spoold's) reason, classified as a local one would be.
 	for _, e := range berrs {
@@ -274,6 +275,21 @@ func (f *forwarder) Update(path string, template []string, rows []rrd.Row) error
 	}
 	return f.note(fmt.Errorf("update rrd %s: %s acknowledged rows up to %d, its file's last update is %d: %w%s",
 		path, f.c.Peer(), last.Time, fi.Last, errUnconfirmed, batchErrors(berrs)))
+}
+
+// heldRows returns how many of rows the remote file holds, by its last
+// update (seconds: INFO has no milliseconds): the rows up to the last one
+// of that second, or none when it is no row's. A last update after the rows
+// that is none of them is no confirmation: another client wrote it, and
+// the rows were refused (rrdcached: not after its last update) or dropped
+// at its write, so the writer keeps or quarantines them.
+func heldRows(rows []rrd.Row, last int64) int {
+	for i := len(rows) - 1; i >= 0; i-- {
+		if rows[i].Time == last {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // batchErrors renders the remote's refusals for an error message.

@@ -13,10 +13,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/spoold/spoold/internal/rrdctest"
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/rrdctest"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
+	"github.com/spoold/spoold/rrdcached/spoolbackend"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -106,7 +107,7 @@ spoold_writer_forward_up{peer=%q} 0
 			t.Fatalf("segment %v kept after the remote confirmed it", r)
 		}
 	}
-	got := fetch(t, e.remotePath(srv, "r"), t0, t0+600)
+	got := testenv.RRDFetch(t, e.remotePath(srv, "r"), t0, t0+600)
 	if got[t0+300] != "1 1" || got[t0+600] != "1 2" {
 		t.Fatalf("remote rows %v", got)
 	}
@@ -128,7 +129,7 @@ func TestForwardReplayAppliesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := e.remotePath(srv, "r")
-	before := fetch(t, path, t0, t0+600)
+	before := testenv.RRDFetch(t, path, t0, t0+600)
 	// The crash of the forwarder: its applied segments are back.
 	for i := range int64(3) {
 		e.putCG("r", t0+300*i, 999, 999)
@@ -160,7 +161,7 @@ func TestForwardReplayAppliesOnce(t *testing.T) {
 	if s.SkippedAlreadyApplied != 5 || s.EntriesWritten != 1 || s.Quarantined != 0 || s.QueueLength != 0 {
 		t.Fatalf("replay stats %+v", s)
 	}
-	after := fetch(t, path, t0, t0+1500)
+	after := testenv.RRDFetch(t, path, t0, t0+1500)
 	if after[t0+300] != before[t0+300] || after[t0+600] != before[t0+600] || after[t0+900] != "1 7" || after[t0+1200] != "1 4" || after[t0+1500] != "1 5" {
 		t.Fatalf("replay changed or missed rows:\nbefore %v\nafter  %v", before, after)
 	}
@@ -182,7 +183,7 @@ func TestForwardReplayAppliesOnce(t *testing.T) {
 	if f := w2.Stats().Forward; f.Failed != 0 || f.Sent != 3 || f.Confirmed != 3 {
 		t.Fatalf("forward stats %+v; want the refused row confirmed", f)
 	}
-	after = fetch(t, path, t0+1500, t0+2100)
+	after = testenv.RRDFetch(t, path, t0+1500, t0+2100)
 	if after[t0+1800] != "1 9" || after[t0+2100] != "1 7" {
 		t.Fatalf("rows %v", after)
 	}
@@ -190,6 +191,73 @@ func TestForwardReplayAppliesOnce(t *testing.T) {
 		if e.exists(r) {
 			t.Fatalf("segment %v kept", r)
 		}
+	}
+}
+
+// TestForwardRemoteAheadQuarantines: another client wrote an update two
+// hours ahead into the central file. The polls after it, which the central
+// rrdcached refuses as not after its last update, are neither counted as
+// written nor confirmed: they are quarantined, counted as stale, and the
+// target is flagged stale, as the same situation is handled locally; the
+// next poll too, without being sent.
+func TestForwardRemoteAheadQuarantines(t *testing.T) {
+	e, srv := newForwardEnv(t)
+	ctx := context.Background()
+	for i := range int64(2) {
+		e.putCG("r", t0+300*i, uint64(300*i), float64(i))
+	}
+	if err := e.w.FlushAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := rrdcached.NewClient(srv.Address(), rrdcached.DefaultClientOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ahead := t0 + 300 + 7200
+	if err := c.Update(ctx, "r.rrd", fmt.Sprintf("%d:7500:9", ahead)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(ctx, "r.rrd"); err != nil {
+		t.Fatal(err)
+	}
+	before := e.w.Stats()
+	refs := []spool.Ref{e.putCG("r", t0+600, 600, 2), e.putCG("r", t0+900, 900, 3)}
+	if err := e.w.FlushAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := e.w.Stats()
+	if s.EntriesWritten != before.EntriesWritten || s.Forward.Confirmed != before.Forward.Confirmed {
+		t.Errorf("polls refused by the central counted: entries written %d -> %d, confirmed %d -> %d",
+			before.EntriesWritten, s.EntriesWritten, before.Forward.Confirmed, s.Forward.Confirmed)
+	}
+	if s.QuarantinedStale != 2 {
+		t.Errorf("quarantined stale %d, want the 2 refused polls", s.QuarantinedStale)
+	}
+	q := e.quarantined()
+	if len(q) != 2 || !strings.Contains(q[0], fmt.Sprintf("before the RRD file's last update %d", ahead)) {
+		t.Errorf("quarantined %q; want both polls, saying the central file's last update", q)
+	}
+	for _, r := range refs {
+		if e.exists(r) {
+			t.Errorf("segment %v still pending in the spool after it was quarantined", r)
+		}
+	}
+	te := e.w.TargetErrors()
+	if len(te) != 1 || te[0].Kind != KindStale || !te[0].RetryAt.IsZero() {
+		t.Errorf("target errors %+v; want the target flagged stale, without backoff", te)
+	}
+	if got := testenv.RRDFetch(t, e.remotePath(srv, "r"), t0+600, t0+900); got[t0+600] == "1 2" || got[t0+900] == "1 3" {
+		t.Errorf("the central file holds the refused polls? %v", got)
+	}
+	sent := s.Forward.Sent
+	e.putCG("r", t0+1200, 1200, 4)
+	if err := e.w.FlushAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := e.w.Stats(); s.QuarantinedStale != 3 || s.Forward.Sent != sent || s.EntriesWritten != before.EntriesWritten {
+		t.Errorf("the next poll: stale %d (want 3), sent %d -> %d (want none), written %d -> %d",
+			s.QuarantinedStale, sent, s.Forward.Sent, before.EntriesWritten, s.EntriesWritten)
 	}
 }
 
@@ -238,7 +306,13 @@ func newCentral(t *testing.T, perms string) (*env, string) {
 	}
 	so := rrdcached.DefaultOptions()
 	so.Dir, so.Listeners = c.dir, []rrdcached.ListenerOptions{lo}
-	srv, err := rrdcached.New(so, NewBackend(c.w, DefaultBackendOptions()), nil, nil)
+	bo := spoolbackend.DefaultOptions()
+	bo.Dir, bo.Now, bo.FutureTolerance = c.dir, c.clock.Now, c.w.o.FutureTolerance
+	be, err := spoolbackend.New(c.w, c.sp, c.ix, bo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := rrdcached.New(so, be, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +368,7 @@ func TestForwardToSpooldLandsOnce(t *testing.T) {
 // the entries stay in the poller's spool.
 func TestForwardToSpooldRefusedKeepsEntries(t *testing.T) {
 	central, addr := newCentral(t, "")
-	central.mkRRD("r.rrd", "DS:c:COUNTER:600:0:U", "DS:g:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:100")
+	testenv.RRDCreate(t, filepath.Join(central.dir, "r.rrd"), t0, 300, "DS:c:COUNTER:600:0:U", "DS:g:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:100")
 	p := newEnv(t, nil, func(o *Options) { o.Forward, o.ForwardTimeout = addr, 5*time.Second })
 	t.Cleanup(func() { p.w.Close() })
 	ref := p.putCG("r", t0+300, 300, 1)

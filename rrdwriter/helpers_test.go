@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/spoold/spoold/internal/testing/testclock"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
@@ -23,37 +24,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // t0 is a step boundary (a multiple of 300 s).
 const t0 = int64(1_700_000_100)
 
-// clock is a settable clock, safe for concurrent use.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
-func (c *clock) Advance(d time.Duration) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-	return c.t
-}
-
 type env struct {
 	t     *testing.T
 	sp    *spool.Spool
 	ix    *shm.Index
 	w     *Writer
-	clock *clock
+	clock *testclock.Clock
 	dir   string // RRD files
 }
 
@@ -78,7 +54,7 @@ func newEnv(t *testing.T, r RRD, edit func(*Options)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sp.Close() })
-	c := &clock{t: time.Unix(t0+3600, 0)}
+	c := testclock.New(time.Unix(t0+3600, 0))
 	io := shm.DefaultOptions()
 	io.Shards, io.Now = 4, c.Now
 	ix, err := shm.New(io)

@@ -9,40 +9,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/spoold/spoold/graph"
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/spool"
 )
-
-// fetch returns `rrdtool fetch AVERAGE` at 300 s resolution: one line
-// "time: values" per row, rows after start up to end.
-func fetch(t *testing.T, path string, start, end int64) map[int64]string {
-	t.Helper()
-	out := testenv.RRDTool(t, "fetch", path, "AVERAGE", "-r", "300", "-s", fmt.Sprint(start), "-e", fmt.Sprint(end))
-	rows := make(map[int64]string)
-	for _, line := range strings.Split(out, "\n") {
-		ts, vals, ok := strings.Cut(line, ":")
-		if n, err := strconv.ParseInt(strings.TrimSpace(ts), 10, 64); ok && err == nil {
-			var fs []string
-			for _, v := range strings.Fields(vals) {
-				f, err := strconv.ParseFloat(v, 64)
-				if err != nil {
-					fs = append(fs, "nan")
-					continue
-				}
-				fs = append(fs, strconv.FormatFloat(f, 'g', -1, 64))
-			}
-			rows[n] = strings.Join(fs, " ")
-		}
-	}
-	return rows
-}
 
 func newLibEnv(t *testing.T, edit func(*Options)) *env {
 	testenv.NeedRRDTool(t)
@@ -65,7 +40,7 @@ func checkFourPolls(t *testing.T, path string) {
 	if last != t0+900 || vals["c"] != "27000" || vals["g"] != "0.5" {
 		t.Fatalf("lastupdate of %s: %d %v", path, last, vals)
 	}
-	got := fetch(t, path, t0, t0+900)
+	got := testenv.RRDFetch(t, path, t0, t0+900)
 	// c's rate is Δ/300: 3000/300, 9000/300, 15000/300.
 	want := map[int64]string{t0 + 300: "10 2.25", t0 + 600: "30 1024.125", t0 + 900: "50 0.5"}
 	for ts, w := range want {
@@ -106,7 +81,7 @@ func TestLibRRDCrashReplayAppliesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := e.rrdPath("r")
-	before := fetch(t, path, t0, t0+600)
+	before := testenv.RRDFetch(t, path, t0, t0+600)
 	// The crash: the update landed, the entries were not removed. A new
 	// process finds them again, plus one new poll.
 	for i := range int64(3) {
@@ -123,7 +98,7 @@ func TestLibRRDCrashReplayAppliesOnce(t *testing.T) {
 	if s := w2.Stats(); s.SkippedAlreadyApplied != 3 || s.EntriesWritten != 1 || s.UpdateCalls != 1 || s.QueueLength != 0 {
 		t.Fatalf("replay stats %+v", s)
 	}
-	after := fetch(t, path, t0, t0+600)
+	after := testenv.RRDFetch(t, path, t0, t0+600)
 	if after[t0+300] != before[t0+300] || after[t0+600] != before[t0+600] || before[t0+600] != "1 2" {
 		t.Fatalf("replay changed the file:\nbefore %v\nafter  %v", before, after)
 	}
@@ -147,7 +122,7 @@ func TestLibRRDBadValueInMiddleIsQuarantined(t *testing.T) {
 	if last, vals := testenv.RRDLastUpdate(t, path); last != t0+1200 || vals["c"] != "15000" || vals["g"] != "5" {
 		t.Fatalf("lastupdate %d %v", last, vals)
 	}
-	got := fetch(t, path, t0, t0+1200)
+	got := testenv.RRDFetch(t, path, t0, t0+1200)
 	for ts, w := range map[int64]string{t0 + 300: "10 2", t0 + 1200: "10 5"} {
 		if got[ts] != w {
 			t.Fatalf("fetch at %d: %q, want %q (all %v)", ts, got[ts], w, got)
@@ -277,7 +252,7 @@ func TestLibRRDMillisecondsMakeRatesExact(t *testing.T) {
 	if err := e.w.FlushAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	got := fetch(t, e.rrdPath("r"), t0, t0+600)
+	got := testenv.RRDFetch(t, e.rrdPath("r"), t0, t0+600)
 	for _, ts := range []int64{t0 + 300, t0 + 600} {
 		var rate, g float64
 		if _, err := fmt.Sscan(got[ts], &rate, &g); err != nil || math.Abs(rate-10) > 1e-6 || g != 1 {

@@ -94,3 +94,10 @@ func (w *Writer) Stats() Stats {
 	w.errMu.Unlock()
 	return s
 }
+
+// Written returns how many librrd update calls the writer made and how
+// many entries they wrote since New (Stats' UpdateCalls and
+// EntriesWritten, without visiting the index).
+func (w *Writer) Written() (updateCalls, entries uint64) {
+	return w.c.updateCalls.Load(), w.c.entriesWritten.Load()
+}

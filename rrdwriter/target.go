@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/rrd"
+	"github.com/spoold/spoold/spool"
 )
 
 // target is the writer's state of one RRD file. mu is the per-file lock:
@@ -64,6 +65,24 @@ func (w *Writer) target(hash uint64, key string) *target {
 		w.targets[hash] = t
 	}
 	return t
+}
+
+// LockFile takes the per-file lock of key's RRD file, the one every
+// update, create and graph of the file holds, and returns the file's path
+// and the function that releases the lock. The caller may call librrd on
+// the file until it releases it, and must not call the writer's methods
+// that write key (FlushKey, FlushAll) meanwhile.
+func (w *Writer) LockFile(key string) (path string, unlock func()) {
+	t := w.target(spool.KeyHash(key), key)
+	t.mu.Lock()
+	return t.path, t.mu.Unlock
+}
+
+// FileReplaced tells the writer that the caller replaced key's RRD file
+// while it held the file's lock (LockFile): the writer reads the new
+// file's header before it next writes it.
+func (w *Writer) FileReplaced(key string) {
+	w.target(spool.KeyHash(key), key).known = false
 }
 
 // TargetError is the last failure of a target that has not been written

@@ -273,6 +273,21 @@ func (w *Writer) FlushAll(ctx context.Context) error {
 	return nil
 }
 
+// StartFlushAll runs FlushAll(ctx) on a goroutine of its own and returns
+// at once (rrdcached's FLUSHALL); done, if not nil, is called on that
+// goroutine with FlushAll's error. WaitFlushes waits for it from the call
+// on.
+func (w *Writer) StartFlushAll(ctx context.Context, done func(error)) {
+	w.flushes.Add(1)
+	go func() {
+		defer w.flushes.Done()
+		err := w.FlushAll(ctx)
+		if done != nil {
+			done(err)
+		}
+	}()
+}
+
 // WaitFlushes waits until no FlushAll is going on, or ctx ends (then it
 // returns ctx's error). The daemon calls it after its shutdown flush, so a
 // flush started by SIGUSR1 or POST /flush has ended before the spool closes.

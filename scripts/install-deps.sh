@@ -4,12 +4,12 @@
 set -euo pipefail
 
 # dpkg-dev, groff-base and man-db: make deb and the tests of make install
-# and of the package (packaging/); prometheus: promtool checks /metrics;
+# and of the package (packaging/, tested in internal/testing/packaging); prometheus: promtool checks /metrics;
 # python3-pysnmp4(-mibs): pysnmp's copies of the IETF MIBs check poller/mib;
 # rrdcached: the peer the rrdcached client and forwarding are tested against;
 # strace: the graph template test sees which files rrdtool opens;
 # collectd-core: its rrdcached plugin writes through spoold's socket.
-PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim python3-pysnmp4 python3-pysnmp4-mibs chromium dpkg-dev groff-base man-db prometheus rrdcached strace collectd-core)
+PKGS=(librrd-dev rrdtool pkg-config gcc snmpd snmp snmpsim python3-pysnmp4 python3-pysnmp4-mibs chromium dpkg-dev groff-base man-db prometheus rrdcached strace collectd-core lintian)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -36,6 +36,11 @@ type Behavior struct {
 	// ports move on by one slot of ifIndexes, so the same ifName appears
 	// under another ifIndex (Fleet.Interfaces says which).
 	Renumber bool
+	// Rename devices give their interfaces new names at every restart, as
+	// a broken or hostile agent might: ifName and ifDescr get "-r" and the
+	// restart count appended (Gi0/1-r3), so each restart shows a new set of
+	// instance names.
+	Rename bool
 }
 
 // Fleet is the simulated devices and the truth of their values. Its methods
@@ -114,6 +119,7 @@ func (f *Fleet) Behavior(i int) Behavior {
 	}
 	b.NoHC = spread(i, o.NoHC, 53)
 	b.Renumber = spread(i, o.Renumber, 67)
+	b.Rename = spread(i, o.Rename, 79)
 	return b
 }
 
@@ -204,7 +210,7 @@ func (f *Fleet) Interfaces(i int, t time.Time) []Interface {
 		p := r.port(s)
 		ifc := &r.sh.ports[p]
 		adminUp, operUp := f.portStatus(i, p)
-		out[s] = Interface{Index: index, Port: p, Name: ifc.name, Descr: ifc.descr, Alias: alias(i, p, !operUp),
+		out[s] = Interface{Index: index, Port: p, Name: r.renamed(ifc.name), Descr: r.renamed(ifc.descr), Alias: alias(i, p, !operUp),
 			Type: ifc.typ, SpeedMbps: ifc.mbps, AdminUp: adminUp, OperUp: operUp}
 	}
 	return out

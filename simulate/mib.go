@@ -68,6 +68,15 @@ func (r *reading) port(s int) int {
 
 func (r *reading) iface(s int) *iface { return &r.sh.ports[r.port(s)] }
 
+// renamed returns an interface's name or description as the device gives
+// it: with the restart count appended if it renames at restarts.
+func (r *reading) renamed(name string) string {
+	if !r.b.Rename || r.gen == 0 {
+		return name
+	}
+	return name + "-r" + strconv.Itoa(r.gen)
+}
+
 func (r *reading) up(s int) (adminUp, operUp bool) { return r.f.portStatus(r.i, r.port(s)) }
 
 func ifStatus(up bool) int {
@@ -103,7 +112,7 @@ var columns = []column{
 
 	// IF-MIB ifTable
 	{oid: "1.3.6.1.2.1.2.2.1.1", typ: gosnmp.Integer, rows: ifRows, value: func(r *reading, s int) any { return r.sh.slots[s] }}, // ifIndex
-	{oid: "1.3.6.1.2.1.2.2.1.2", typ: gosnmp.OctetString, rows: ifRows, value: func(r *reading, s int) any { return r.iface(s).descr }},
+	{oid: "1.3.6.1.2.1.2.2.1.2", typ: gosnmp.OctetString, rows: ifRows, value: func(r *reading, s int) any { return r.renamed(r.iface(s).descr) }},
 	{oid: "1.3.6.1.2.1.2.2.1.3", typ: gosnmp.Integer, rows: ifRows, value: func(r *reading, s int) any { return r.iface(s).typ }},
 	{oid: "1.3.6.1.2.1.2.2.1.4", typ: gosnmp.Integer, rows: ifRows, value: func(r *reading, s int) any { return r.iface(s).mtu }},
 	{oid: "1.3.6.1.2.1.2.2.1.5", typ: gosnmp.Gauge32, rows: ifRows, value: func(r *reading, s int) any { return uint(min(r.iface(s).mbps*1e6, math.MaxUint32)) }}, // ifSpeed
@@ -123,12 +132,12 @@ var columns = []column{
 	{oid: "1.3.6.1.2.1.2.2.1.20", typ: gosnmp.Counter32, rows: ifRows, id: 8, rate: 10},                                                         // ifOutErrors
 
 	// IF-MIB ifXTable
-	{oid: "1.3.6.1.2.1.31.1.1.1.1", typ: gosnmp.OctetString, rows: ifRows, value: func(r *reading, s int) any { return r.iface(s).name }},    // ifName
-	{oid: "1.3.6.1.2.1.31.1.1.1.6", typ: gosnmp.Counter64, rows: ifRows, id: 1, rate: 12_500_000, hc: true},                                  // ifHCInOctets
-	{oid: "1.3.6.1.2.1.31.1.1.1.7", typ: gosnmp.Counter64, rows: ifRows, id: 2, rate: 20_000, hc: true},                                      // ifHCInUcastPkts
-	{oid: "1.3.6.1.2.1.31.1.1.1.10", typ: gosnmp.Counter64, rows: ifRows, id: 3, rate: 12_500_000, hc: true},                                 // ifHCOutOctets
-	{oid: oidIfHCOutUcastPkts, typ: gosnmp.Counter64, rows: ifRows, id: 4, rate: 20_000, hc: true},                                           // ifHCOutUcastPkts
-	{oid: "1.3.6.1.2.1.31.1.1.1.15", typ: gosnmp.Gauge32, rows: ifRows, value: func(r *reading, s int) any { return uint(r.iface(s).mbps) }}, // ifHighSpeed
+	{oid: "1.3.6.1.2.1.31.1.1.1.1", typ: gosnmp.OctetString, rows: ifRows, value: func(r *reading, s int) any { return r.renamed(r.iface(s).name) }}, // ifName
+	{oid: "1.3.6.1.2.1.31.1.1.1.6", typ: gosnmp.Counter64, rows: ifRows, id: 1, rate: 12_500_000, hc: true},                                          // ifHCInOctets
+	{oid: "1.3.6.1.2.1.31.1.1.1.7", typ: gosnmp.Counter64, rows: ifRows, id: 2, rate: 20_000, hc: true},                                              // ifHCInUcastPkts
+	{oid: "1.3.6.1.2.1.31.1.1.1.10", typ: gosnmp.Counter64, rows: ifRows, id: 3, rate: 12_500_000, hc: true},                                         // ifHCOutOctets
+	{oid: oidIfHCOutUcastPkts, typ: gosnmp.Counter64, rows: ifRows, id: 4, rate: 20_000, hc: true},                                                   // ifHCOutUcastPkts
+	{oid: "1.3.6.1.2.1.31.1.1.1.15", typ: gosnmp.Gauge32, rows: ifRows, value: func(r *reading, s int) any { return uint(r.iface(s).mbps) }},         // ifHighSpeed
 	{oid: "1.3.6.1.2.1.31.1.1.1.18", typ: gosnmp.OctetString, rows: ifRows, value: func(r *reading, s int) any { // ifAlias
 		_, o := r.up(s)
 		return alias(r.i, r.port(s), !o)

@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"github.com/gosnmp/gosnmp"
-	"github.com/spoold/spoold/internal/testenv"
+
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // netSNMPVarbind is one line of net-snmp's `-On -Oe -Ot` output read back

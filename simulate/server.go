@@ -33,10 +33,10 @@ type Options struct {
 	// Down is the fraction of each device's interfaces that are down (admin
 	// or only oper down), whose counters stay flat.
 	Down float64
-	// Dead, Slow, Missing, Wrap, Restart, NoHC and Renumber are the
-	// fractions (0 to 1) of devices with each Behavior, spread evenly over
-	// the device indexes.
-	Dead, Slow, Missing, Wrap, Restart, NoHC, Renumber float64
+	// Dead, Slow, Missing, Wrap, Restart, NoHC, Renumber and Rename are
+	// the fractions (0 to 1) of devices with each Behavior, spread evenly
+	// over the device indexes.
+	Dead, Slow, Missing, Wrap, Restart, NoHC, Renumber, Rename float64
 	// SlowDelay is a slow device's response delay.
 	SlowDelay time.Duration
 	// WrapAfter is the uptime at which a wrapping device's counters wrap.
@@ -86,7 +86,7 @@ func DefaultOptions() Options {
 }
 
 func (o *Options) check() error {
-	for _, f := range []float64{o.Down, o.Dead, o.Slow, o.Missing, o.Wrap, o.Restart, o.NoHC, o.Renumber} {
+	for _, f := range []float64{o.Down, o.Dead, o.Slow, o.Missing, o.Wrap, o.Restart, o.NoHC, o.Renumber, o.Rename} {
 		if f < 0 || f > 1 || f != f {
 			return fmt.Errorf("check simulate options: fraction %v not in [0, 1]", f)
 		}

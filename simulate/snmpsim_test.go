@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
-	"github.com/spoold/spoold/internal/testenv"
+
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // startSnmpsim runs snmpsimd serving device i of f as it is at t (its

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // The fixed members of a spool (lock, SPOOLD, tmp/, quarantine/, the level
@@ -36,10 +37,7 @@ func openDirAt(dirfd int, name, path string) (int, error) {
 // mkdirAt creates the directory name relative to dirfd; one that exists is
 // no error (whether it is a directory is checked when it is opened).
 func mkdirAt(dirfd int, name, path string) error {
-	err := unix.Mkdirat(dirfd, name, 0o750)
-	for err == unix.EINTR {
-		err = unix.Mkdirat(dirfd, name, 0o750)
-	}
+	err := fileutil.Mkdirat(dirfd, name, 0o750)
 	if err != nil && err != unix.EEXIST {
 		return fmt.Errorf("create spool directory %s: %w", path, err)
 	}

@@ -7,8 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // MarkerFile is the file at the top of a spool directory that says it is
@@ -75,19 +76,9 @@ func (s *Spool) readMarker() (Layout, error) {
 		return Layout{}, err
 	}
 	buf := make([]byte, maxMarkerLen+1)
-	n := 0
-	for n < len(buf) {
-		k, err := unix.Read(fd, buf[n:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return Layout{}, fmt.Errorf("read spool marker %s: %w", path, err)
-		}
-		if k == 0 {
-			break
-		}
-		n += k
+	n, err := fileutil.ReadFull(fd, buf)
+	if err != nil {
+		return Layout{}, fmt.Errorf("read spool marker %s: %w", path, err)
 	}
 	l, err := parseMarker(buf[:n])
 	if err != nil {

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // Read reads and verifies the entry named r. A file that fails to decode, or
@@ -48,16 +49,11 @@ func (s *Spool) OpenDir(hash uint64) (*Dir, error) {
 	b = append(b, '/')
 	b = s.layout.AppendDir(b, hash)
 	path := string(b)
-	for {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("open spool directory %s: %w", path, err)
-		}
-		return &Dir{s: s, fd: fd, hash: hash, path: path}, nil
+	fd, err := fileutil.Openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open spool directory %s: %w", path, err)
 	}
+	return &Dir{s: s, fd: fd, hash: hash, path: path}, nil
 }
 
 // Read is Spool.Read for an entry of the directory's hash.
@@ -167,10 +163,8 @@ func (s *Spool) readFile(dirfd int, name, path string, limit int64, dst []byte) 
 		buf = make([]byte, 0, max(512, int(st.Size)+1))
 	}
 	for {
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		n, err := fileutil.Read(fd, buf[len(buf):cap(buf)])
 		switch {
-		case err == unix.EINTR:
-			continue
 		case err != nil:
 			return nil, fmt.Errorf("read spool entry %s: %w", path, err)
 		case n == 0:

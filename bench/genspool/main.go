@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/spoold/spoold/internal/spoolgen"
+
+	"github.com/spoold/spoold/internal/testing/spoolgen"
 	"github.com/spoold/spoold/spool"
 )
 

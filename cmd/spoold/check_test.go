@@ -162,3 +162,49 @@ func TestCheckConfigRefusesAnRRDDirItCannotWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckConfigRefusesOverlappingDirectories: `--spool-dir X --rrd-dir
+// X` passed `-t`, and the rescan then moved the daemon's RRD files into
+// quarantine as files at the spool root (the writer recreated them empty).
+// The same directory, one inside the other, or either reached through a
+// symlink, is refused by -t and at start, naming both flags.
+func TestCheckConfigRefusesOverlappingDirectories(t *testing.T) {
+	targets := okTargets(t)
+	dir := t.TempDir()
+	link := filepath.Join(dir, "link")
+	if err := os.Mkdir(filepath.Join(dir, "real"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "real"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, spool, rrd string
+		apart            bool
+	}{
+		{"the same", dir + "/x", dir + "/x", false},
+		{"the same spelled twice", dir + "/x", dir + "/y/../x/", false},
+		{"rrd inside spool", dir + "/x", dir + "/x/rrd", false},
+		{"spool inside rrd", dir + "/x/a/spool", dir + "/x", false},
+		{"the same through a symlink", link + "/s", dir + "/real/s", false},
+		{"rrd inside spool through a symlink", dir + "/real", link + "/rrd", false},
+		{"siblings", dir + "/x/spool", dir + "/x/rrd", true},
+		{"a common prefix of names", dir + "/x", dir + "/xx", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, mode := range [][]string{{"-t"}, {"--admin-listen="}} {
+				var stdout, stderr bytes.Buffer
+				args := append(mode, "--targets", targets, "--spool-dir", tc.spool, "--rrd-dir", tc.rrd)
+				code := run(args, &stdout, &stderr)
+				msg := stderr.String()
+				overlap := strings.Contains(msg, "--spool-dir") && strings.Contains(msg, "--rrd-dir") && strings.Contains(msg, "overlap")
+				if tc.apart && overlap || !tc.apart && (code == exitOK || !overlap) {
+					t.Fatalf("spoold %s: exit %d, stderr %q", strings.Join(args, " "), code, msg)
+				}
+				if tc.apart && mode[0] == "-t" {
+					break // the daemon would run
+				}
+			}
+		})
+	}
+}

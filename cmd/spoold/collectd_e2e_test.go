@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/rrdctest"
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/rrdctest"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/rrdcached"
 )
 
@@ -396,6 +396,7 @@ func TestCollectdThroughSpoold(t *testing.T) {
 				if commands != spooled {
 					t.Errorf("spoold counts %v UPDATE commands and %v updates spooled; collectd sends one value per UPDATE", commands, spooled)
 				}
+				checkCollectdCommands(t, metric)
 				if how == "stop" {
 					if err := p.stop(t, syscall.SIGTERM); err != nil {
 						t.Fatalf("spoold's stop: %v\n%s", err, p.stderr)
@@ -418,6 +419,32 @@ func TestCollectdThroughSpoold(t *testing.T) {
 			}
 			runCollectd(t, peer, flush)
 		})
+	}
+}
+
+// checkCollectdCommands: every UPDATE collectd sent was accepted, and the
+// only errors are librrd's FORGETs: collectd makes each file itself with
+// librrd's rrd_create, which, when its client is connected (from the
+// plugin's first write on), sends FORGET of the new file before and after
+// its rename and ignores the answer. The file is not cached, so spoold
+// answers "-1 No such file or directory", as rrdcached does
+// (rrdctest.Script has the lines): two errors for the second file, none
+// for the first, made before the plugin connects.
+func checkCollectdCommands(t *testing.T, metric func(string) float64) {
+	t.Helper()
+	count := func(command, result string) float64 {
+		return metric(fmt.Sprintf(`spoold_rrdcached_commands_total{command=%q,result=%q}`, command, result))
+	}
+	if n := count("UPDATE", "error"); n != 0 {
+		t.Errorf("%v of collectd's UPDATEs refused", n)
+	}
+	if n, ok := count("FORGET", "error"), count("FORGET", "ok"); n != 2 || ok != 0 {
+		t.Errorf("FORGET: %v errors, %v ok; want librrd's 2 FORGETs of the second new file, both not cached", n, ok)
+	}
+	for _, c := range []string{"FLUSH", "FLUSHALL", "PENDING", "unknown"} {
+		if n := count(c, "error"); n != 0 {
+			t.Errorf("%v %s errors", n, c)
+		}
 	}
 }
 

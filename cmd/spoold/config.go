@@ -12,6 +12,7 @@ import (
 
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/graph"
+	"github.com/spoold/spoold/internal/fileutil"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
@@ -156,6 +157,9 @@ func (c *config) check() error {
 	if err := c.checkForwardFlags(); err != nil {
 		return err
 	}
+	if err := c.checkDirsApart(); err != nil {
+		return err
+	}
 	if err := c.loader.Params.Validate(); err != nil {
 		// Validate names the parameter first: "loader_files must be >= 1".
 		param, _, _ := strings.Cut(err.Error(), " ")
@@ -202,6 +206,9 @@ func (c *config) checkFlags() error {
 		{c.poller.MaxTableRows < 1 || c.poller.MaxTableRows > poller.MaxTableRows, "poll-max-table-rows", fmt.Sprintf("must be 1 to %d", poller.MaxTableRows)},
 		{c.poller.RediscoverInterval < 0, "rediscover-interval", "must be >= 0"},
 		{c.poller.DiscoveryConcurrency < 1, "discovery-concurrency", "must be at least 1"},
+		{c.poller.DiscoveryTimeout < 0, "discovery-timeout", "must be >= 0"},
+		{c.poller.MaxFilesPerTarget < 1, "max-files-per-target", "must be at least 1"},
+		{c.poller.NewFilesPerHour < 0, "max-new-files-per-hour", "must be >= 0"},
 		{c.index.MaxBytes < minKeysZone, "keys-zone", "must be at least 1k"},
 		{c.rescanInterval < 0, "rescan-interval", "must be >= 0"},
 		{c.spool.SegmentMaxBytes < spool.MinSegmentBytes || c.spool.SegmentMaxBytes > spool.MaxSegmentBytes, "segment-max-bytes", "must be 4k to 64m"},
@@ -224,6 +231,26 @@ func (c *config) checkFlags() error {
 	for _, k := range checks {
 		if k.bad {
 			return fmt.Errorf("check --%s: %s", k.flag, k.msg)
+		}
+	}
+	return nil
+}
+
+// checkDirsApart refuses a spool and an RRD directory that overlap (the
+// same directory, or one inside the other, after symlinks): the spool's
+// walks would take the RRD files for foreign files at the spool root and
+// quarantine them, and the writer would create them again, empty.
+func (c *config) checkDirsApart() error {
+	for _, p := range []struct{ outer, outerFlag, inner, innerFlag string }{
+		{c.spool.Dir, "spool-dir", c.writer.Dir, "rrd-dir"},
+		{c.writer.Dir, "rrd-dir", c.spool.Dir, "spool-dir"},
+	} {
+		in, err := fileutil.Contains(p.outer, p.inner)
+		if err != nil {
+			return fmt.Errorf("check --spool-dir, --rrd-dir: %w", err)
+		}
+		if in {
+			return fmt.Errorf("check --spool-dir, --rrd-dir: the directories overlap: --%s %s is --%s %s or inside it; give each a directory of its own", p.innerFlag, p.inner, p.outerFlag, p.outer)
 		}
 	}
 	return nil

@@ -66,6 +66,11 @@ type daemon struct {
 	// mibs is what the loads of --mib-dir keep: their counts, and the
 	// last load, which a SIGHUP with every MIB file unchanged reuses.
 	mibs *mib.Loader
+	// reloadSince is when the running reload started, Unix nanoseconds;
+	// 0 when none runs. reloadWarn is how long a reload runs before it
+	// is logged as stuck, and again each time as long (0: reloadSlow).
+	reloadSince atomic.Int64
+	reloadWarn  time.Duration
 }
 
 // adminServer is what the daemon needs of the admin HTTP server.
@@ -120,7 +125,9 @@ func (d *daemon) build(cfg config, f *fleet) error {
 	if d.wr, err = rrdwriter.New(d.sp, d.ix, wo); err != nil {
 		return err
 	}
-	d.proto.backend = rrdwriter.NewBackend(d.wr, rrdwriter.BackendOptions{FlushContext: d.flushCtx})
+	if d.proto.backend, err = d.newProtocolBackend(wo); err != nil {
+		return err
+	}
 	d.disk.Resolve(cfg.spool.Dir, cfg.writer.Dir)
 	po := cfg.poller
 	onCycle := po.OnCycle
@@ -498,6 +505,9 @@ func (d *daemon) waitSignals(ctx context.Context, sig <-chan os.Signal) {
 		}
 		switch s {
 		case syscall.SIGHUP:
+			if since := d.reloadSince.Load(); since != 0 {
+				d.log.Warn("SIGHUP while a reload still runs: the files are read again when it ends", "running_for", time.Since(time.Unix(0, since)).Round(time.Millisecond))
+			}
 			select {
 			case reloads <- struct{}{}:
 			default: // one is already asked for: it reads the files after this signal
@@ -511,6 +521,12 @@ func (d *daemon) waitSignals(ctx context.Context, sig <-chan os.Signal) {
 	}
 }
 
+// reloadSlow is how long a reload runs before it is logged as stuck: the
+// files it reads are bounded and never block (fileutil.ReadRegular), so
+// only a hung file system or a parse of very many MIB files takes that
+// long.
+const reloadSlow = 30 * time.Second
+
 // reloadLoop runs a reload for each request until ctx ends. Requests made
 // while a reload runs are one more reload after it: the files may have
 // changed again.
@@ -520,7 +536,38 @@ func (d *daemon) reloadLoop(ctx context.Context, reloads <-chan struct{}) {
 		case <-ctx.Done():
 			return
 		case <-reloads:
-			d.reload()
+			d.watchReload(ctx)
+			if ctx.Err() != nil { // the reload may still run: never start another beside it
+				return
+			}
+		}
+	}
+}
+
+// watchReload runs one reload, logging it each reloadWarn while it runs,
+// so that a stuck one, and the SIGHUPs waiting behind it, are seen. It
+// returns when the reload ends, or when ctx ends (the reload is left to
+// finish).
+func (d *daemon) watchReload(ctx context.Context) {
+	start := time.Now()
+	d.reloadSince.Store(start.UnixNano())
+	defer d.reloadSince.Store(0)
+	done := make(chan struct{})
+	go func() { defer close(done); d.reload() }()
+	every := d.reloadWarn
+	if every <= 0 {
+		every = reloadSlow
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			d.log.Error("reload still running: reading the targets, profiles or MIB files does not finish; SIGHUPs sent meanwhile are applied after it", "running_for", time.Since(start).Round(time.Second))
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/diskstat"
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // TestDaemonReportsDiskLoadAndNextRescan runs the daemon on a temp dir

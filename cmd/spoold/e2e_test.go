@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/spoolgen"
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/spoolgen"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/simulate"
 	"github.com/spoold/spoold/spool"
@@ -102,6 +102,13 @@ func (l *logBuf) add(line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.b.WriteString(line + "\n")
+}
+
+// Write makes a logBuf the writer of a logger.
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
 }
 
 func (l *logBuf) String() string {

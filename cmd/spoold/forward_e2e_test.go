@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/spoold/spoold/internal/rrdctest"
+	"github.com/spoold/spoold/internal/testing/rrdctest"
 )
 
 // forwardState is /status's writer.forward: up, and the pending, sent and

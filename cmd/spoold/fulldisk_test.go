@@ -10,27 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/testenv"
-	"github.com/spoold/spoold/spool"
 	"golang.org/x/sys/unix"
-)
 
-// mountTmpfs mounts a tmpfs of size bytes at dir until the test ends, or
-// skips the test loudly where mounting is not permitted.
-func mountTmpfs(t *testing.T, dir string, size string) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size+",mode=0750"); err != nil {
-		testenv.Missing(t, "cannot mount a small tmpfs at %s (%v): the full-disk and read-only tests need root or CAP_SYS_ADMIN", dir, err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-}
+	"github.com/spoold/spoold/internal/testing/testenv"
+	"github.com/spoold/spoold/spool"
+)
 
 // remount makes the tmpfs at dir read-only or read-write. A read-only
 // remount fails with EBUSY while a file is open for writing (an entry or
@@ -54,40 +38,12 @@ func remount(t *testing.T, dir string, readOnly bool) {
 	}
 }
 
-// fillDisk writes a file into dir until the file system is full and
-// returns its path.
-func fillDisk(t *testing.T, dir string) string {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	block := make([]byte, 64<<10)
-	for {
-		_, err := f.Write(block)
-		if errors.Is(err, syscall.ENOSPC) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("fill %s: %v", dir, err)
-		}
-	}
-	// Small writes fill the last partial block.
-	for {
-		if _, err := f.Write(block[:1]); err != nil {
-			return path
-		}
-	}
-}
-
 // keepFull fills dir again whenever it has room (the writer frees the
 // pages of the segments it applies), as another process filling the disk
 // would, until the returned stop is called.
 func keepFull(t *testing.T, dir string) (filler string, stop func()) {
 	t.Helper()
-	filler = fillDisk(t, dir)
+	filler = testenv.FillDisk(t, dir)
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -164,8 +120,8 @@ func TestFullAndReadOnlyDisks(t *testing.T) {
 	}
 	dir := t.TempDir()
 	spoolFS, rrdFS := filepath.Join(dir, "spool"), filepath.Join(dir, "rrd")
-	mountTmpfs(t, spoolFS, "4m")
-	mountTmpfs(t, rrdFS, "4m")
+	testenv.MountTmpfs(t, spoolFS, "4m")
+	testenv.MountTmpfs(t, rrdFS, "4m")
 	r := newLedgerRig(t, dir, rigOptions{devices: 3})
 	p := startDaemon(t, r.args("--write-delay", "1s", "--write-jitter", "0", "--loader-sleep", "0",
 		"--write-backoff-min", "1s", "--write-backoff-max", "2s")...)
@@ -175,7 +131,7 @@ func TestFullAndReadOnlyDisks(t *testing.T) {
 	// librrd 1.7 (rrd_create) reports success when its write fails with
 	// ENOSPC and removes its file, so the writer sees the file missing
 	// ("link ...: no such file or directory") and counts kind "other".
-	filler := fillDisk(t, rrdFS)
+	filler := testenv.FillDisk(t, rrdFS)
 	failed := func(st map[string]any) float64 {
 		return num(st, "writer", "errors", "nospace") + num(st, "writer", "errors", "other")
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/spoold/spoold/poller"
 )
 
-// The admin API's graph keys and templates (admin.Backend.Graph,
+// The admin API's graph keys and templates (admin.Daemon.Graph,
 // GraphTemplate and Rows).
 
 // graphKey returns the configured target of key, a target's name or a row

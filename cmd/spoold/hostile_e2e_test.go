@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/spoolgen"
+	"github.com/spoold/spoold/internal/testing/spoolgen"
 	"github.com/spoold/spoold/spool"
 )
 

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/spoold/spoold/internal/testenv"
-	"github.com/spoold/spoold/spool"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/testing/testenv"
+	"github.com/spoold/spoold/spool"
 )
 
 // spoolLedger is the test's own record of every entry published into a

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/rrdctest"
+	"github.com/spoold/spoold/internal/testing/rrdctest"
 )
 
 // LibreNMS's RRD store with $config['rrdcached'] set (LibreNMS/Data/Store/

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/internal/spoolgen"
+	"github.com/spoold/spoold/internal/testing/spoolgen"
 	"github.com/spoold/spoold/spool"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // helpFlag is a flag as a page or --help shows it: its group, its term

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // requirePromtool returns the path of Prometheus's promtool (Debian package

@@ -126,3 +126,51 @@ func TestProfileUsesAVendorMIBName(t *testing.T) {
 		}
 	}
 }
+
+// TestMIBDirFilesThatAreNotRegular: a FIFO in --mib-dir hung `spoold -t`
+// and the start; one added while running hung the reload of SIGHUP, and a
+// later SIGHUP that added a target was never applied, with nothing logged.
+// Now `-t` fails at once naming the FIFO, the daemon starts and logs it,
+// and a SIGHUP with a FIFO added applies the new target and logs the FIFO.
+func TestMIBDirFilesThatAreNotRegular(t *testing.T) {
+	mibs := t.TempDir()
+	fifo := filepath.Join(mibs, "stuck.my")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan int, 1)
+	var stdout, stderr bytes.Buffer
+	go func() {
+		exited <- run([]string{"-t", "--targets", okTargets(t), "--rrd-dir", t.TempDir(), "--mib-dir", mibs}, &stdout, &stderr)
+	}()
+	select {
+	case code := <-exited:
+		if code != exitError || !strings.Contains(stderr.String(), "--mib-dir") || !strings.Contains(stderr.String(), fifo+": not a regular file but a FIFO") {
+			t.Fatalf("spoold -t: exit %d, stderr %q; want a failure naming --mib-dir and %s", code, stderr.String(), fifo)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("spoold -t still runs after 10s with a FIFO in --mib-dir")
+	}
+
+	f := startFleet(t, 2)
+	raw, _ := os.ReadFile(f.targets)
+	lines := strings.SplitAfter(string(raw), "\n")
+	os.WriteFile(f.targets, []byte(strings.Join(lines[:len(lines)-2], "")), 0o640) // one device
+	p := startDaemon(t, daemonArgs(t.TempDir(), f, "--mib-dir", mibs, "--write-delay", "1h")...)
+	targets := func(st map[string]any) int { l, _ := st["targets"].([]any); return len(l) }
+	p.waitFor(t, "1 target", func(st map[string]any) bool { return targets(st) == 1 })
+	if !strings.Contains(p.stderr.String(), fifo) {
+		t.Errorf("the start's log does not name %s:\n%s", fifo, p.stderr)
+	}
+	added := filepath.Join(mibs, "added.my")
+	if err := syscall.Mkfifo(added, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(f.targets, raw, 0o640) // both devices
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	p.waitFor(t, "2 targets after SIGHUP", func(st map[string]any) bool { return targets(st) == 2 })
+	p.waitFor(t, "the FIFO in the log", func(map[string]any) bool { return strings.Contains(p.stderr.String(), added) })
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/diskstat"
-	"github.com/spoold/spoold/internal/browsertest"
+	"github.com/spoold/spoold/internal/testing/browsertest"
 )
 
 // TestAdminPageOfARunningDaemon loads the real daemon's admin page in

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -51,5 +52,44 @@ func TestSIGTERMIsHandledWhileAReloadBlocks(t *testing.T) {
 	close(release)
 	if most.Load() > 1 {
 		t.Fatalf("%d reloads ran at once", most.Load())
+	}
+}
+
+// TestSIGHUPBehindAStuckReloadIsLoggedAndApplied: a reload that cannot
+// finish made later SIGHUPs wait behind it with nothing logged. Now the
+// stuck reload is logged while it runs, each SIGHUP that waits behind it
+// is logged, and once it ends the files are read again for them.
+func TestSIGHUPBehindAStuckReloadIsLoggedAndApplied(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 16)
+	var logs logBuf
+	d := &daemon{log: slog.New(slog.NewTextHandler(&logs, nil)), reloadWarn: 20 * time.Millisecond}
+	d.loadFleet = func() (*fleet, error) {
+		started <- struct{}{}
+		<-release
+		return nil, errors.New("test: no fleet")
+	}
+	sig := make(chan os.Signal)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { d.waitSignals(ctx, sig); close(done) }()
+	defer func() { cancel(); <-done }()
+	sig <- syscall.SIGHUP
+	<-started
+	sig <- syscall.SIGHUP
+	for _, want := range []string{"SIGHUP while a reload still runs", "reload still running"} {
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(logs.String(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q logged within 10s:\n%s", want, logs.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	close(release)
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the SIGHUP sent during the stuck reload made no reload after it:\n%s", logs.String())
 	}
 }

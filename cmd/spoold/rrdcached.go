@@ -9,12 +9,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
+
 	"github.com/spoold/spoold/rrdcached"
+	"github.com/spoold/spoold/rrdcached/spoolbackend"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
 // The rrdcached protocol: the server of package rrdcached on the --listen
-// sockets, carrying out its commands with rrdwriter's Backend on the
+// sockets, carrying out its commands with spoolbackend's Backend on the
 // daemon's spool, index and writer. This file only wires them.
 
 // protocolConfig is what the protocol's flags set: the server's options,
@@ -34,9 +36,12 @@ func addProtocolFlags(fs *pflag.FlagSet, c *protocolConfig) {
 	fs.Var(&modeValue{&c.next.Mode}, "listen-mode", "mode of the unix sockets of the --listen flags after it, octal (rrdcached -m; 0 = as the umask leaves it)")
 	fs.StringVar(&c.next.Group, "listen-group", "", "group of the unix sockets of the --listen flags after it, a name or number (rrdcached -s)")
 	fs.Var(&permValue{&c.next.Permissions}, "listen-permissions", "commands the sockets of the --listen flags after it accept, comma-separated (rrdcached -P); empty: all on unix sockets, the read commands on TCP")
-	fs.IntVar(&c.next.MaxConns, "listen-max-connections", 0, "most open connections of each socket of the --listen flags after it (0 = only --rrdcached-max-connections)")
+	fs.IntVar(&c.next.MaxConns, "listen-max-connections", 0, "most open connections of each socket of the --listen flags after it (0 = an equal share of what the sockets with a limit leave of --rrdcached-max-connections)")
 	fs.IntVar(&c.server.MaxLine, "rrdcached-max-line", c.server.MaxLine, "longest protocol request line in bytes; a longer one closes the connection")
 	fs.IntVar(&c.server.MaxBatch, "rrdcached-max-batch", c.server.MaxBatch, "most commands in one BATCH; the one over it closes the connection")
+	fs.IntVar(&c.server.MaxBatchErrorBytes, "rrdcached-max-batch-error-bytes", c.server.MaxBatchErrorBytes, "most bytes of error lines one BATCH keeps for its answer; the command over it closes the connection")
+	fs.Int64Var(&c.server.MaxFetchBytes, "rrdcached-max-fetch-bytes", c.server.MaxFetchBytes, "most bytes of values one FETCH may read (8 a value, every data source of the file, estimated from its header); 0 = no limit")
+	fs.IntVar(&c.server.MaxFetches, "rrdcached-max-fetches", c.server.MaxFetches, "most FETCH commands carried out at once, all connections together; more wait")
 	fs.IntVar(&c.server.MaxConns, "rrdcached-max-connections", c.server.MaxConns, "most open protocol connections, all sockets together")
 	fs.DurationVar(&c.server.IdleTimeout, "rrdcached-idle-timeout", c.server.IdleTimeout, "close a protocol connection that sends no complete line for this long")
 	fs.DurationVar(&c.server.WriteTimeout, "rrdcached-write-timeout", c.server.WriteTimeout, "close a protocol connection that does not read a reply for this long")
@@ -105,8 +110,20 @@ func (v *permValue) Set(s string) (err error) {
 
 // protocol is the running protocol server and its backend.
 type protocol struct {
-	backend *rrdwriter.Backend
+	backend *spoolbackend.Backend
 	server  *rrdcached.Server
+}
+
+// newProtocolBackend returns the protocol's backend on the daemon's
+// writer, spool, index and loader, with the writer's options wo: its RRD
+// directory, clock, future tolerance and logger, and its profiles' keys
+// claimed.
+func (d *daemon) newProtocolBackend(wo rrdwriter.Options) (*spoolbackend.Backend, error) {
+	o := spoolbackend.DefaultOptions()
+	o.Dir, o.Now, o.FutureTolerance, o.Logger = wo.Dir, wo.Now, wo.FutureTolerance, wo.Logger
+	o.Ready, o.FlushContext = d.ld, d.flushCtx
+	o.Claimed = func(key string) bool { _, ok := wo.Layout(key); return ok }
+	return spoolbackend.New(d.wr, d.sp, d.ix, o)
 }
 
 // startProtocol opens the --listen sockets and serves them; without any it

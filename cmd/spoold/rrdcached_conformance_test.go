@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/rrdctest"
+	"github.com/spoold/spoold/internal/testing/rrdctest"
 )
 
 // The conformance of the real daemon (its backend, librrd, the spool) with

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/rrdctest"
+	"github.com/spoold/spoold/internal/testing/rrdctest"
 	"github.com/spoold/spoold/rrdcached"
 )
 

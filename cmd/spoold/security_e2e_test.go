@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/spoold/spoold/internal/spoolgen"
+	"github.com/spoold/spoold/internal/testing/spoolgen"
 )
 
 // Distinctive secrets: none of them may appear in anything spoold outputs.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
 	"github.com/spoold/spoold/simulate"
 )
 
@@ -28,8 +29,8 @@ loopback UDP port; the community selects the device (dev00000, dev00001,
 ...). Each device serves the system group, IF-MIB's ifTable and ifXTable,
 HOST-RESOURCES and UCD tables. Counters are a known function of device and
 time. Fractions ("10%%" or 0.1) of the devices can be dead, slow, miss OIDs,
-wrap their counters, restart, lack HC counters or renumber their interfaces
-at restarts. --targets-out writes a targets file that polls the whole fleet.
+wrap their counters, restart, lack HC counters, or renumber or rename their
+interfaces at restarts. --targets-out writes a targets file that polls the whole fleet.
 
 `)
 		fs.PrintDefaults()
@@ -50,6 +51,7 @@ at restarts. --targets-out writes a targets file that polls the whole fleet.
 	fs.DurationVar(&o.RestartEvery, "restart-every", o.RestartEvery, "reboot period of restarting devices")
 	fs.Var(&fractionValue{&o.NoHC}, "no-hc", "fraction of devices without 64-bit counters (no ifHC columns)")
 	fs.Var(&fractionValue{&o.Renumber}, "renumber", "fraction of devices that renumber their interfaces at each restart")
+	fs.Var(&fractionValue{&o.Rename}, "rename", "fraction of devices that give their interfaces new names at each restart")
 	fs.IntVar(&o.MaxMessageSize, "max-message-size", o.MaxMessageSize, "largest response in bytes: bigger is tooBig, a GetBulk is cut short")
 	fs.IntVar(&o.MaxBulkVarbinds, "max-bulk-varbinds", o.MaxBulkVarbinds, "most varbinds in a GetBulk response")
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines answering requests (0 = GOMAXPROCS)")

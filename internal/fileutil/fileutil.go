@@ -1,9 +1,11 @@
 // Package fileutil holds the file-system calls that the spool, the loader
 // and the RRD writer share, as prometheus tsdb's fileutil does: opens
-// relative to a directory retried on EINTR, the no-atime open that falls
+// relative to a directory and reads retried on EINTR, the no-atime open that falls
 // back once the kernel refuses it, unlink, rename without replacing,
 // directory and file-system sync, and the names of file types. Each
 // function is one system call's worth of policy; callers word the errors.
+// One more is the rule for the files an operator names (ReadRegular):
+// regular, bounded, never blocking, its errors naming the file.
 // Package fileutil starts no goroutines.
 package fileutil
 
@@ -22,6 +24,62 @@ func Openat(dirfd int, name string, flags int, mode uint32) (int, error) {
 			return fd, err
 		}
 	}
+}
+
+// Mkdirat is mkdirat(2) retried on EINTR.
+func Mkdirat(dirfd int, name string, mode uint32) error {
+	for {
+		if err := unix.Mkdirat(dirfd, name, mode); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// Read is read(2) retried on EINTR.
+func Read(fd int, b []byte) (int, error) {
+	for {
+		n, err := unix.Read(fd, b)
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
+
+// ReadFull reads from fd until b is full or the end of the file: n < len(b)
+// with a nil error is the end.
+func ReadFull(fd int, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		k, err := Read(fd, b[n:])
+		if err != nil {
+			return n, err
+		}
+		if k == 0 {
+			break
+		}
+		n += k
+	}
+	return n, nil
+}
+
+// PreadFull reads from fd at off until b is full or the end of the file:
+// n < len(b) with a nil error is the end.
+func PreadFull(fd int, b []byte, off int64) (int, error) {
+	n := 0
+	for n < len(b) {
+		k, err := unix.Pread(fd, b[n:], off+int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if k == 0 {
+			break
+		}
+		n += k
+	}
+	return n, nil
 }
 
 // Unlinkat is unlinkat(2) retried on EINTR.
@@ -163,24 +221,4 @@ func DirentTypeName(t uint8) string {
 		return "d_type 0"
 	}
 	return TypeName(uint32(t) << 12)
-}
-
-// PreadFull reads len(buf) bytes of fd from offset off, retrying on EINTR
-// and after short reads; it returns fewer only at end of file.
-func PreadFull(fd int, buf []byte, off int64) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := unix.Pread(fd, buf[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
-	return n, nil
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // TestBuiltinTableIsWellFormed checks the table's own rules: each object

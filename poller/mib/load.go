@@ -18,6 +18,8 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sleepinggenius2/gosmi/parser"
+
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // Options says where an operator's MIB files are.
@@ -27,6 +29,11 @@ type Options struct {
 	// file in them that holds a module definition is loaded.
 	Dirs []string
 }
+
+// maxMIBFile is the largest MIB file Load reads (with
+// fileutil.ReadRegular: a regular file, or a symlink to one, read without
+// blocking): the largest vendor modules are a few MB.
+const maxMIBFile = 16 << 20
 
 // DefaultOptions returns the options of a daemon with no MIB directory:
 // the built-in objects alone.
@@ -140,10 +147,11 @@ type source struct {
 
 // Load returns a Resolver of the built-in objects and every module of the
 // MIB files in opts.Dirs (modules of the same name as a built-in one take
-// its place). It never fails whole: a file that does not parse, or that
-// imports from a module no directory holds, is one *FileError in the
-// returned error (errors.Join), counted in l and logged, and every other
-// module is loaded. The daemon reports them and carries on; -t fails on
+// its place). It never fails whole: a file that is not a regular file (a
+// FIFO, a device) or is larger than maxMIBFile, a file that does not
+// parse, or that imports from a module no directory holds, is one
+// *FileError in the returned error (errors.Join), counted in l and logged,
+// and every other module is loaded. The daemon reports them and carries on; -t fails on
 // them. With l, a Load of files unchanged since l's last returns that
 // load's Resolver and errors again (counting them again). l and logger
 // may be nil.
@@ -214,7 +222,7 @@ func readDirs(dirs []string, logger *slog.Logger) (map[string]*source, []error, 
 				continue
 			}
 			path := filepath.Join(dir, e.Name())
-			text, err := os.ReadFile(path)
+			text, err := fileutil.ReadRegular(path, maxMIBFile)
 			if err != nil {
 				errs = append(errs, &FileError{File: path, Err: err})
 				note("error", path, err.Error())

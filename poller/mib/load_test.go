@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // acmeMIB is a small but real SMIv2 module, as a vendor ships one: a
@@ -597,5 +599,53 @@ func TestConcurrentLoads(t *testing.T) {
 		if r.Len() != results[0].Len() {
 			t.Errorf("load %d: %d objects, load 0 %d", i, r.Len(), results[0].Len())
 		}
+	}
+}
+
+// TestLoadRefusesFilesThatAreNotRegular: a FIFO in a MIB directory hung
+// the load (and so `spoold -t`, the start and every SIGHUP), a symlink to
+// /dev/zero grew memory without bound. Each is refused at once, as is a
+// file larger than the bound, with an error naming it; the other modules
+// of the directory load.
+func TestLoadRefusesFilesThatAreNotRegular(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"acme-router.my": acmeMIB})
+	fifo := filepath.Join(dir, "fifo.my")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "zero.my")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.my")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, maxMIBFile+1); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	type result struct {
+		r   *Resolver
+		err error
+	}
+	done := make(chan result, 1)
+	go func() { r, err := load(t, dir); done <- result{r, err} }()
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Load still reading after 10s: it blocks on a file of the MIB directory")
+	}
+	for _, tc := range []struct{ file, want string }{
+		{fifo, "not a regular file but a FIFO"},
+		{zero, "not a regular file but a device"},
+		{big, fmt.Sprintf("larger than %d bytes", maxMIBFile)},
+	} {
+		if res.err == nil || !strings.Contains(res.err.Error(), "load MIB file "+tc.file+": ") || !strings.Contains(res.err.Error(), tc.want) {
+			t.Errorf("Load error %v: want %s named with %q", res.err, tc.file, tc.want)
+		}
+	}
+	if _, err := res.r.Resolve("acmeTemperature"); err != nil {
+		t.Errorf("the directory's good module did not load beside the refused files: %v", err)
 	}
 }

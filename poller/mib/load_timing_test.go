@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/testenv"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // vendorModules writes n generated vendor modules into dir, shaped like a
