@@ -24,7 +24,7 @@ test: deps
 
 # test-nocgo: the packages that do not need librrd, built and tested
 # without cgo (rrd's logic included: only its librrd shims need cgo).
-NOCGO_PKGS := ./spool ./shm ./intake ./loader ./rrd ./graph ./rrdwriter ./rrdcached ./rrdcached/spoolbackend ./poller/mib ./internal/enum ./internal/testing/testenv
+NOCGO_PKGS := ./spool ./shm ./intake ./loader ./rrd ./graph ./rrdwriter ./rrdcached ./rrdcached/spoolbackend ./fleet ./poller/mib ./internal/enum ./internal/testing/testenv
 test-nocgo:
 	CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PKGS)
 
@@ -41,10 +41,10 @@ check: vet test test-nocgo fuzz-short
 FUZZ_SHORT := \
 	./spool:FuzzDecode ./spool:FuzzParseSegment ./spool:FuzzParseName ./spool:FuzzParseLevels ./spool:FuzzParseFsyncPolicy \
 	./shm:FuzzParseSize ./loader:FuzzParseCPU \
-	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue ./poller:FuzzInstanceSegment ./poller:FuzzWalkAnswer ./poller/mib:FuzzResolve \
+	./fleet:FuzzParseTargets ./fleet:FuzzParseProfiles ./poller:FuzzMapValue ./fleet:FuzzInstanceSegment ./poller:FuzzWalkAnswer ./poller/mib:FuzzResolve \
 	./admin:FuzzParseGraphQuery ./rrd:FuzzRRDPath ./graph:FuzzParseTemplate ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
 	./rrdcached:FuzzParseCommand ./rrdcached:FuzzServerReply \
-	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./poller:FuzzParseShard ./rrdwriter:FuzzParseRemoteInfo \
+	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./fleet:FuzzParseShard ./rrdwriter:FuzzParseRemoteInfo \
 	./rrdcached/spoolbackend:FuzzParseUpdate
 FUZZ_LONG := $(FUZZ_SHORT) \
 	./rrd:FuzzParseHeader ./rrd:FuzzParseGeometry ./simulate:FuzzAnswer ./simulate:FuzzGetNext ./poller/mib:FuzzLoadMIB \

@@ -5,21 +5,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/graph"
-	"github.com/spoold/spoold/poller"
 )
 
 // keyGraphs is what the daemon offers for a key of t.
-func keyGraphs(t *poller.Target, key string) []*graph.Template {
+func keyGraphs(t *fleet.Target, key string) []*graph.Template {
 	ds, _ := t.KeyDS(key)
-	return graph.ForKey(t.Profile.Graphs, poller.DSNames(ds))
+	return graph.ForKey(t.Profile.Graphs, fleet.DSNames(ds))
 }
 
 // ForKey offers a profile's templates beside the built-ins: one of a
 // built-in's name replaces it, in its place, for that profile only; a
 // template is offered to the keys whose data sources it fits.
 func TestKeyGraphsOfAProfile(t *testing.T) {
-	ps, err := poller.ParseProfiles(strings.NewReader(`profile sw
+	ps, err := fleet.ParseProfiles(strings.NewReader(`profile sw
   ds uptime sysUpTime.0 GAUGE 0 U
   use if-mib
   graph traffic
@@ -32,8 +32,8 @@ func TestKeyGraphsOfAProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw := &poller.Target{Name: "s1", Profile: ps["sw"]}
-	std := &poller.Target{Name: "s2", Profile: poller.IfMIBTableProfile()}
+	sw := &fleet.Target{Name: "s1", Profile: ps["sw"]}
+	std := &fleet.Target{Name: "s2", Profile: fleet.IfMIBTableProfile()}
 	names := func(gs []*graph.Template) (out []string) {
 		for _, g := range gs {
 			out = append(out, g.Name)

@@ -2,8 +2,8 @@
 // entries of each target from the index (package shm), reads them from the
 // spool, writes all of a target's values into its RRD file in one librrd
 // update call, and removes the entries only after librrd accepted them. It
-// also creates RRD files from a target's layout (its profile's data
-// sources) and keeps a file still and current while a graph is drawn.
+// also creates RRD files with their key's layout (Options.Layout, an
+// rrd.Layout) and keeps a file still and current while a graph is drawn.
 //
 // # Flush policy
 //

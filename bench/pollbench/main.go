@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/spool"
-	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -42,7 +44,7 @@ func poll(args []string) int {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	ts, err := poller.LoadTargets(targets, nil)
+	ts, err := fleet.LoadTargets(targets, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pollbench:", err)
 		return 1

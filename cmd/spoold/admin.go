@@ -68,10 +68,10 @@ func (d *daemon) Status() admin.Status {
 	}
 	devices := d.pl.Statuses()
 	targets := make([]admin.TargetStatus, 0, len(devices))
-	fl := d.fleet.get()
+	fl := d.fleet.Get()
 	for _, dev := range devices {
 		ts := admin.NewTargetStatus(dev, byKey[dev.Name])
-		if t := fl.byName[dev.Name]; t != nil {
+		if t, ok := fl.Target(dev.Name); ok {
 			for _, g := range keyGraphs(t, dev.Name) {
 				ts.Graphs = append(ts.Graphs, g.Name)
 			}

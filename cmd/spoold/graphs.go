@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spoold/spoold/admin"
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/poller"
 )
@@ -13,15 +14,15 @@ import (
 // GraphTemplate and Rows).
 
 // graphKey returns the configured target of key, a target's name or a row
-// key of one of its tables (poller.Target.KeyDS), key's data sources, and
+// key of one of its tables (fleet.Target.KeyDS), key's data sources, and
 // the row the poller lists for a row key (a discovered or gone row; zero
 // if it lists none). A row key the poller does not list must have its RRD
 // file already (a row gone before this process started): a URL cannot
 // make the writer track keys that were never written (graph.HasFile).
-func (d *daemon) graphKey(key string) (*poller.Target, []string, poller.RowStatus, error) {
-	name, _ := poller.SplitKey(key)
-	t, ok := d.fleet.get().byName[name]
-	var ds []poller.DS
+func (d *daemon) graphKey(key string) (*fleet.Target, []string, poller.RowStatus, error) {
+	name, _ := fleet.SplitKey(key)
+	t, ok := d.fleet.Get().Target(name)
+	var ds []fleet.DS
 	if ok {
 		ds, ok = t.KeyDS(key)
 	}
@@ -34,7 +35,7 @@ func (d *daemon) graphKey(key string) (*poller.Target, []string, poller.RowStatu
 	if !ok {
 		return nil, nil, poller.RowStatus{}, fmt.Errorf("graph %q: %w", key, admin.ErrUnknownTarget)
 	}
-	return t, poller.DSNames(ds), row, nil
+	return t, fleet.DSNames(ds), row, nil
 }
 
 // row returns the row of target whose key is key, as the poller lists it.
@@ -50,12 +51,12 @@ func (d *daemon) row(target, key string) (poller.RowStatus, bool) {
 
 // keyGraphs returns the graph templates that draw key's file, a key of t
 // (graph.ForKey of its data sources and its profile's templates).
-func keyGraphs(t *poller.Target, key string) []*graph.Template {
+func keyGraphs(t *fleet.Target, key string) []*graph.Template {
 	ds, ok := t.KeyDS(key)
 	if !ok {
 		return nil
 	}
-	return graph.ForKey(t.Profile.Graphs, poller.DSNames(ds))
+	return graph.ForKey(t.Profile.Graphs, fleet.DSNames(ds))
 }
 
 // GraphTemplate returns key's template of that name, with the target's
@@ -82,7 +83,7 @@ func (d *daemon) GraphTemplate(key, name string) (*graph.Template, graph.Vars, e
 // gives it, or the segment itself.
 func rowInstance(key string) string {
 	seg := key[strings.LastIndexByte(key, '/')+1:]
-	if n, ok := poller.InstanceName(seg); ok && n != "" {
+	if n, ok := fleet.InstanceName(seg); ok && n != "" {
 		return n
 	}
 	return seg
@@ -93,7 +94,7 @@ func rowInstance(key string) string {
 // with the graph templates of its file. A target of another shard has
 // none.
 func (d *daemon) Rows(target string) ([]admin.RowStatus, error) {
-	t, ok := d.fleet.get().byName[target]
+	t, ok := d.fleet.Get().Target(target)
 	if !ok {
 		return nil, fmt.Errorf("rows of %q: %w", target, admin.ErrUnknownTarget)
 	}
