@@ -35,7 +35,7 @@ check: vet test test-nocgo fuzz-short
 
 # Fuzz targets, as <package>:<target>. FUZZ_SHORT: every decoder of
 # outside data (spool entries and names, flag values, config files, SNMP
-# values, /graph queries, MIB names, rrdcached commands and UPDATE values, an rrdcached peer's replies and addresses); FUZZ_LONG adds RRD headers, simulator requests,
+# values, /graph queries, MIB names, rrdcached commands and UPDATE values, an rrdcached peer's replies and addresses; the native RRD update against librrd); FUZZ_LONG adds RRD headers, simulator requests,
 # MIB files (each input a whole load: too slow for 3 s) and /proc files (mount
 # lookups and iostat arithmetic: procfs parses them).
 FUZZ_SHORT := \
@@ -45,7 +45,7 @@ FUZZ_SHORT := \
 	./admin:FuzzParseGraphQuery ./rrd:FuzzRRDPath ./graph:FuzzParseTemplate ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
 	./rrdcached:FuzzParseCommand ./rrdcached:FuzzServerReply \
 	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./fleet:FuzzParseShard ./rrdwriter:FuzzParseRemoteInfo \
-	./rrdcached/spoolbackend:FuzzParseUpdate
+	./rrdcached/spoolbackend:FuzzParseUpdate ./rrd:FuzzNativeUpdate
 FUZZ_LONG := $(FUZZ_SHORT) \
 	./rrd:FuzzParseHeader ./rrd:FuzzParseGeometry ./simulate:FuzzAnswer ./simulate:FuzzGetNext ./poller/mib:FuzzLoadMIB \
 	./doctor:FuzzMounts ./diskstat:FuzzCompute ./diskstat:FuzzParseTaskIO

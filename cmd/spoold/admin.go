@@ -12,6 +12,7 @@ import (
 	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached/spoolbackend"
 	"github.com/spoold/spoold/rrdwriter"
 )
@@ -55,6 +56,9 @@ func (d *daemon) metricsRegistry() *prometheus.Registry {
 		d.mibs,
 		spoolbackend.NewCollector(d.proto.backend.BackendStats),
 	)
+	if d.native != nil {
+		reg.MustRegister(rrd.NewFilesCollector(d.native.Files.Stats))
+	}
 	d.reg = reg
 	return reg
 }

@@ -107,6 +107,8 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.Var(&rrdSyncValue{&c.writer.RRDFsync}, "rrd-fsync", "durability of RRD updates before their spool entries are removed: none (kernel writeback), batch (one syncfs for the files updated meanwhile), always (fdatasync each file)")
 	fs.DurationVar(&c.writer.FutureTolerance, "future-tolerance", c.writer.FutureTolerance, "quarantine, never write, a spooled value dated further ahead of the clock than this (written, it would hide every real poll before its date)")
 	fs.BoolVar(&c.writer.Prefetch, "write-prefetch", c.writer.Prefetch, "ask the kernel for every page an RRD update will touch at once, before the update")
+	fs.BoolVar(&c.writer.Native, "rrd-native", c.writer.Native, "update RRD files in Go, writing the bytes librrd 1.7 writes (librrd for the files and values it does not handle); false = every update through librrd")
+	fs.IntVar(&c.writer.OpenFiles, "rrd-open-files", c.writer.OpenFiles, "most RRD files whose parsed headers the native update path keeps between updates (each update opens its file for the update only)")
 	fs.Float64Var(&c.writer.WriteRate, "write-rate", c.writer.WriteRate, "most RRD files written per second (0 = no cap); graphs and shutdown bypass it")
 	fs.DurationVar(&c.writer.BackoffMin, "write-backoff-min", c.writer.BackoffMin, "first wait before retrying an RRD file whose write failed (full disk, read-only, permissions); doubles per failure")
 	fs.DurationVar(&c.writer.BackoffMax, "write-backoff-max", c.writer.BackoffMax, "longest wait before retrying an RRD file whose write failed")

@@ -35,16 +35,19 @@ type daemon struct {
 	log      *slog.Logger
 	started  time.Time
 
-	sp    *spool.Spool
-	ix    *shm.Index
-	ld    *loader.Loader
-	wr    *rrdwriter.Writer
-	pl    *poller.Poller
-	proto protocol // the rrdcached protocol (rrdcached.go)
-	fleet fleet.Current
-	admin adminServer
-	disk  *diskstat.Load
-	live  liveness // for the systemd watchdog (notify.go)
+	sp *spool.Spool
+	ix *shm.Index
+	ld *loader.Loader
+	wr *rrdwriter.Writer
+	// native is the writer's native RRD update path (nil with
+	// --rrd-native=false or --forward): its files are closed last.
+	native *rrdwriter.NativeRRD
+	pl     *poller.Poller
+	proto  protocol // the rrdcached protocol (rrdcached.go)
+	fleet  fleet.Current
+	admin  adminServer
+	disk   *diskstat.Load
+	live   liveness // for the systemd watchdog (notify.go)
 	// nextRescan is when the loader loop walks the spool again, Unix
 	// nanoseconds; 0 while a walk runs or when no rescan is scheduled.
 	nextRescan atomic.Int64
@@ -118,7 +121,8 @@ func (d *daemon) build(cfg config, f *fleet.Generation) error {
 	wo.Layout, wo.Logger, wo.Ready = d.fleet.Layout, d.log.With("component", "writer"), d.ld
 	wo.OnTick = d.live.writerWoke
 	if wo.RRD == nil && wo.Forward == "" {
-		wo.RRD = rrdwriter.LibRRD()
+		wo.RRD = rrdwriter.LocalRRD(wo)
+		d.native, _ = wo.RRD.(*rrdwriter.NativeRRD)
 	}
 	if wo.Forward == "" { // forwarded updates do no local disk I/O to meter
 		wo.RRD = meteredRRD{wo.RRD, &d.disk.Updates}
@@ -289,6 +293,11 @@ func (d *daemon) stopOrdered() error {
 	defer cancelWait()
 	if err := d.wr.WaitFlushes(wait); err != nil {
 		return fmt.Errorf("stop: a flush still runs, the spool is left to the exit: %w", err)
+	}
+	if d.native != nil {
+		if err := d.native.Close(); err != nil {
+			d.log.Warn("close the RRD files of the native update path", "err", err)
+		}
 	}
 	return d.sp.Close()
 }
