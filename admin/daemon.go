@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
@@ -35,13 +36,13 @@ type Daemon interface {
 	//
 	// A key is a target name or a row key "<target>/<instance>" that Rows
 	// lists; the handler calls Graph only with keys ValidGraphKey accepts.
-	Graph(ctx context.Context, key string, o rrdwriter.GraphOptions) ([]byte, error)
+	Graph(ctx context.Context, key string, o graph.Options) ([]byte, error)
 	// GraphTemplate returns key's graph template of that name (one of
 	// TargetStatus.Graphs or RowStatus.Graphs) and the values its title
 	// and legends name. It returns an error wrapping ErrUnknownTarget for a
 	// key that is neither a configured target nor one of its rows, and
 	// ErrUnknownTemplate for a name the key's profile does not draw.
-	GraphTemplate(key, name string) (*rrdwriter.GraphTemplate, rrdwriter.GraphVars, error)
+	GraphTemplate(key, name string) (*graph.Template, graph.Vars, error)
 	// Rows returns target's table rows (an interface, a disk: each its
 	// own RRD file), in the order to show them; nil for a target without
 	// tables, an error wrapping ErrUnknownTarget for a name that is not a

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // ReadHeader reads the RRD header at path with the Go reader: an open, a

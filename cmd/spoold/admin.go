@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/spoold/spoold/admin"
+	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrd"
@@ -97,11 +98,11 @@ func (d *daemon) Status() admin.Status {
 // Graph renders a configured target's graph, or one of its table rows',
 // after flushing it (the writer walks the key's leaf first if the
 // start-up walk has not).
-func (d *daemon) Graph(ctx context.Context, key string, o rrdwriter.GraphOptions) ([]byte, error) {
+func (d *daemon) Graph(ctx context.Context, key string, o graph.Options) ([]byte, error) {
 	if _, _, _, err := d.graphKey(key); err != nil {
 		return nil, err
 	}
-	return d.wr.Graph(ctx, key, o)
+	return d.wr.Graph(ctx, key, o.Draw)
 }
 
 // FlushAll writes everything pending now (POST /flush).

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/internal/fileutil"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
@@ -54,7 +56,7 @@ func defaultConfig() config {
 		spool: spool.DefaultOptions(), index: shm.DefaultOptions(), loader: loader.DefaultOptions(),
 		writer: rrdwriter.DefaultOptions(), poller: poller.DefaultOptions(), protocol: defaultProtocolConfig(),
 		targetsFile: "/etc/spoold/targets.conf", diskStatsInterval: 10 * time.Second,
-		adminListen: "127.0.0.1:8780", adminCache: 250 * time.Millisecond, graphMaxDS: rrdwriter.DefaultGraphMaxDS, shutdownTimeout: 2 * time.Minute,
+		adminListen: "127.0.0.1:8780", adminCache: 250 * time.Millisecond, graphMaxDS: graph.DefaultMaxDS, shutdownTimeout: 2 * time.Minute,
 		logFormat: "text", logLevel: "info",
 	}
 	c.spool.Dir = "/var/spool/spoold"
