@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -39,7 +38,7 @@ func (w *Writer) Graph(ctx context.Context, key string, o GraphOptions) ([]byte,
 		t.setInfo(fi)
 	}
 	w.graphDefaults(&o)
-	rras, err := rrd.ReadRRAs(t.path)
+	rras, err := w.readRRAs(t.path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		w.log.Debug("read rrd archives for the graph's cost; assuming one row per step", "key", key, "err", err)
 	}
