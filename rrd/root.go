@@ -186,6 +186,34 @@ func (r *Root) with(p string, fn func(open string) error) error {
 	return fn(ProcPath(fd))
 }
 
+// withLibrrd is with for a librrd call: a failed open (other than one
+// leaving the directory) is reported as librrd reports its own, "opening
+// '<path>': <reason>", wrapping the system's error.
+func (r *Root) withLibrrd(p string, fn func(open string) error) error {
+	err := r.with(p, fn)
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "open" && pe.Path == p {
+		return &openError{path: p, err: pe.Err}
+	}
+	return err
+}
+
+// openError is a failed open in librrd's words.
+type openError struct {
+	path string
+	err  error
+}
+
+// Error capitalizes the system's message as strerror(3) does.
+func (e *openError) Error() string {
+	msg := e.err.Error()
+	if msg != "" && msg[0] >= 'a' && msg[0] <= 'z' {
+		msg = string(msg[0]-'a'+'A') + msg[1:]
+	}
+	return fmt.Sprintf("opening '%s': %s", e.path, msg)
+}
+func (e *openError) Unwrap() error { return e.err }
+
 // With runs fn with a name under which the file at path, confined to the
 // directory, is opened (graph rendering hands it to librrd).
 func (r *Root) With(p string, fn func(open string) error) error { return r.with(p, fn) }
@@ -195,7 +223,7 @@ func (r *Root) Update(p string, template []string, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	err := r.with(p, func(open string) error { return update(p, open, template, rows) })
+	err := r.withLibrrd(p, func(open string) error { return update(p, open, template, rows) })
 	if oe := (*OutsideError)(nil); errors.As(err, &oe) {
 		return fmt.Errorf("update rrd %s: %w", p, err)
 	}
@@ -222,19 +250,19 @@ func (r *Root) ReadRRAs(p string) (rras []RRADef, err error) {
 
 // InfoItems is InfoItems of the file at path, confined.
 func (r *Root) InfoItems(p string) (items []InfoItem, err error) {
-	err = r.with(p, func(open string) error { items, err = librrdInfo(open); return err })
+	err = r.withLibrrd(p, func(open string) error { items, err = librrdInfo(open); return err })
 	return items, err
 }
 
 // Fetch is Fetch of the file at path, confined.
 func (r *Root) Fetch(p, cf string, start, end time.Time, step time.Duration) (f Fetched, err error) {
-	err = r.with(p, func(open string) error { f, err = librrdFetch(open, cf, start, end, step); return err })
+	err = r.withLibrrd(p, func(open string) error { f, err = librrdFetch(open, cf, start, end, step); return err })
 	return f, err
 }
 
 // First is First of the file at path, confined.
 func (r *Root) First(p string, rra int) (t int64, err error) {
-	err = r.with(p, func(open string) error { t, err = librrdFirst(open, rra); return err })
+	err = r.withLibrrd(p, func(open string) error { t, err = librrdFirst(open, rra); return err })
 	return t, err
 }
 
@@ -327,4 +355,23 @@ func (r *Root) mkdirs(p, rel string) (int, error) {
 		return -1, fmt.Errorf("create rrd directory %s: %w", filepath.Join(r.dir, rel), err)
 	}
 	return r.openat(pfd, p, base, flags, 0)
+}
+
+// Lstat is lstat(2) of the file at path: its directory resolved beneath
+// the root, the last name not followed.
+func (r *Root) Lstat(p string, st *unix.Stat_t) error {
+	rel, err := r.rel(p)
+	if err != nil {
+		return err
+	}
+	dir, base := path.Split(rel)
+	dfd, err := r.openat(r.fd, p, path.Clean("./"+dir), unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	if err := unix.Fstatat(dfd, base, st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &fs.PathError{Op: "lstat", Path: p, Err: err}
+	}
+	return nil
 }

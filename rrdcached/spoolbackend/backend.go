@@ -39,6 +39,10 @@ type Backend struct {
 	in  *intake.Intake // appends to sp, then indexes in ix
 	o   Options
 	log *slog.Logger
+	// root is o.Dir: every RRD file is opened beneath it, so that a
+	// directory replaced by a symlink after a name was checked cannot
+	// take a read or a create outside it.
+	root *rrd.Root
 
 	mu    sync.Mutex
 	files map[string]*protoFile // by file name
@@ -185,7 +189,11 @@ func New(w Writer, sp Spool, ix Index, o Options) (*Backend, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Backend{w: w, sp: sp, ix: ix, in: intake.New(sp, ix), o: o, log: log, files: make(map[string]*protoFile)}, nil
+	root, err := rrd.OpenRoot(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("new rrdcached backend: %w", err)
+	}
+	return &Backend{w: w, sp: sp, ix: ix, in: intake.New(sp, ix), o: o, log: log, root: root, files: make(map[string]*protoFile)}, nil
 }
 
 // protoFile is what the backend knows of one RRD file a client updates.
@@ -242,6 +250,16 @@ func (c *backendCounters) refuse(err error) {
 
 // path returns the file's path.
 func (b *Backend) path(file string) string { return filepath.Join(b.o.Dir, file) }
+
+// stat is stat(2) of the file at path, opened beneath the RRD directory.
+func (b *Backend) stat(path string, st *unix.Stat_t) error {
+	fd, err := b.root.Open(path, unix.O_PATH)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Fstat(fd, st)
+}
 
 // keyOf returns the key of file: the poller key whose RRDPath it is, if a
 // profile is configured for that key (claimed), or the protocol key.
@@ -319,7 +337,7 @@ func (b *Backend) cachedFiles() []string {
 func (b *Backend) refresh(ctx context.Context, f *protoFile, file, key string) error {
 	path := b.path(file)
 	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
+	if err := b.stat(path, &st); err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return &UpdateError{Reason: RefusedMissing, Err: fmt.Errorf("stat %s: %w", file, rrdcached.ErrNoSuchFile)}
 		}
@@ -343,7 +361,7 @@ func (b *Backend) refresh(ctx context.Context, f *protoFile, file, key string) e
 			spooled = stamp{entries[n-1].Time, entries[n-1].Milli}
 		}
 	}
-	fi, err := rrd.Info(path)
+	fi, err := b.root.Info(path)
 	if err != nil {
 		return refuse(RefusedFile, "RRD Error: %v", err)
 	}
