@@ -248,9 +248,15 @@ func (r *Root) ReadRRAs(p string) (rras []RRADef, err error) {
 	return rras, err
 }
 
-// InfoItems is InfoItems of the file at path, confined.
+// InfoItems is InfoItems of the file at path, confined; its "filename"
+// is path, not the name librrd opened.
 func (r *Root) InfoItems(p string) (items []InfoItem, err error) {
 	err = r.withLibrrd(p, func(open string) error { items, err = librrdInfo(open); return err })
+	for i := range items {
+		if items[i].Key == "filename" && items[i].Type == InfoStr {
+			items[i].Str = p
+		}
+	}
 	return items, err
 }
 

@@ -38,6 +38,10 @@ func TestRootConfinesEveryOpen(t *testing.T) {
 	if fi, err := r.Info(path); err != nil || fi.Last != t0+300 {
 		t.Fatalf("Info = %+v, %v; want last %d", fi, err, t0+300)
 	}
+	items, err := r.InfoItems(path)
+	if err != nil || len(items) == 0 || items[0].Key != "filename" || items[0].Str != path {
+		t.Fatalf("InfoItems = %.1v, %v; want first the filename %s, not the descriptor's name", items, err, path)
+	}
 
 	if err := os.Rename(filepath.Join(dir, "a"), filepath.Join(outside, "a")); err != nil {
 		t.Fatal(err)
