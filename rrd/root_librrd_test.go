@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // TestRootConfinesEveryOpen creates and updates dir/a/x.rrd through a
@@ -18,7 +20,7 @@ import (
 // (update, info, header, fetch, first, create) is refused with
 // ErrOutside, and the outside file's bytes are unchanged.
 func TestRootConfinesEveryOpen(t *testing.T) {
-	dir, outside := filepath.Join(t.TempDir(), "rrd"), t.TempDir()
+	dir := filepath.Join(t.TempDir(), "rrd")
 	if err := os.Mkdir(dir, 0o750); err != nil {
 		t.Fatal(err)
 	}
@@ -43,13 +45,8 @@ func TestRootConfinesEveryOpen(t *testing.T) {
 		t.Fatalf("InfoItems = %.1v, %v; want first the filename %s, not the descriptor's name", items, err, path)
 	}
 
-	if err := os.Rename(filepath.Join(dir, "a"), filepath.Join(outside, "a")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(outside, "a"), filepath.Join(dir, "a")); err != nil {
-		t.Fatal(err)
-	}
-	outFile := filepath.Join(outside, "a", "x.rrd")
+	outside := testenv.SwapForSymlink(t, filepath.Join(dir, "a"))
+	outFile := filepath.Join(outside, "x.rrd")
 	before, err := os.ReadFile(outFile)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +77,7 @@ func TestRootConfinesEveryOpen(t *testing.T) {
 		t.Error("the file outside the RRD directory was written")
 	}
 	for _, n := range []string{"y.rrd", "z.rrd"} {
-		if _, err := os.Stat(filepath.Join(outside, "a", n)); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(outside, n)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s created outside the RRD directory: %v", n, err)
 		}
 	}

@@ -43,14 +43,8 @@ func TestProtocolUpdatesStayInsideRRDDir(t *testing.T) {
 		t.Fatalf("UPDATE: %q", got)
 	}
 
-	outside := t.TempDir()
-	if err := os.Rename(filepath.Join(e.dir, "a"), filepath.Join(outside, "a")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(outside, "a"), filepath.Join(e.dir, "a")); err != nil {
-		t.Fatal(err)
-	}
-	outFile := filepath.Join(outside, "a", "x.rrd")
+	outside := testenv.SwapForSymlink(t, filepath.Join(e.dir, "a"))
+	outFile := filepath.Join(outside, "x.rrd")
 	before, err := os.ReadFile(outFile)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +103,10 @@ func TestProtocolUpdatesStayInsideRRDDir(t *testing.T) {
 	if err := b.Create(ctx, "a/y.rrd", rrdcached.CreateArgs{Step: 300 * time.Second, Defs: []string{"DS:g:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:100"}}); !errors.Is(err, rrd.ErrOutside) {
 		t.Errorf("backend Create through the swapped symlink = %v, want rrd.ErrOutside", err)
 	}
-	if _, err := os.Stat(filepath.Join(outside, "a", "y.rrd")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := e.w.Graph(ctx, key, rrdwriter.GraphOptions{}); !errors.Is(err, rrd.ErrOutside) {
+		t.Errorf("graph through the swapped symlink = %v, want rrd.ErrOutside", err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "y.rrd")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a file created outside the RRD directory: %v", err)
 	}
 }
