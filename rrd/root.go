@@ -223,8 +223,9 @@ func (r *Root) Update(p string, template []string, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	err := r.withLibrrd(p, func(open string) error { return update(p, open, template, rows) })
-	if oe := (*OutsideError)(nil); errors.As(err, &oe) {
+	var uerr error
+	err := r.withLibrrd(p, func(open string) error { uerr = update(p, open, template, rows); return uerr })
+	if err != nil && uerr == nil { // the open failed
 		return fmt.Errorf("update rrd %s: %w", p, err)
 	}
 	return err

@@ -1,7 +1,6 @@
 package rrdwriter
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -118,11 +117,12 @@ func (l libRRD) Graph(path string, ds []string, o GraphOptions) ([]byte, error) 
 		return rrd.Graph(path, t.render(path, o))
 	}
 	var img []byte
-	err := l.root.With(path, func(open string) (err error) {
-		img, err = rrd.Graph(path, t.render(open, o))
-		return err
+	var gerr error
+	err := l.root.With(path, func(open string) error {
+		img, gerr = rrd.Graph(path, t.render(open, o))
+		return gerr
 	})
-	if err != nil && errors.Is(err, rrd.ErrOutside) {
+	if err != nil && gerr == nil { // the open failed
 		return nil, fmt.Errorf("graph rrd %s: %w", path, err)
 	}
 	return img, err
