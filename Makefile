@@ -24,7 +24,7 @@ test: deps
 
 # test-nocgo: the packages that do not need librrd, built and tested
 # without cgo (rrd's logic included: only its librrd shims need cgo).
-NOCGO_PKGS := ./spool ./shm ./intake ./loader ./rrd ./rrdwriter ./rrdcached ./rrdcached/spoolbackend ./poller/mib ./internal/enum ./internal/testing/testenv
+NOCGO_PKGS := ./spool ./shm ./intake ./loader ./rrd ./rrdwriter ./rrdcached ./rrdcached/spoolbackend ./fleet ./poller/mib ./internal/enum ./internal/testing/testenv
 test-nocgo:
 	CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PKGS)
 
@@ -35,17 +35,17 @@ check: vet test test-nocgo fuzz-short
 
 # Fuzz targets, as <package>:<target>. FUZZ_SHORT: every decoder of
 # outside data (spool entries and names, flag values, config files, SNMP
-# values, /graph queries, MIB names, rrdcached commands and UPDATE values, an rrdcached peer's replies and addresses); FUZZ_LONG adds RRD headers, simulator requests,
+# values, /graph queries, MIB names, rrdcached commands and UPDATE values, an rrdcached peer's replies and addresses; the native RRD update against librrd); FUZZ_LONG adds RRD headers, simulator requests,
 # MIB files (each input a whole load: too slow for 3 s) and /proc files (mount
 # lookups and iostat arithmetic: procfs parses them).
 FUZZ_SHORT := \
 	./spool:FuzzDecode ./spool:FuzzParseSegment ./spool:FuzzParseName ./spool:FuzzParseLevels ./spool:FuzzParseFsyncPolicy \
 	./shm:FuzzParseSize ./loader:FuzzParseCPU \
-	./poller:FuzzParseTargets ./poller:FuzzParseProfiles ./poller:FuzzMapValue ./poller:FuzzInstanceSegment ./poller:FuzzWalkAnswer ./poller/mib:FuzzResolve \
+	./fleet:FuzzParseTargets ./fleet:FuzzParseProfiles ./poller:FuzzMapValue ./fleet:FuzzInstanceSegment ./poller:FuzzWalkAnswer ./poller/mib:FuzzResolve \
 	./admin:FuzzParseGraphQuery ./rrd:FuzzRRDPath ./rrdwriter:FuzzParseGraphTemplate ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
 	./rrdcached:FuzzParseCommand ./rrdcached:FuzzServerReply \
-	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./poller:FuzzParseShard ./rrdwriter:FuzzParseRemoteInfo \
-	./rrdcached/spoolbackend:FuzzParseUpdate
+	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./fleet:FuzzParseShard ./rrdwriter:FuzzParseRemoteInfo \
+	./rrdcached/spoolbackend:FuzzParseUpdate ./rrd:FuzzNativeUpdate
 FUZZ_LONG := $(FUZZ_SHORT) \
 	./rrd:FuzzParseHeader ./rrd:FuzzParseGeometry ./simulate:FuzzAnswer ./simulate:FuzzGetNext ./poller/mib:FuzzLoadMIB \
 	./doctor:FuzzMounts ./diskstat:FuzzCompute ./diskstat:FuzzParseTaskIO

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# RRD writer benchmark (issue 3). Same machine, same run, FILES RRD files of
+# RRD writer benchmark. Same machine, same run, FILES RRD files of
 # DS COUNTER data sources (profile: step 300 s, rrdwriter.DefaultRRAs), with
 # VALUES pending values per file (one hour of 5-minute polls):
 #   spoold:      spool entries on disk -> RRD files, entries removed (FlushAll,
@@ -32,7 +32,17 @@
 #   makes rrdcached's call, rrd_update_r with all VALUES rows of a file,
 #   and nothing else, on WRITERS threads> spoold_us=<spoold's µs of CPU
 #   per file> rrdcached_us=<rrdcached's> librrd=<rrdfloor's values/s>
-# (CPU: user + system of the process over its timed part.)
+# (CPU: user + system of the process over its timed part.) native_us is
+# the same for the native update path (writerbench -mode native: one
+# rrd.Files.Update a file with all its rows, WRITERS goroutines), on a
+# fourth set made after the third is removed. With COLD=1 also, for those
+# two sets:
+#   writer_pages: librrd_pages_per_file=<4 KiB pages read in from disk per
+#   file by rrdfloor (/proc/vmstat pgpgin around it)> native_pages_per_file=
+#   <the same for the native path> head_pages=<pages the live head of a
+#   file spans> rras_per_file=<its archives>
+# Goal: native_pages_per_file <= librrd_pages_per_file and <= head_pages +
+# rras_per_file + 1.
 # FS=loop (root only) runs everything (RRD files, spool, rrdcached's
 # journal, fio's file) on a scratch ext4 image instead, loop-mounted
 # noatime without discard, with direct I/O to its image (so that pages
@@ -131,13 +141,21 @@ kill "$CACHED_PID"; wait "$CACHED_PID" 2>/dev/null || true; CACHED_PID=""
 # Made now, not with the others: three sets at once may not all stay in
 # the page cache (COLD=0), and the first two are done with.
 $B -mode create -dir "$DATA/floor-rrd"
+pgpgin() { awk '$1 == "pgpgin" { print $2 }' /proc/vmstat; }
+in0=$(pgpgin)
 floor=$("$WORK/rrdfloor" ${COLDFLAG:+-c} "$DATA/floor-rrd" "$FILES" "$DS" "$VALUES" "$WRITERS")
+floor_pages=$(python3 -c "print(round(($(pgpgin) - $in0) / 4 / $FILES, 1))")
+rm -rf "$DATA/floor-rrd"
+$B -mode create -dir "$DATA/native-rrd"
+native=$($B -mode native -dir "$DATA/native-rrd" -writers "$WRITERS")
+rm -rf "$DATA/native-rrd"
 
 cli=$($B -mode cli -files "$CLI_FILES" -dir "$DATA/cli-rrd")
 
 read -r s s_pages s_rps s_cpu <<<"$spoold"
 read -r c c_pages c_cpu <<<"$rrdcached"
 read -r f f_cpu <<<"$floor"
+read -r n n_cpu n_pages head_pages rras <<<"$native"
 python3 - "$s" "$c" "$cli" "$s_pages" "$c_pages" "$FILES" "$VALUES" "$COLD" <<'PY'
 import sys
 s, c, cli = (float(x) for x in sys.argv[1:4])
@@ -147,8 +165,9 @@ print(f"pages written back per file update: spoold={sp} rrdcached={cp} "
       f"({files} files, {values} values each, RRD files {'dropped from the page cache before each mode' if cold == '1' else 'in the page cache'}; "
       f"spoold's include removing its entries, rrdcached's its journal)")
 PY
-echo "writer_floor: librrd_us=$f_cpu spoold_us=$s_cpu rrdcached_us=$c_cpu librrd=$f"
+echo "writer_floor: librrd_us=$f_cpu native_us=$n_cpu spoold_us=$s_cpu rrdcached_us=$c_cpu librrd=$f native=$n"
 if [ "$COLD" = 1 ]; then
+	echo "writer_pages: librrd_pages_per_file=$floor_pages native_pages_per_file=$n_pages head_pages=$head_pages rras_per_file=$rras"
 	echo "writer_limit: fio_iops=$fio_iops spoold_iops=$s_rps"
 	echo "(fio on a $FIO_SIZE file for ${FIO_SECONDS:-10} s; RRD directory on $(df --output=source,fstype "$DATA" | tail -1 | tr -s ' '), $(findmnt -no OPTIONS -T "$DATA"))"
 fi

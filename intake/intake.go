@@ -51,3 +51,40 @@ func (in *Intake) Append(e *spool.Entry) (indexErr, err error) {
 	_, indexErr = in.ix.Add(ref.Hash, e.Key, ref.Time)
 	return indexErr, nil
 }
+
+// runSpool is a Spool that appends a run of entries with one write per
+// segment: *spool.Spool.
+type runSpool interface {
+	AppendRun(es []spool.Entry, created []spool.Ref) (int, []spool.Ref, error)
+}
+
+// AppendRun is Append of the entries es, all of one key, in order: with
+// a spool that can (*spool.Spool's AppendRun), each run of them that goes
+// into one segment is one write. It stops at the first entry the spool
+// refuses and returns how many are on disk, that entry's error, and how
+// many segments the index refused, with the last refusal; created is
+// scratch memory for the segments started (returned for reuse).
+func (in *Intake) AppendRun(es []spool.Entry, created []spool.Ref) (n int, scratch []spool.Ref, indexRefused int, indexErr, err error) {
+	rs, ok := in.sp.(runSpool)
+	if !ok {
+		for n = range es {
+			ierr, err := in.Append(&es[n])
+			if err != nil {
+				return n, created, indexRefused, indexErr, err
+			}
+			if ierr != nil {
+				indexRefused, indexErr = indexRefused+1, ierr
+			}
+		}
+		return len(es), created, indexRefused, indexErr, nil
+	}
+	n, created, err = rs.AppendRun(es, created[:0])
+	if in.ix != nil {
+		for _, ref := range created {
+			if _, ierr := in.ix.Add(ref.Hash, es[0].Key, ref.Time); ierr != nil {
+				indexRefused, indexErr = indexRefused+1, ierr
+			}
+		}
+	}
+	return n, created, indexRefused, indexErr, err
+}

@@ -126,3 +126,36 @@ func TestAppendSpoolErrorIndexesNothing(t *testing.T) {
 		t.Errorf("index holds %d segments after a refused append, %d before", s.Entries, before.Entries)
 	}
 }
+
+// onlyAppend hides a spool's AppendRun: AppendRun falls back to Append.
+type onlyAppend struct{ sp *spool.Spool }
+
+func (o onlyAppend) Append(e *spool.Entry) (spool.Ref, bool, error) { return o.sp.Append(e) }
+
+// TestAppendRunIndexesTheSegmentsItStarts: a run of one key's entries is
+// on disk and its new segment indexed, with the spool's AppendRun or with
+// Append alone; it stops at an entry the spool refuses.
+func TestAppendRunIndexesTheSegmentsItStarts(t *testing.T) {
+	for _, run := range []bool{true, false} {
+		sp, ix := openSpool(t), newIndex(t, 1<<20)
+		var in *intake.Intake
+		if run {
+			in = intake.New(sp, ix)
+		} else {
+			in = intake.New(onlyAppend{sp}, ix)
+		}
+		es := []spool.Entry{*entry("k", 100), *entry("k", 101), *entry("k", 101), *entry("k", 102)}
+		n, _, refused, _, err := in.AppendRun(es, nil)
+		if n != 2 || refused != 0 || !errors.Is(err, spool.ErrDuplicateTime) {
+			t.Fatalf("run=%v: AppendRun = %d, %d refused, %v; want 2 on disk, then ErrDuplicateTime", run, n, refused, err)
+		}
+		b, ok := ix.TakeKey(spool.KeyHash("k"))
+		if !ok || !slices.Equal(b.Times, []int64{100}) {
+			t.Fatalf("run=%v: index holds %v, %v; want the segment 100", run, b.Times, ok)
+		}
+		g, err := sp.ReadSegment(spool.Ref{Hash: spool.KeyHash("k"), Time: 100})
+		if err != nil || len(g.Entries) != 2 {
+			t.Fatalf("run=%v: segment has %d entries, %v; want 2", run, len(g.Entries), err)
+		}
+	}
+}

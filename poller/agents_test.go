@@ -17,6 +17,7 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrd"
@@ -120,9 +121,9 @@ createUser %s SHA "%s" AES "%s"
 	return port
 }
 
-func parseOne(t *testing.T, line string) []*poller.Target {
+func parseOne(t *testing.T, line string) []*fleet.Target {
 	t.Helper()
-	ts, err := poller.ParseTargets(strings.NewReader(line), "agents.targets", nil)
+	ts, err := fleet.ParseTargets(strings.NewReader(line), "agents.targets", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestSnmpdHostProfile(t *testing.T) {
 				s, _ := p.Status("snmpd")
 				t.Fatalf("%+v: %s", st, s.LastError)
 			}
-			prof := poller.HostProfile()
+			prof := fleet.HostProfile()
 			for k, v := range e.Values {
 				want := spool.Gauge
 				if prof.DS[k].Type != rrd.Gauge {
@@ -307,11 +308,11 @@ ds absent 1.3.6.1.2.1.31.1.1.1.6.2  COUNTER
 
 func TestSnmpsimCountersAndWrap(t *testing.T) {
 	port := startSnmpsim(t, "spooltest", snmprec)
-	profiles, err := poller.ParseProfiles(strings.NewReader(simProfile), "snmpsim.profiles")
+	profiles, err := fleet.ParseProfiles(strings.NewReader(simProfile), "snmpsim.profiles")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := poller.ParseTargets(strings.NewReader(fmt.Sprintf("snmpsim 127.0.0.1:%d profile=snmpsim community=spooltest", port)), "t", profiles)
+	ts, err := fleet.ParseTargets(strings.NewReader(fmt.Sprintf("snmpsim 127.0.0.1:%d profile=snmpsim community=spooltest", port)), "t", profiles)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/spool"
 )
@@ -159,7 +160,7 @@ func TestFaultyAgentsNeverBlockTheCycle(t *testing.T) {
 		a := startFaultyAgent(t, f, 2*timeout)
 		fmt.Fprintf(&b, "agent-%s %s community=public profile=if-mib:2 timeout=%s retries=0\n", f, a.conn.LocalAddr(), timeout)
 	}
-	faulty, err := poller.ParseTargets(strings.NewReader(b.String()), "faulty.targets", nil)
+	faulty, err := fleet.ParseTargets(strings.NewReader(b.String()), "faulty.targets", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestFaultyAgentsNeverBlockTheCycle(t *testing.T) {
 
 // wrongTypesIn counts the varbinds the oversized and wrong-type agents
 // answer with an unusable type: all of their targets' OIDs.
-func wrongTypesIn(ts []*poller.Target) int {
+func wrongTypesIn(ts []*fleet.Target) int {
 	n := 0
 	for _, t := range ts {
 		if t.Name == "agent-"+string(faultOversized) || t.Name == "agent-"+string(faultWrongType) {
@@ -251,7 +252,7 @@ func TestLoopingAgentEndsItsDiscovery(t *testing.T) {
 	for i := range 2 {
 		text += fmt.Sprintf("%s %s community=%s profile=if-mib\n", sim.Fleet().Name(i), sim.Addr(), sim.Fleet().Name(i))
 	}
-	ts, err := poller.ParseTargets(strings.NewReader(text), "loop.targets", nil)
+	ts, err := fleet.ParseTargets(strings.NewReader(text), "loop.targets", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/simulate"
 	"github.com/spoold/spoold/spool"
@@ -59,7 +60,7 @@ func startSim(t *testing.T, o simulate.Options) *simulate.Simulator {
 }
 
 // simTargets returns targets for devices of s with the given profile.
-func simTargets(t *testing.T, s *simulate.Simulator, profile, extra string, devices ...int) []*poller.Target {
+func simTargets(t *testing.T, s *simulate.Simulator, profile, extra string, devices ...int) []*fleet.Target {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "defaults profile=%s timeout=2s retries=0\n", profile)
@@ -67,7 +68,7 @@ func simTargets(t *testing.T, s *simulate.Simulator, profile, extra string, devi
 		name := s.Fleet().Name(i)
 		fmt.Fprintf(&b, "%s %s community=%s %s\n", name, s.Addr(), name, extra)
 	}
-	ts, err := poller.ParseTargets(strings.NewReader(b.String()), "sim.targets", nil)
+	ts, err := fleet.ParseTargets(strings.NewReader(b.String()), "sim.targets", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -37,7 +38,7 @@ type Options struct {
 	BackoffMax time.Duration
 	// Shard is the part of the targets this instance polls (--shard K/N;
 	// see Shard); the zero Shard polls them all.
-	Shard Shard
+	Shard fleet.Shard
 	// MaxRepetitions is the max-repetitions of the GetBulk requests of
 	// table walks, at discovery and in bulk polls (--poll-max-repetitions;
 	// snmp_exporter's default is 25).
@@ -123,10 +124,9 @@ func ParseTableMode(s string) (TableMode, error) {
 	return "", fmt.Errorf("parse table mode %q: want auto, get or bulk", s)
 }
 
-// Limits of Options, which the flags and targets files document.
+// Limits of Options, which the flags document; Retries is bounded by
+// fleet.MaxRetries, as a target's retries= is.
 const (
-	// MaxRetries is the most resends after a timeout (Retries, retries=).
-	MaxRetries = 10
 	// MaxVarbinds is the largest MaxVarbinds: an SNMP Get of 1,000 OIDs
 	// already needs a large UDP datagram.
 	MaxVarbinds = 1000
@@ -146,8 +146,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("check poller options: concurrency %d, want at least 1", o.Concurrency)
 	case o.Timeout <= 0:
 		return errors.New("check poller options: timeout must be positive")
-	case o.Retries < 0 || o.Retries > MaxRetries:
-		return fmt.Errorf("check poller options: retries %d, want 0 to %d", o.Retries, MaxRetries)
+	case o.Retries < 0 || o.Retries > fleet.MaxRetries:
+		return fmt.Errorf("check poller options: retries %d, want 0 to %d", o.Retries, fleet.MaxRetries)
 	case o.CycleTimeout < 0 || o.CycleTimeout > o.Interval:
 		return fmt.Errorf("check poller options: cycle timeout %v not in [0, interval %v]", o.CycleTimeout, o.Interval)
 	case o.MaxVarbinds < 1 || o.MaxVarbinds > MaxVarbinds:
@@ -184,11 +184,11 @@ func (o *Options) cycleTimeout() time.Duration {
 	return o.Interval - o.Interval/10
 }
 
-// Writer stores entries: *spool.Spool, appending each to its target's
-// open segment. The poller appends through an intake.Intake of the Writer
-// and the Sink, which adds a segment an entry started to the Sink. Sync is
-// called once per cycle (the batch fsync policy).
-type Writer interface {
+// SpoolAppender appends entries to the spool: *spool.Spool, appending each
+// to its key's open segment. The poller appends through an intake.Intake
+// of the SpoolAppender and the Sink, which adds a segment an entry started
+// to the Sink. Sync is called once per cycle (the batch fsync policy).
+type SpoolAppender interface {
 	Append(*spool.Entry) (ref spool.Ref, created bool, err error)
 	Sync() error
 }

@@ -1,19 +1,24 @@
 package poller
 
 import (
+	"github.com/spoold/spoold/fleet"
 	"slices"
 	"sync/atomic"
 )
+
+// OIDSysUpTime is sysUpTime.0, which every poll asks for (with the
+// profile's values if they have it) to see an agent restart.
+const OIDSysUpTime = "1.3.6.1.2.1.1.3.0"
 
 // pollPlan is what one poll of a device asks for and where each answer
 // goes, built from the profile and the device's last completed discovery.
 // Values are laid out as the scalars, then each polled row's columns.
 // A plan is immutable once built (but for used).
 type pollPlan struct {
-	oids     []string // Get OIDs: scalars, sysUpTime.0 if not among them, then the Get-polled cells
-	pos      []int    // per OID: its value's position, -1 for the added sysUpTime.0
-	uptimeAt int      // index of sysUpTime.0 in oids
-	valueDS  []*DS    // per value: its data source
+	oids     []string    // Get OIDs: scalars, sysUpTime.0 if not among them, then the Get-polled cells
+	pos      []int       // per OID: its value's position, -1 for the added sysUpTime.0
+	uptimeAt int         // index of sysUpTime.0 in oids
+	valueDS  []*fleet.DS // per value: its data source
 	nScalar  int
 	tables   []tablePlan
 	disc     *Discovery // nil before the first discovery
@@ -25,7 +30,7 @@ type pollPlan struct {
 
 // tablePlan is how one table's rows are polled.
 type tablePlan struct {
-	table *Table
+	table *fleet.Table
 	rows  []planRow // in index order
 	bulk  bool      // walked with GetBulk, not asked with Gets
 	cols  []string  // bulk: the columns walked (the alternatives the rows chose)
@@ -44,7 +49,7 @@ type planRow struct {
 
 // newPlan builds the plan of target t with discovery disc (nil: scalars
 // only); prev is the plan it replaces (nil if none).
-func newPlan(t *Target, disc *Discovery, prev *pollPlan, o *Options) *pollPlan {
+func newPlan(t *fleet.Target, disc *Discovery, prev *pollPlan, o *Options) *pollPlan {
 	pl := &pollPlan{uptimeAt: -1, nScalar: len(t.Profile.DS), disc: disc}
 	for i := range t.Profile.DS {
 		pl.oids = append(pl.oids, t.Profile.DS[i].OID)

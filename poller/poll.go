@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/snmpvalue"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -67,7 +69,7 @@ func (p *Poller) newSNMP(ctx context.Context, d *device, probe bool) *gosnmp.GoS
 
 // timeout is the wait for one response of t: its timeout=, or
 // Options.Timeout.
-func (p *Poller) timeout(t *Target) time.Duration {
+func (p *Poller) timeout(t *fleet.Target) time.Duration {
 	if t.Timeout > 0 {
 		return t.Timeout
 	}
@@ -229,7 +231,7 @@ func (res *pollResult) take(pl *pollPlan, at int, pdu *gosnmp.SnmpPDU) {
 		res.values[at] = v
 		return
 	}
-	if !noValue(pdu.Type) {
+	if !snmpvalue.None(pdu.Type) {
 		res.wrongTypes++
 	} else if pdu.Type != gosnmp.Null {
 		res.missing[at] = true
@@ -277,16 +279,6 @@ func (p *Poller) bulkTable(g *gosnmp.GoSNMP, tp *tablePlan, pl *pollPlan, res *p
 		}
 	}
 	return nil
-}
-
-// noValue reports whether an SNMP type says "no value here" (rather than
-// a value of the wrong type).
-func noValue(t gosnmp.Asn1BER) bool {
-	switch t {
-	case gosnmp.NoSuchObject, gosnmp.NoSuchInstance, gosnmp.EndOfMibView, gosnmp.Null:
-		return true
-	}
-	return false
 }
 
 func sameOID(got, want string) bool { return strings.TrimPrefix(got, ".") == want }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/intake"
 	"github.com/spoold/spoold/spool"
 )
@@ -20,8 +21,8 @@ import (
 // answered poll.
 type Poller struct {
 	opts Options
-	w    Writer
-	in   *intake.Intake // w's appends, then sink's Add
+	sp   SpoolAppender
+	in   *intake.Intake // sp's appends, then the sink's Add
 	log  *slog.Logger
 	now  func() time.Time
 
@@ -35,7 +36,7 @@ type Poller struct {
 
 	disc  discCounters
 	wake  chan struct{}           // to Run's discovery goroutine
-	carry atomic.Pointer[carrier] // Run's, while it runs (discovery.go)
+	carry atomic.Pointer[carrier] // Run's, while it runs (discoveryschedule.go)
 }
 
 // device is a target and what the poller keeps about it between cycles.
@@ -43,7 +44,7 @@ type Poller struct {
 // engine state (usm) by that worker and a discovery beside it, under
 // usmMu; st and known are guarded by mu for readers of Status.
 type device struct {
-	t    *Target
+	t    *fleet.Target
 	plan atomic.Pointer[pollPlan] // never nil: the scalars', then the last discovery's
 
 	rediscover  atomic.Bool               // a discovery is due (SetTargets, a lost row, a failed discovery)
@@ -64,19 +65,19 @@ type device struct {
 	st DeviceStatus
 }
 
-// New returns a poller of targets that writes entries with w and adds them
-// to sink (nil: no index). logger nil discards logs. It starts nothing.
-func New(opts Options, targets []*Target, w Writer, sink Sink, logger *slog.Logger) (*Poller, error) {
+// New returns a poller of targets that appends entries with sp and adds
+// them to sink (nil: no index). logger nil discards logs. It starts nothing.
+func New(opts Options, targets []*fleet.Target, sp SpoolAppender, sink Sink, logger *slog.Logger) (*Poller, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if w == nil {
-		return nil, errors.New("create poller: no writer")
+	if sp == nil {
+		return nil, errors.New("create poller: no spool appender")
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Poller{opts: opts, w: w, in: intake.New(w, sink), log: logger, now: opts.Now, wake: make(chan struct{}, 1)}
+	p := &Poller{opts: opts, sp: sp, in: intake.New(sp, sink), log: logger, now: opts.Now, wake: make(chan struct{}, 1)}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -91,7 +92,7 @@ func New(opts Options, targets []*Target, w Writer, sink Sink, logger *slog.Logg
 // polled. A device whose name stays keeps its status, backoff, uptime and
 // v3 engine state (unless its address, version or profile changed: then
 // it starts afresh).
-func (p *Poller) SetTargets(targets []*Target) error {
+func (p *Poller) SetTargets(targets []*fleet.Target) error {
 	inFile := len(targets)
 	targets = p.opts.Shard.Select(targets)
 	devs := make([]*device, 0, len(targets))
@@ -138,18 +139,18 @@ func (p *Poller) ShardStatus() ShardStatus {
 	return ShardStatus{Shard: p.opts.Shard.String(), Polled: len(p.devices), Targets: p.inFile}
 }
 
-func sameDevice(a, b *Target) bool {
+func sameDevice(a, b *fleet.Target) bool {
 	return a.Host == b.Host && a.Port == b.Port && a.Version == b.Version && a.Profile == b.Profile
 }
 
-func newDevice(t *Target, o *Options) *device {
+func newDevice(t *fleet.Target, o *Options) *device {
 	d := &device{t: t}
 	d.plan.Store(newPlan(t, nil, nil, o))
 	return d
 }
 
 // Run polls in cycles, one every Interval starting now, until ctx is done,
-// with the background discoveries beside them (discovery.go). It returns
+// with the background discoveries beside them (discoveryschedule.go). It returns
 // ctx's error once its goroutines have ended. It must not overlap with
 // Cycle.
 func (p *Poller) Run(ctx context.Context) error {
@@ -193,7 +194,7 @@ func (p *Poller) Run(ctx context.Context) error {
 // Concurrency polls in flight, and returns when all are done or the cycle
 // deadline (Options.CycleTimeout) has passed. Devices that failed most
 // recently go first: their timeouts are the longest polls. It ends with
-// one Writer.Sync. Cycles must not overlap.
+// one SpoolAppender.Sync. Cycles must not overlap.
 func (p *Poller) Cycle(ctx context.Context) CycleStats {
 	if p.running.Swap(true) {
 		panic("poller: overlapping cycles")
@@ -211,7 +212,7 @@ func (p *Poller) Cycle(ctx context.Context) CycleStats {
 	cctx, cancel := context.WithDeadline(ctx, start.Add(p.opts.cycleTimeout()))
 	defer cancel()
 	eachDevice(order, p.opts.Concurrency, func(d *device) { p.pollDevice(cctx, d, &c) })
-	if err := p.w.Sync(); err != nil {
+	if err := p.sp.Sync(); err != nil {
 		p.log.Error("sync spool after poll cycle", "err", err)
 	}
 	st := c.stats(seq, start, len(devs))

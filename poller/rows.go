@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller/mib"
 	"github.com/spoold/spoold/spool"
 )
@@ -44,7 +45,7 @@ type rowStates struct {
 }
 
 // stateColumn returns the position of t's ifOperStatus column, -1 if none.
-func (t *Table) stateColumn() int {
+func stateColumn(t *fleet.Table) int {
 	for i := range t.Columns {
 		if t.Columns[i].Alternatives[0] == OIDIfOperStatus {
 			return i
@@ -60,7 +61,7 @@ func (d *device) keepStates(pl *pollPlan, values []spool.Value) {
 	}
 	rs := &rowStates{plan: pl, states: make([]uint8, 0, pl.rowCount())}
 	for _, t := range pl.tables {
-		c := t.table.stateColumn()
+		c := stateColumn(t.table)
 		for _, r := range t.rows {
 			var s uint8
 			if c >= 0 && r.at+c < len(values) {
@@ -117,9 +118,9 @@ func (p *Poller) Rows(name string) ([]RowStatus, bool) {
 		}
 	}
 	for _, k := range d.status().GoneRows {
-		_, rest := SplitKey(k)
+		_, rest := fleet.SplitKey(k)
 		seg := rest[strings.LastIndexByte(rest, '/')+1:]
-		n, _ := InstanceName(seg)
+		n, _ := fleet.InstanceName(seg)
 		out = append(out, RowStatus{Key: k, Name: n, State: RowGone})
 	}
 	return out, true

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/simulate"
 )
@@ -33,7 +34,7 @@ func TestRowsOfASwitch(t *testing.T) {
 	}
 	states := map[string]int{}
 	for _, ifc := range ifcs {
-		want := poller.RowStatus{Table: "if", Key: name + "/" + poller.InstanceSegment(ifc.Name), Name: ifc.Name,
+		want := poller.RowStatus{Table: "if", Key: name + "/" + fleet.InstanceSegment(ifc.Name), Name: ifc.Name,
 			Index: strconv.Itoa(ifc.Index), Alias: ifc.Alias, State: "down"}
 		if ifc.OperUp {
 			want.State = "up"

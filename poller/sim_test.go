@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/simulate"
 	"github.com/spoold/spoold/spool"
 )
 
 // checkTruth compares an entry with what the fleet serves at that time.
-func checkTruth(t *testing.T, r *rig, i int, prof *poller.Profile, at time.Time) spool.Entry {
+func checkTruth(t *testing.T, r *rig, i int, prof *fleet.Profile, at time.Time) spool.Entry {
 	t.Helper()
 	e := r.entry(t, i, at)
 	if len(e.Values) != len(prof.DS) {
@@ -43,7 +44,7 @@ func checkTruth(t *testing.T, r *rig, i int, prof *poller.Profile, at time.Time)
 
 func TestCycleWritesTheFleetsValues(t *testing.T) {
 	r := newRig(t, simOptions(12), pollOptions(), "if-mib:4", 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
-	prof, _ := poller.IfMIBProfile(4)
+	prof, _ := fleet.IfMIBProfile(4)
 	for cycle := range 2 {
 		at := r.clock.Advance(5 * time.Minute)
 		st := r.p.Cycle(context.Background())
@@ -148,7 +149,7 @@ func TestWrapIsWrittenAsCounters(t *testing.T) {
 	f := r.sim.Fleet()
 	f.SetBehavior(0, simulate.Behavior{Wrap: true})
 	f.Restart(0, r.clock.Now())
-	prof, _ := poller.IfMIBProfile(4)
+	prof, _ := fleet.IfMIBProfile(4)
 	// Polls just before and just after the wrap, 24h after the restart.
 	r.clock.Advance(24*time.Hour - 2*time.Minute)
 	r.p.Cycle(context.Background())
@@ -212,7 +213,7 @@ func TestMissingOIDsAreUnknown(t *testing.T) {
 			if st.OK != 2 || st.Unknown != 10 {
 				t.Fatalf("%+v", st)
 			}
-			prof, _ := poller.IfMIBProfile(4)
+			prof, _ := fleet.IfMIBProfile(4)
 			checkTruth(t, r, 1, prof, at)
 			checkTruth(t, r, 0, prof, at)
 			if s, _ := r.p.Status(r.sim.Fleet().Name(1)); s.Unknown != 10 {
@@ -243,7 +244,7 @@ func TestLargeProfileIsSplitIntoGets(t *testing.T) {
 			if got := r.sim.Stats().Requests; got != uint64(tc.gets) {
 				t.Errorf("%d Gets, want %d", got, tc.gets)
 			}
-			prof, _ := poller.IfMIBProfile(tc.ifaces)
+			prof, _ := fleet.IfMIBProfile(tc.ifaces)
 			checkTruth(t, r, 0, prof, at)
 		})
 	}

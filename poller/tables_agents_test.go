@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/spool"
 )
@@ -81,13 +82,13 @@ func TestSnmpdTables(t *testing.T) {
 				}
 				checkInterfaces(t, sp, port, ifNames)
 				for idx, name := range storage {
-					e := lastEntry(t, sp, "srv/storage/"+poller.InstanceSegment(name))
+					e := lastEntry(t, sp, "srv/storage/"+fleet.InstanceSegment(name))
 					if len(e.Values) != 3 || e.Values[1].Name != "size" || e.Values[1].Type != spool.Gauge {
 						t.Errorf("storage %s (%s): %+v", name, idx, e.Values)
 					}
 				}
 				// The host profile's scalars stay in the target's own file.
-				if e := lastEntry(t, sp, "srv"); len(e.Values) != len(poller.HostProfile().DS) {
+				if e := lastEntry(t, sp, "srv"); len(e.Values) != len(fleet.HostProfile().DS) {
 					t.Errorf("srv: %d values", len(e.Values))
 				}
 				if s, _ := p.Status("sw"); s.Rows != len(ifNames) || s.Discoveries != 1 || len(s.GoneRows) != 0 {
@@ -105,7 +106,7 @@ func checkInterfaces(t *testing.T, sp *spool.Spool, port int, ifNames map[string
 	t.Helper()
 	after := snmpwalk(t, port, "1.3.6.1.2.1.31.1.1.1.6")
 	for idx, name := range ifNames {
-		e := lastEntry(t, sp, "sw/"+poller.InstanceSegment(name))
+		e := lastEntry(t, sp, "sw/"+fleet.InstanceSegment(name))
 		if len(e.Values) != 10 || e.Values[0].Name != "in" || e.Values[0].Type != spool.Counter {
 			t.Fatalf("%s: %+v", name, e.Values)
 		}
@@ -196,7 +197,7 @@ func TestSnmpsimTables(t *testing.T) {
 			}
 			for dev, idx := range map[string][]int{"gear": gear, "old": old} {
 				for _, i := range idx {
-					e := lastEntry(t, sp, poller.RowKey(dev, poller.InstanceSegment("Gi1/0/"+strconv.Itoa(i))))
+					e := lastEntry(t, sp, fleet.RowKey(dev, fleet.InstanceSegment("Gi1/0/"+strconv.Itoa(i))))
 					in, out := uint64(5000000000+i), uint64(6000000000+i)
 					if dev == "old" {
 						in, out = uint64(1000+i%1000), uint64(2000+i%1000)

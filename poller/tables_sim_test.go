@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/simulate"
 	"github.com/spoold/spoold/spool"
@@ -48,7 +49,7 @@ func checkRows(t *testing.T, r *rig, i int, at time.Time, column string) map[str
 	f := r.sim.Fleet()
 	out := map[string]spool.Entry{}
 	for _, ifc := range f.Interfaces(i, at) {
-		key := poller.RowKey(f.Name(i), poller.InstanceSegment(ifc.Name))
+		key := fleet.RowKey(f.Name(i), fleet.InstanceSegment(ifc.Name))
 		e := rowEntry(t, r, key, at)
 		want := f.Value(i, column+"."+strconv.Itoa(ifc.Index), at)
 		var n uint64
@@ -417,7 +418,7 @@ func TestFileBoundsStopARenamingDevice(t *testing.T) {
 	keys := func() []string {
 		var ks []string
 		for _, ifc := range f.Interfaces(0, r.clock.Now()) {
-			ks = append(ks, poller.RowKey(name, poller.InstanceSegment(ifc.Name)))
+			ks = append(ks, fleet.RowKey(name, fleet.InstanceSegment(ifc.Name)))
 		}
 		return ks
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gosnmp/gosnmp"
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -26,7 +27,7 @@ import (
 
 // mapValue returns the spool value of data source d from one varbind, and
 // whether it is known.
-func mapValue(d *DS, pdu *gosnmp.SnmpPDU) (spool.Value, bool) {
+func mapValue(d *fleet.DS, pdu *gosnmp.SnmpPDU) (spool.Value, bool) {
 	v := spool.Value{Name: d.Name, Type: spool.Unknown}
 	u, f, kind := numeric(pdu)
 	switch {

@@ -8,15 +8,16 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/spool"
 )
 
 func TestMapValue(t *testing.T) {
-	counter := &DS{DataSource: rrd.DataSource{Name: "c", Type: rrd.Counter}}
-	gauge := &DS{DataSource: rrd.DataSource{Name: "g", Type: rrd.Gauge}}
+	counter := &fleet.DS{DataSource: rrd.DataSource{Name: "c", Type: rrd.Counter}}
+	gauge := &fleet.DS{DataSource: rrd.DataSource{Name: "g", Type: rrd.Gauge}}
 	for _, tc := range []struct {
-		ds   *DS
+		ds   *fleet.DS
 		pdu  gosnmp.SnmpPDU
 		want spool.Value
 	}{
@@ -77,7 +78,7 @@ func FuzzMapValue(f *testing.F) {
 			{Type: gosnmp.Asn1BER(typ), Value: int(n)},
 			{Type: gosnmp.Asn1BER(typ), Value: math.Float64frombits(n)},
 		}
-		for _, ds := range []*DS{{DataSource: rrd.DataSource{Name: "c", Type: rrd.Counter}}, {DataSource: rrd.DataSource{Name: "g", Type: rrd.Gauge}}} {
+		for _, ds := range []*fleet.DS{{DataSource: rrd.DataSource{Name: "c", Type: rrd.Counter}}, {DataSource: rrd.DataSource{Name: "g", Type: rrd.Gauge}}} {
 			for i := range pdus {
 				v, ok := mapValue(ds, &pdus[i])
 				e := spool.Entry{Key: "k", Values: []spool.Value{v}}

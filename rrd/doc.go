@@ -13,6 +13,16 @@
 // fails), so the rest of the package is built and tested without cgo,
 // the header reader included.
 //
+// format.go is the one reader of the on-disk layout (the header, the
+// live head, the rows), which the header, geometry and archive readers and
+// the native update are built on. The native update path (native*.go,
+// File, Files) applies updates in Go and writes exactly the bytes librrd
+// 1.7.2 (Debian's librrd8) writes for the same update, for the data
+// source types and archives it knows, under librrd's lock; anything else
+// is a *NotNativeError before anything is written, and librrd does the
+// update. Differential tests and FuzzNativeUpdate hold it to librrd's
+// bytes.
+//
 // librrd's fcntl lock does not protect goroutines of one process from each
 // other: callers must not run two calls on one file at once (the writer
 // holds a lock per file). Package rrd starts no goroutines.

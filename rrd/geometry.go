@@ -1,7 +1,6 @@
 package rrd
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -9,26 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// The rest of the header after live_head_t (rrd_format.h, LP64):
-//
-//	pdp_prep_t  last_ds[30], 2 bytes of padding, scratch[10] unival → 112 bytes × ds_cnt
-//	cdp_prep_t  scratch[10] unival                                  → 80 bytes × ds_cnt × rra_cnt
-//	rra_ptr_t   cur_row unsigned long                               → 8 bytes × rra_cnt
-//
-// The rows follow, RRA after RRA: row_cnt × ds_cnt doubles each.
-const (
-	rrdPDPPrepSize = 112
-	rrdCDPPrepSize = 80
-	rrdRRAPtrSize  = 8
-	valueSize      = 8
-)
-
-// HeaderLen is the length of the header of a file with ds data sources
-// and rra RRAs: everything before the first row.
-func HeaderLen(ds, rra int64) int64 {
-	return rrdStatHeadSize + ds*(rrdDSDefSize+rrdPDPPrepSize) + rra*(rrdRRADefSize+rrdRRAPtrSize+ds*rrdCDPPrepSize) + rrdLiveHeadSize
-}
 
 // Geometry is where an update reads and writes in an RRD file.
 type Geometry struct {
@@ -65,45 +44,38 @@ func parseGeometry(b []byte) (l Geometry, need int, err error) {
 // and the live head at the start of b; need > len(b) (and no error) when b
 // is too short.
 func parseDefs(b []byte) (l Geometry, need int, err error) {
-	dsCnt, rraCnt, step, need, err := parseStatHead(b)
-	if err != nil || need > len(b) {
+	h, need, err := ParseHeader(b)
+	if err != nil || h == nil {
 		return Geometry{}, need, err
 	}
-	ds, rra := int64(dsCnt), int64(rraCnt)
-	defs := int64(rrdStatHeadSize) + ds*rrdDSDefSize
-	live := defs + rra*rrdRRADefSize
-	if need := live + rrdLiveHeadSize; int64(len(b)) < need {
-		return Geometry{}, int(need), nil
+	if need = int(h.liveOff + liveHeadSize); len(b) < need {
+		return Geometry{}, need, nil
 	}
-	ne := binary.NativeEndian
-	l.HeaderLen = HeaderLen(ds, rra)
-	l.Step, l.Last = int64(step), int64(ne.Uint64(b[live:]))
-	l.RowLen = ds * valueSize
-	start := l.HeaderLen
-	for i := range rra {
-		d := b[defs+i*rrdRRADefSize:]
-		r := RRAGeometry{Start: start, Rows: int64(ne.Uint64(d[24:])), PDPCnt: int64(ne.Uint64(d[32:]))}
+	l.HeaderLen = h.headerLen
+	l.Step, l.Last = int64(h.Step), int64(ne.Uint64(b[h.liveOff:]))
+	l.RowLen = int64(len(h.DS)) * valueSize
+	for i, ra := range h.RRA {
+		r := RRAGeometry{Start: h.rraStart[i], Rows: int64(ra.Rows), PDPCnt: int64(ra.PDPs)}
 		// Bounded so that rows × row length and step × steps a row
 		// (RowRanges divides by it) cannot overflow.
 		if r.Rows <= 0 || r.PDPCnt <= 0 || r.Rows > 1<<40/l.RowLen || r.PDPCnt > math.MaxInt64/l.Step {
 			return Geometry{}, 0, fmt.Errorf("%w: RRA %d has %d rows, %d steps a row", ErrHeaderUnknown, i, r.Rows, r.PDPCnt)
 		}
 		l.RRAs = append(l.RRAs, r)
-		start += r.Rows * l.RowLen
 	}
-	return l, int(live + rrdLiveHeadSize), nil
+	return l, need, nil
 }
 
 // ptrsOff is the offset of rra_ptr, the RRAs' current rows, at the end of
 // the header.
-func (l *Geometry) ptrsOff() int64 { return l.HeaderLen - int64(len(l.RRAs))*rrdRRAPtrSize }
+func (l *Geometry) ptrsOff() int64 { return l.HeaderLen - int64(len(l.RRAs))*rraPtrSize }
 
 // setCurRows sets the RRAs' current rows from rra_ptr (b, len(rras) × 8
 // bytes).
 func (l *Geometry) setCurRows(b []byte) error {
 	for i := range l.RRAs {
 		r := &l.RRAs[i]
-		r.CurRow = int64(binary.NativeEndian.Uint64(b[i*rrdRRAPtrSize:]))
+		r.CurRow = int64(ne.Uint64(b[i*rraPtrSize:]))
 		if r.CurRow < 0 || r.CurRow >= r.Rows {
 			return fmt.Errorf("%w: RRA %d has %d rows, current row %d", ErrHeaderUnknown, i, r.Rows, r.CurRow)
 		}
@@ -179,9 +151,9 @@ func ReadGeometry(fd int, path string, info bool) (*Geometry, FileInfo, error) {
 			return nil, FileInfo{}, err
 		}
 	}
-	var small [8 * rrdRRAPtrSize]byte
+	var small [8 * rraPtrSize]byte
 	ptrs := small[:0]
-	if n := len(l.RRAs) * rrdRRAPtrSize; n <= len(small) {
+	if n := len(l.RRAs) * rraPtrSize; n <= len(small) {
 		ptrs = small[:n]
 	} else {
 		ptrs = make([]byte, n)

@@ -17,14 +17,14 @@ func synthGeometry(ds int, step uint64, last int64, rras [][3]uint64) []byte {
 	b := synthHeader("0003", step, names, len(rras), last)
 	ne := binary.NativeEndian
 	for i, r := range rras {
-		d := b[rrdStatHeadSize+ds*rrdDSDefSize+i*rrdRRADefSize:]
+		d := b[statHeadSize+ds*dsDefSize+i*rraDefSize:]
 		ne.PutUint64(d[24:], r[0])
 		ne.PutUint64(d[32:], r[1])
 	}
 	b = append(b, make([]byte, HeaderLen(int64(ds), int64(len(rras)))-int64(len(b)))...)
-	ptrs := len(b) - len(rras)*rrdRRAPtrSize
+	ptrs := len(b) - len(rras)*rraPtrSize
 	for i, r := range rras {
-		ne.PutUint64(b[ptrs+i*rrdRRAPtrSize:], r[2])
+		ne.PutUint64(b[ptrs+i*rraPtrSize:], r[2])
 	}
 	return b
 }

@@ -8,7 +8,10 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	holdLockIfChild()
+	goleak.VerifyTestMain(m)
+}
 
 // t0 is a step boundary (a multiple of 300 s).
 const t0 = int64(1_700_000_100)

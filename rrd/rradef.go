@@ -1,18 +1,10 @@
 package rrd
 
 import (
-	"encoding/binary"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
-
-// RRADef is what rrd_fetch needs of an archive to choose it.
-type RRADef struct {
-	CF   string
-	Rows uint64 // row_cnt
-	PDPs uint64 // pdp_cnt: steps per row
-}
 
 // ReadRRAs reads the archive definitions from path's header with the Go
 // reader. A missing file gives an error wrapping fs.ErrNotExist.
@@ -24,22 +16,15 @@ func readRRAs(path, open string) ([]RRADef, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	b, err := readHead(fd, path, rrdHeaderRead, func(b []byte) (int, error) {
-		_, need, err := parseHeader(b)
+	var h *Header
+	_, err = readHead(fd, path, rrdHeaderRead, func(b []byte) (need int, err error) {
+		h, need, err = ParseHeader(b)
 		return need, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	dsCnt, rraCnt, _, _, _ := parseStatHead(b)
-	ne := binary.NativeEndian
-	rras := make([]RRADef, rraCnt)
-	for i := range rras {
-		d := b[rrdStatHeadSize+int(dsCnt)*rrdDSDefSize+i*rrdRRADefSize:]
-		cf, _ := cString(d[:rrdNameSize])
-		rras[i] = RRADef{CF: cf, Rows: ne.Uint64(d[24:]), PDPs: ne.Uint64(d[32:])}
-	}
-	return rras, nil
+	return h.RRA, nil
 }
 
 // FetchRows is the number of rows rrd_fetch returns for a fetch with

@@ -100,6 +100,11 @@ func (c *conn) doUpdate(spec *commandSpec, args []string) Reply {
 		return rep
 	}
 	n, err := c.s.backend.Update(c.s.ctx, rel, args[1:])
+	return updateReply(n, err, abs)
+}
+
+// updateReply is UPDATE's reply for n values accepted and err.
+func updateReply(n int, err error, abs string) Reply {
 	switch {
 	case errors.Is(err, ErrNoSuchFile):
 		return errorf("No such file: %s", abs)

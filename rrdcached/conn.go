@@ -29,9 +29,10 @@ type conn struct {
 	w    *bufio.Writer
 
 	inBatch   bool
-	batchN    int      // commands of the current BATCH so far, "." too (rrdcached's batch_cmd)
-	batchErrs []string // its error lines
-	errBytes  int      // their bytes as sent, each "<n> <message>\n"
+	batchN    int       // commands of the current BATCH so far, "." too (rrdcached's batch_cmd)
+	batchErrs []string  // its error lines
+	errBytes  int       // their bytes as sent, each "<n> <message>\n"
+	updates   updateRun // its UPDATEs of one file not carried out yet
 
 	// stream, when a command sets it, writes the rest of the reply it
 	// returns, after its status line and Lines (FETCH's rows, formatted
@@ -67,8 +68,9 @@ func (c *conn) armRead() bool {
 func (c *conn) serve() {
 	defer c.s.forget(c)
 	defer c.nc.Close()
+	defer c.runUpdates() // what the client sent is carried out
 	for {
-		if c.r.Buffered() == 0 && !c.flush() {
+		if c.r.Buffered() == 0 && (!c.runUpdates() || !c.flush()) {
 			return
 		}
 		if !c.armRead() {
@@ -144,6 +146,12 @@ func (c *conn) dispatch(cmd Command) bool {
 		}
 	}
 	spec := lookupCommand(cmd.Name)
+	// A BATCH's UPDATE waits in the run of its file's (batchupdate.go);
+	// any other command runs after the run.
+	queue := c.inBatch && spec != nil && spec.name == "UPDATE" && c.l.perms.allows(spec.name) && spec.where&inBatch != 0
+	if !queue && !c.runUpdates() {
+		return false
+	}
 	// BATCH's go-ahead is sent at once, "."'s answer too; inside a BATCH
 	// only errors are kept.
 	collect := c.inBatch && !(spec != nil && spec.name == "." && c.l.perms.allows("."))
@@ -160,6 +168,8 @@ func (c *conn) dispatch(cmd Command) bool {
 	case c.inBatch && spec.where&inBatch == 0, !c.inBatch && spec.where&inClient == 0:
 		name = spec.name
 		rep = errorf("Can't use '%s' here.", cmd.Name)
+	case queue:
+		return c.queueUpdate(spec, cmd.Args)
 	default:
 		name = spec.name
 		rep, keep = c.run(spec, cmd.Args)
@@ -178,6 +188,11 @@ func (c *conn) answer(rep Reply, collect bool) bool {
 	if !collect {
 		return c.send(rep)
 	}
+	return c.collect(rep, c.batchN)
+}
+
+// collect keeps the error of the BATCH's command n for the batch's answer.
+func (c *conn) collect(rep Reply, n int) bool {
 	if rep.OK() {
 		return true
 	}
@@ -185,7 +200,7 @@ func (c *conn) answer(rep Reply, collect bool) bool {
 	if len(msg) > maxBatchErrorLen {
 		msg = msg[:maxBatchErrorLen]
 	}
-	line := strconv.Itoa(c.batchN) + " " + msg
+	line := strconv.Itoa(n) + " " + msg
 	if c.errBytes+len(line)+1 > c.s.opts.MaxBatchErrorBytes {
 		c.resetBatch() // the lines kept are not sent: free them now
 		msg := fmt.Sprintf("Batch too large: its error lines take more than %d bytes.", c.s.opts.MaxBatchErrorBytes)

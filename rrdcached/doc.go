@@ -32,6 +32,10 @@
 //     counted in spoold_rrdcached_refusals_total{reason} and logged at most
 //     once per Options.LogInterval and reason, naming the peer (its address,
 //     or its pid and uid on a unix socket).
+//   - A BATCH's consecutive UPDATEs of one file reach the Backend as one
+//     Update call (batchupdate.go); each command's reply is still its own.
+//     An UPDATE of no values among them is answered "No values updated."
+//     without asking the Backend.
 //   - SUSPEND or RESUME of a file not in the cache: rrdcached answers
 //     "-1 <file> - No such file or directory" and closes the connection;
 //     spoold answers the same and keeps it open.

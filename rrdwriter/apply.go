@@ -35,6 +35,7 @@ func (w *Writer) apply(b shm.Batch) error {
 	}
 	w.rq.add(unlink, func() {
 		w.ix.Done(b.Hash, settled, retryAt)
+		w.sp.Unseal(b.Hash) // after Done: a segment named as one of b's now is indexed as new
 		w.finish(b.Hash)
 	})
 	return err
@@ -49,9 +50,12 @@ type segmentStore interface {
 
 // write reads the batch's segments and applies their entries under the
 // file's lock. The key's open segment is sealed first, so every entry of
-// the segments read is in them.
+// the segments read is in them, and the batch's names are kept from new
+// segments of the key until the batch ends (apply): a poll appended after
+// the removal of an applied segment starts a segment of its own name,
+// which the index then adds as new, and which no pass of this batch reads.
 func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, path string, err error) {
-	w.sp.Seal(b.Hash)
+	w.sp.SealNames(b.Hash, b.Times)
 	var st segmentStore = w.sp
 	if d, err := w.sp.OpenDir(b.Hash); err == nil {
 		defer d.Close()
@@ -63,6 +67,7 @@ func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, p
 	buf := w.segBufs.Get().(*spool.SegmentBuffer)
 	defer func() { buf.Reset(); w.segBufs.Put(buf) }()
 	p := &pass{w: w, st: st, buf: buf}
+	defer func() { p.trace(b.Key, err) }() // before buf is reset
 	if err := p.read(&b); err != nil {
 		return p.settled, p.unlink, b.Key, "", err
 	}
@@ -91,6 +96,10 @@ type pass struct {
 	settled []int64     // batch times done with (removed or quarantined)
 	unlink  []spool.Ref // applied segments for the removal queue
 	stale   int         // entries quarantined as older than the file's last update
+	// applied and skipped count the entries written and those found
+	// already applied (trace).
+	applied, skipped int
+	vanished         []int64 // batch times whose segment was gone
 }
 
 // item is one good entry of a segment.
@@ -124,6 +133,7 @@ func (p *pass) read(b *shm.Batch) error {
 			continue
 		case errors.Is(err, fs.ErrNotExist):
 			p.w.c.vanished.Add(1)
+			p.vanished = append(p.vanished, ts)
 		case errors.As(err, &ce):
 			if qerr := p.w.quarantineFile(ref, err.Error()); qerr != nil {
 				return kindError(KindSpoolRead, qerr)
@@ -321,6 +331,7 @@ func (w *Writer) splitApplied(t *target, p *pass) int {
 	}
 	if isLast(&t.info, p.items[n-1].e) {
 		w.c.skipped.Add(uint64(n))
+		p.skipped += n
 		return n
 	}
 	w.setAsideStale(t, p, p.items[:n])
@@ -354,6 +365,7 @@ func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item,
 		t.info.Last, t.info.LastMilli = until, todo[len(todo)-1].e.Milli
 		t.advanceGeometry(last, until)
 		w.c.written(todo)
+		p.applied += len(todo)
 		markApplied(todo, pending)
 		return nil, nil
 	}
@@ -386,6 +398,7 @@ func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item,
 		}
 	}
 	w.c.written(todo[:n])
+	p.applied += n
 	markApplied(todo[:n], pending)
 	todo = todo[n:]
 	if kind != KindValue {

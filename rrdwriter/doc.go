@@ -2,7 +2,8 @@
 // entries of each target from the index (package shm), reads them from the
 // spool, writes all of a target's values into its RRD file in one librrd
 // update call, and removes the entries only after librrd accepted them. It
-// also creates RRD files from a target's Profile and draws graphs.
+// also creates RRD files with their key's layout (Options.Layout, an
+// rrd.Layout) and draws graphs.
 //
 // # Flush policy
 //

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -67,7 +66,7 @@ func benchGraphPeak(b *testing.B, w *Writer, key string, o GraphOptions) {
 		if err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
 			b.Fatalf("graph: %v", err)
 		}
-		peak = max(peak, vmHWM(b))
+		peak = max(peak, testenv.PeakRSS(b))
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(graphCost(len(ds), t.info, rras, o))/(1<<20), "est-MiB")
@@ -107,23 +106,4 @@ func benchWideFile(b *testing.B, n int) (*Writer, string) {
 		b.Fatal(err)
 	}
 	return w, ent.Key
-}
-
-// vmHWM returns the process's peak resident memory in bytes.
-func vmHWM(b testing.TB) int64 {
-	s, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range bytes.Split(s, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
-			kb, err := strconv.ParseInt(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(v), []byte("kB")))), 10, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	b.Fatal("no VmHWM in /proc/self/status")
-	return 0
 }

@@ -77,7 +77,14 @@ type Options struct {
 	// ForwardTimeout bounds one exchange with the forward peer (a file's
 	// batch: BATCH, FLUSH, INFO). Default 30 s.
 	ForwardTimeout time.Duration
-	// RRD is the librrd boundary; nil means LibRRD() (or the forwarder).
+	// Native makes LocalRRD (the RRD used when RRD is nil and there is no
+	// Forward) update files with package rrd's native path, librrd only
+	// for what it does not handle (NativeRRD). Default true.
+	Native bool
+	// OpenFiles bounds the RRD files the native path keeps open between
+	// updates, with their parsed headers. Default 1,024.
+	OpenFiles int
+	// RRD is the librrd boundary; nil means LocalRRD(o) (or the forwarder).
 	RRD RRD
 	// Logger receives failures and quarantines; nil discards.
 	Logger *slog.Logger
@@ -104,6 +111,8 @@ func DefaultOptions() Options {
 		WriteJitter: 15 * time.Minute,
 		Writers:     4,
 		Prefetch:    true,
+		Native:      true,
+		OpenFiles:   1024,
 		BackoffMin:  10 * time.Second,
 		BackoffMax:  10 * time.Minute,
 		MaxRetries:  16,
@@ -133,6 +142,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("negative write delay %s or jitter %s", o.WriteDelay, o.WriteJitter)
 	case o.WriteRate != 0 && !(o.WriteRate >= MinWriteRate && o.WriteRate <= MaxWriteRate):
 		return fmt.Errorf("write rate %g, want 0 (no cap) or %g to %g", o.WriteRate, MinWriteRate, MaxWriteRate)
+	case o.OpenFiles < 1:
+		return fmt.Errorf("rrd open files %d, want at least 1", o.OpenFiles)
 	case o.Writers < 1:
 		return fmt.Errorf("writers %d, want at least 1", o.Writers)
 	case o.BackoffMin <= 0 || o.BackoffMax < o.BackoffMin:
@@ -168,7 +179,7 @@ func (o *Options) check() error {
 		o.RRD, o.Prefetch = f, false
 	}
 	if o.RRD == nil {
-		o.RRD = LibRRD()
+		o.RRD = LocalRRD(*o)
 	}
 	if o.Layout == nil {
 		o.Layout = func(string) (rrd.Layout, bool) { return rrd.Layout{}, false }

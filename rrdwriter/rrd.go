@@ -72,15 +72,24 @@ func LibRRD() RRD { return libRRD{} }
 type libRRD struct{ root *rrd.Root }
 
 // withRoot returns r with the root opened on dir if r is a libRRD
-// without one.
+// without one
+// (or a NativeRRD whose librrd calls have none).
 func withRoot(r RRD, dir string) (RRD, error) {
+	n, native := r.(*NativeRRD)
 	l, ok := r.(libRRD)
+	if native {
+		l, ok = n.libRRD, true
+	}
 	if !ok || l.root != nil {
 		return r, nil
 	}
 	root, err := rrd.OpenRoot(dir)
 	if err != nil {
 		return nil, err
+	}
+	if native {
+		n.libRRD = libRRD{root: root}
+		return n, nil
 	}
 	return libRRD{root: root}, nil
 }
@@ -131,6 +140,9 @@ func (l libRRD) Graph(path string, ds []string, o GraphOptions) ([]byte, error) 
 // root returns the writer's RRD directory root, nil when its RRD is not
 // librrd's.
 func (w *Writer) root() *rrd.Root {
+	if n, ok := w.o.RRD.(*NativeRRD); ok {
+		return n.root
+	}
 	l, _ := w.o.RRD.(libRRD)
 	return l.root
 }

@@ -1,10 +1,13 @@
 package spool
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -22,6 +25,24 @@ import (
 // failed or short write is cut off again (ftruncate to the old length), and
 // if even that fails the segment is closed, so no later entry follows the
 // torn bytes.
+//
+// Descriptors. Up to Options.SegmentOpenFiles open segments keep their
+// descriptor between appends (each of the 64 shards holds its share, the
+// oldest held closed first), so an append is one write, not an open
+// through the level directories, a write and a close. Only this process
+// removes or renames a segment it appends to, and only after Seal, which
+// closes the descriptor; a held segment unlinked by someone else (an
+// operator's rm) is found by fstat before each write (no links left) and
+// treated as a segment that is gone, as a failed open is: nothing is
+// written into a file no name reaches. The same fstat finds a held
+// descriptor that is not the segment's any more (its device and inode
+// differ: closed by a stray close elsewhere and its number reused), which
+// is dropped without closing and the segment opened again by name.
+//
+// Names. A reader takes a key's segments by name (SealNames): until it
+// gives them back (Unseal), a new segment of the key never gets one of
+// those names, even once the reader removed that segment, so a name a
+// reader holds always means the segment it sealed.
 
 // ErrDuplicateTime is wrapped by Append's error for an entry whose key
 // already has an entry of the same poll time (to the millisecond) in its
@@ -35,6 +56,10 @@ type openSegment struct {
 	entries int
 	last    int64  // poll time of the newest entry
 	milli   uint16 // and its milliseconds
+	fd      int    // the held descriptor, if held
+	held    bool
+	dev     uint64 // the file the held descriptor was opened on
+	ino     uint64
 }
 
 // appendShards is the number of locks open segments are spread over.
@@ -43,6 +68,11 @@ const appendShards = 64
 type appendShardState struct {
 	mu   sync.Mutex
 	open map[uint64]*openSegment
+	held []uint64 // keys of open segments with a held descriptor, oldest first
+	// taken are the names (first poll times) of the segments a reader
+	// sealed to read and remove (SealNames), by hash, until Unseal.
+	taken map[uint64][]int64
+	enc   []byte // the entry being appended, encoded
 }
 
 type appendShard struct {
@@ -54,7 +84,8 @@ type appendShard struct {
 const cacheLinePad = 64
 
 type appender struct {
-	shards [appendShards]appendShard
+	shards   [appendShards]appendShard
+	perShard int // descriptors each shard may hold
 }
 
 func (a *appender) shard(hash uint64) *appendShard {
@@ -79,50 +110,111 @@ func (s *Spool) Append(e *Entry) (ref Ref, created bool, err error) {
 }
 
 func (s *Spool) append(e *Entry) (Ref, bool, error) {
-	buf, err := e.AppendEncode(make([]byte, 0, e.EncodedLen()))
-	if err != nil {
-		return Ref{}, false, err
-	}
 	hash := KeyHash(e.Key)
 	sh := s.app.shard(hash)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	_, ref, created, err := s.appendRun(sh, hash, unsafe.Slice(e, 1))
+	return ref, created, err
+}
+
+// AppendRun appends entries of one key, in their order, as Append would
+// append each in turn, and each run of them that goes into one segment
+// with one write(2): the updates of one file that a client sends together
+// are one write. It stops at the first entry that Append would refuse (or
+// of another key) and returns how many it appended, created with the
+// names of the segments it started among them appended (each to be
+// indexed, as Append's created says), and that entry's error.
+func (s *Spool) AppendRun(es []Entry, created []Ref) (int, []Ref, error) {
+	if len(es) == 0 {
+		return 0, created, nil
+	}
+	hash := KeyHash(es[0].Key)
+	sh := s.app.shard(hash)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	n := 0
+	for n < len(es) {
+		if es[n].Key != es[0].Key {
+			s.c.writeErrors.Add(1)
+			return n, created, fmt.Errorf("append a run of spool entries of %q: entry %d is of %q", es[0].Key, n, es[n].Key)
+		}
+		k, ref, isNew, err := s.appendRun(sh, hash, es[n:])
+		if isNew {
+			created = append(created, ref)
+		}
+		n += k
+		if err != nil {
+			s.c.writeErrors.Add(1)
+			return n, created, err
+		}
+	}
+	return n, created, nil
+}
+
+// appendRun appends es[0] and, in the same write, the entries after it
+// that go into the same open segment (same key, later poll times, within
+// the segment's limits). A new segment is created with es[0] alone. It
+// returns how many it appended and the segment's name, and whether it is
+// new. sh is locked.
+func (s *Spool) appendRun(sh *appendShard, hash uint64, es []Entry) (int, Ref, bool, error) {
+	e := &es[0]
+	// Encoded into the shard's buffer: an append allocates nothing once
+	// the buffer has grown to the entries' size.
+	buf, err := e.AppendEncode(sh.enc[:0])
+	if err != nil {
+		return 0, Ref{}, false, err
+	}
+	sh.enc = buf
 	seg := sh.open[hash]
 	switch {
 	case seg == nil:
 	case e.Time == seg.last && e.Milli == seg.milli:
-		return Ref{}, false, fmt.Errorf("append to spool segment %s: poll time %d.%03d: %w", s.EntryPath(seg.ref), e.Time, e.Milli, ErrDuplicateTime)
+		return 0, Ref{}, false, fmt.Errorf("append to spool segment %s: poll time %d.%03d: %w", s.EntryPath(seg.ref), e.Time, e.Milli, ErrDuplicateTime)
 	case e.Time < seg.last || e.Time == seg.last && e.Milli < seg.milli, // the clock went back: a new segment keeps each in order
 		seg.size+int64(len(buf)) > s.segMaxBytes,
 		seg.entries >= s.segMaxEntries:
-		delete(sh.open, hash)
-		s.c.segmentsClosed.Add(1)
+		s.closeOpen(sh, hash)
 		seg = nil
 	}
-	if seg != nil {
-		if err := s.appendTo(sh, seg, buf); err != nil {
-			return Ref{}, false, err
+	if seg == nil {
+		ref, err := s.createFree(sh, Ref{Hash: hash, Time: e.Time}, buf)
+		if err != nil {
+			return 0, Ref{}, false, err
 		}
-		seg.entries++
-		seg.last, seg.milli = e.Time, e.Milli
-		return seg.ref, false, nil
+		if sh.open == nil {
+			sh.open = make(map[uint64]*openSegment)
+		}
+		sh.open[hash] = &openSegment{ref: ref, size: int64(len(buf)), entries: 1, last: e.Time, milli: e.Milli, fd: -1}
+		s.c.segmentsCreated.Add(1)
+		s.count(1, len(buf))
+		return 1, ref, true, nil
 	}
-	ref, err := s.createFree(Ref{Hash: hash, Time: e.Time}, buf)
-	if err != nil {
-		return Ref{}, false, err
+	k, last, milli := 1, e.Time, e.Milli
+	for ; k < len(es) && seg.entries+k < s.segMaxEntries; k++ {
+		x := &es[k]
+		if x.Key != e.Key || x.Time < last || x.Time == last && x.Milli <= milli {
+			break
+		}
+		more, err := x.AppendEncode(buf)
+		if err != nil || seg.size+int64(len(more)) > s.segMaxBytes {
+			break // appended on its own, or refused, by the next call
+		}
+		buf, last, milli = more, x.Time, x.Milli
 	}
-	if sh.open == nil {
-		sh.open = make(map[uint64]*openSegment)
+	sh.enc = buf
+	if err := s.appendTo(sh, seg, buf, k); err != nil {
+		return 0, Ref{}, false, err
 	}
-	sh.open[hash] = &openSegment{ref: ref, size: int64(len(buf)), entries: 1, last: e.Time, milli: e.Milli}
-	s.c.segmentsCreated.Add(1)
-	s.count(len(buf))
-	return ref, true, nil
+	seg.entries += k
+	seg.last, seg.milli = last, milli
+	return k, seg.ref, false, nil
 }
 
-func (s *Spool) count(n int) {
-	s.c.written.Add(1)
-	s.c.writtenBytes.Add(uint64(n))
+// count counts n entries of size bytes written.
+func (s *Spool) count(n, size int) {
+	s.c.written.Add(uint64(n))
+	s.c.writtenBytes.Add(uint64(size))
 }
 
 // nameTries bounds how many seconds before its first entry a new segment's
@@ -132,12 +224,17 @@ const nameTries = 60
 // createFree creates a segment for buf, whose first poll time is ref.Time,
 // named ref or, when a segment of that second exists already (a restart
 // within the second of the last poll, whose segment this process may not
-// append to), the latest free second before it: a name is a lower bound of
-// its entries' times. It returns the name used.
-func (s *Spool) createFree(ref Ref, buf []byte) (Ref, error) {
-	var err error
+// append to) or the name is taken by a reader (SealNames), the latest free
+// second before it: a name is a lower bound of its entries' times. It
+// returns the name used. sh is locked.
+func (s *Spool) createFree(sh *appendShard, ref Ref, buf []byte) (Ref, error) {
+	err := fmt.Errorf("create spool segment %s: %w", s.EntryPath(ref), ErrDuplicateTime)
+	taken := sh.taken[ref.Hash]
 	for i := int64(0); i < nameTries && ref.Time-i >= 0; i++ {
 		r := Ref{Hash: ref.Hash, Time: ref.Time - i}
+		if slices.Contains(taken, r.Time) {
+			continue
+		}
 		if err = s.create(r, buf); !errors.Is(err, ErrDuplicateTime) {
 			return r, err
 		}
@@ -180,36 +277,37 @@ func (s *Spool) create(ref Ref, buf []byte) error {
 	return nil
 }
 
-// appendTo appends buf to the open segment seg; sh is locked. A failed
-// write is cut off again; if that fails too, the segment is closed.
-func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte) error {
-	path := s.EntryPath(seg.ref)
-	fd, err := fileutil.Openat(unix.AT_FDCWD, path, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+// appendTo appends buf, n entries, to the open segment seg in one write;
+// sh is locked. A failed write is cut off again; if that fails too, the
+// segment is closed.
+func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte, n int) error {
+	fd, err := s.segmentFD(sh, seg)
 	if err != nil {
-		delete(sh.open, seg.ref.Hash) // gone or replaced: the next entry starts anew
-		s.c.segmentsClosed.Add(1)
-		return fmt.Errorf("open spool segment %s for appending: %w", path, err)
+		s.closeOpen(sh, seg.ref.Hash) // gone or replaced: the next entry starts anew
+		return err
 	}
+	held := seg.held // a held descriptor is closed by closeOpen, if at all
 	err = fileutil.WriteAll(fd, buf)
 	if err == nil && s.fsync == FsyncAlways {
 		err = unix.Fdatasync(fd)
 	}
 	if err != nil {
 		if terr := unix.Ftruncate(fd, seg.size); terr != nil {
-			delete(sh.open, seg.ref.Hash)
-			s.c.segmentsClosed.Add(1)
 			err = fmt.Errorf("%w; cut the torn tail at %d: %w", err, seg.size, terr)
+			s.closeOpen(sh, seg.ref.Hash)
 		}
 	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
+	if !held {
+		if cerr := unix.Close(fd); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
-		return fmt.Errorf("append to spool segment %s: %w", path, err)
+		return fmt.Errorf("append to spool segment %s: %w", s.EntryPath(seg.ref), err)
 	}
 	seg.size += int64(len(buf))
-	s.count(len(buf))
-	s.c.appended.Add(1)
+	s.count(n, len(buf))
+	s.c.appended.Add(uint64(n))
 	return nil
 }
 
@@ -217,14 +315,126 @@ func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte) error {
 // is appended to it after Seal returns, so a reader that calls Seal first
 // reads every entry the segment will ever hold. The writer seals a key
 // before it reads the key's segments.
-func (s *Spool) Seal(hash uint64) {
+func (s *Spool) Seal(hash uint64) { s.SealNames(hash, nil) }
+
+// SealNames is Seal for a reader that is about to read, and then remove,
+// the segments of hash named by the poll times names: until Unseal(hash),
+// no new segment of hash is given one of those names (it takes an earlier
+// free second). A name is free again once its segment is removed, and a
+// segment created under it meanwhile would be read as the one removed, or
+// taken for it by whoever tracks the reader's names (the index holds them
+// in flight until the reader is done, and a new segment's index entry
+// would count as a duplicate and be forgotten with them). names must not
+// change until Unseal.
+func (s *Spool) SealNames(hash uint64, names []int64) {
 	sh := s.app.shard(hash)
 	sh.mu.Lock()
-	if _, ok := sh.open[hash]; ok {
-		delete(sh.open, hash)
-		s.c.segmentsClosed.Add(1)
+	s.closeOpen(sh, hash)
+	if len(names) > 0 {
+		if sh.taken == nil {
+			sh.taken = make(map[uint64][]int64)
+		}
+		sh.taken[hash] = names
 	}
 	sh.mu.Unlock()
+}
+
+// Unseal gives back the names SealNames took for hash.
+func (s *Spool) Unseal(hash uint64) {
+	sh := s.app.shard(hash)
+	sh.mu.Lock()
+	delete(sh.taken, hash)
+	sh.mu.Unlock()
+}
+
+// segmentFD returns a descriptor of the open segment seg at path to append
+// to: its held one, or a new one, which it holds if the shard has room
+// (closing the oldest held when it is full). A held descriptor is checked
+// first with fstat: a file no name reaches any more (removed by someone
+// else) is refused as a missing one is; a descriptor that is no longer the
+// file's (closed, or its number reused for another file, by a stray close
+// elsewhere in the process) is forgotten, not closed, and the segment
+// opened again by name. sh is locked.
+func (s *Spool) segmentFD(sh *appendShard, seg *openSegment) (int, error) {
+	if seg.held {
+		var st unix.Stat_t
+		err := unix.Fstat(seg.fd, &st)
+		switch {
+		case err == nil && (st.Dev != seg.dev || st.Ino != seg.ino), errors.Is(err, unix.EBADF):
+			s.log.Warn("the held descriptor of an open spool segment is not its file any more; opened again", "path", s.EntryPath(seg.ref), "fd", seg.fd, "err", err)
+			s.unhold(sh, seg)
+		case err != nil:
+			return -1, fmt.Errorf("check open spool segment %s: %w", s.EntryPath(seg.ref), err)
+		case st.Nlink == 0:
+			return -1, fmt.Errorf("append to spool segment %s: removed while open: %w", s.EntryPath(seg.ref), os.ErrNotExist)
+		default:
+			return seg.fd, nil
+		}
+	}
+	path := s.EntryPath(seg.ref)
+	fd, err := fileutil.Openat(unix.AT_FDCWD, path, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open spool segment %s for appending: %w", path, err)
+	}
+	if s.app.perShard == 0 {
+		return fd, nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fd, nil // used once, as without a limit
+	}
+	if len(sh.held) >= s.app.perShard {
+		s.release(sh, sh.held[0])
+	}
+	seg.fd, seg.held, seg.dev, seg.ino = fd, true, st.Dev, st.Ino
+	sh.held = append(sh.held, seg.ref.Hash)
+	return fd, nil
+}
+
+// release closes the held descriptor of hash's open segment, if any; the
+// segment stays open (the next append opens it by name). sh is locked.
+func (s *Spool) release(sh *appendShard, hash uint64) {
+	seg := sh.open[hash]
+	if seg == nil || !seg.held {
+		return
+	}
+	_ = unix.Close(seg.fd) // written with write(2): nothing buffered to lose
+	s.unhold(sh, seg)
+}
+
+// unhold forgets seg's held descriptor without closing it. sh is locked.
+func (s *Spool) unhold(sh *appendShard, seg *openSegment) {
+	seg.fd, seg.held = -1, false
+	if i := slices.Index(sh.held, seg.ref.Hash); i >= 0 {
+		sh.held = slices.Delete(sh.held, i, i+1)
+	}
+}
+
+// closeOpen closes hash's open segment, if any: its descriptor is
+// released and no entry is appended to it again. sh is locked.
+func (s *Spool) closeOpen(sh *appendShard, hash uint64) {
+	seg, ok := sh.open[hash]
+	if !ok {
+		return
+	}
+	if s.log.Enabled(context.Background(), slog.LevelDebug) {
+		s.log.Debug("spool segment closed", "segment", seg.ref.String(), "bytes", seg.size, "entries", seg.entries, "last", seg.last, "held", seg.held)
+	}
+	s.release(sh, hash)
+	delete(sh.open, hash)
+	s.c.segmentsClosed.Add(1)
+}
+
+// closeSegments closes every open segment (Close).
+func (s *Spool) closeSegments() {
+	for i := range s.app.shards {
+		sh := &s.app.shards[i]
+		sh.mu.Lock()
+		for hash := range sh.open {
+			s.closeOpen(sh, hash)
+		}
+		sh.mu.Unlock()
+	}
 }
 
 // QuarantineRange copies the bad range r of segment g into quarantine/,

@@ -44,6 +44,11 @@ type Options struct {
 	// 1,024 entries; SegmentMaxEntries 1 publishes one file per entry.
 	SegmentMaxBytes   int64
 	SegmentMaxEntries int
+	// SegmentOpenFiles is how many open segments keep their descriptor
+	// between appends (see append.go); beyond it the oldest held is
+	// closed, and a segment without one is opened, appended to and closed
+	// for each entry. 0 holds none. DefaultOptions gives 1,024.
+	SegmentOpenFiles int
 	// ReadOnly opens an existing spool for a dry run (`spoold load`):
 	// Open creates and writes nothing (no directory, no lock file, no
 	// pid, no marker; it still flocks the existing lock), the directory
@@ -56,12 +61,14 @@ type Options struct {
 const (
 	MinSegmentBytes = 4 << 10
 	MaxSegmentBytes = MaxSegmentLen
+	// MaxSegmentOpenFiles bounds Options.SegmentOpenFiles.
+	MaxSegmentOpenFiles = 1 << 16
 )
 
 // DefaultOptions returns levels "1:2", the fsync policy none and segments
 // of at most 1 MiB and 1,024 entries.
 func DefaultOptions() Options {
-	return Options{Levels: "1:2", Fsync: FsyncNone, SegmentMaxBytes: 1 << 20, SegmentMaxEntries: 1024}
+	return Options{Levels: "1:2", Fsync: FsyncNone, SegmentMaxBytes: 1 << 20, SegmentMaxEntries: 1024, SegmentOpenFiles: 1024}
 }
 
 // checkSegments fills in the segment limits' defaults (for zero) and
@@ -79,6 +86,8 @@ func (o *Options) checkSegments() error {
 		return fmt.Errorf("open spool: segment size limit %d not in %d..%d bytes", o.SegmentMaxBytes, MinSegmentBytes, MaxSegmentBytes)
 	case o.SegmentMaxEntries < 1 || o.SegmentMaxEntries > 1<<20:
 		return fmt.Errorf("open spool: segment entry limit %d not in 1..%d", o.SegmentMaxEntries, 1<<20)
+	case o.SegmentOpenFiles < 0 || o.SegmentOpenFiles > MaxSegmentOpenFiles:
+		return fmt.Errorf("open spool: open segment descriptors %d not in 0..%d", o.SegmentOpenFiles, MaxSegmentOpenFiles)
 	}
 	return nil
 }
@@ -186,6 +195,7 @@ func Open(opts Options) (*Spool, error) {
 
 		segMaxBytes:   opts.SegmentMaxBytes,
 		segMaxEntries: opts.SegmentMaxEntries,
+		app:           appender{perShard: (opts.SegmentOpenFiles + appendShards - 1) / appendShards},
 	}
 	if err := s.open(opts.PrecreateDirs); err != nil {
 		_ = s.closeFiles()
@@ -378,6 +388,7 @@ func (s *Spool) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.closeSegments()
 	return s.closeFiles()
 }
 

@@ -71,7 +71,7 @@ func (s *Spool) write(e *Entry) (Ref, error) {
 		_ = os.Remove(tmp) // never acknowledged
 		return Ref{}, err
 	}
-	s.count(len(buf))
+	s.count(1, len(buf))
 	return ref, nil
 }
 

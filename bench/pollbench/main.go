@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/spool"
 	"golang.org/x/sys/unix"
@@ -42,7 +43,7 @@ func poll(args []string) int {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	ts, err := poller.LoadTargets(targets, nil)
+	ts, err := fleet.LoadTargets(targets, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pollbench:", err)
 		return 1

@@ -1,4 +1,4 @@
-// Command tablebench is the tables half of bench/poller.sh (issue 14): it
+// Command tablebench is the tables half of bench/poller.sh: it
 // discovers and polls the targets of a targets file (a simulated fleet with
 // the if-mib profile) into a scratch spool, then polls the first
 // --write-devices of them into a second spool and creates and writes their
@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
@@ -81,7 +82,7 @@ func (v *modeValue) Set(s string) (err error) {
 }
 
 func bench(po poller.Options, targetsFile, spoolDir, rrdDir string, writeDevices int) error {
-	ts, err := poller.LoadTargets(targetsFile, nil)
+	ts, err := fleet.LoadTargets(targetsFile, nil)
 	if err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ type rig struct {
 	ix *shm.Index
 }
 
-func newRig(po poller.Options, ts []*poller.Target, dir string) (*rig, error) {
+func newRig(po poller.Options, ts []*fleet.Target, dir string) (*rig, error) {
 	so := spool.DefaultOptions()
 	so.PrecreateDirs, so.Dir = true, dir
 	sp, err := spool.Open(so)
@@ -149,7 +150,7 @@ func newRig(po poller.Options, ts []*poller.Target, dir string) (*rig, error) {
 
 // writeFiles polls ts once (discovering them first) and times the writer's
 // creation and update of every file of that cycle.
-func writeFiles(po poller.Options, ts []*poller.Target, spoolDir, rrdDir string) (time.Duration, error) {
+func writeFiles(po poller.Options, ts []*fleet.Target, spoolDir, rrdDir string) (time.Duration, error) {
 	r, err := newRig(po, ts, spoolDir)
 	if err != nil {
 		return 0, err
@@ -158,14 +159,14 @@ func writeFiles(po poller.Options, ts []*poller.Target, spoolDir, rrdDir string)
 	if st := r.p.Cycle(context.Background()); st.OK != len(ts) {
 		return 0, fmt.Errorf("write cycle: %+v", st)
 	}
-	byName := map[string]*poller.Target{}
+	byName := map[string]*fleet.Target{}
 	for _, t := range ts {
 		byName[t.Name] = t
 	}
 	wo := rrdwriter.DefaultOptions()
 	wo.Dir, wo.WriteDelay, wo.WriteJitter, wo.Writers = rrdDir, 0, 0, writers
 	wo.Layout = func(key string) (rrd.Layout, bool) {
-		name, _ := poller.SplitKey(key)
+		name, _ := fleet.SplitKey(key)
 		if t := byName[name]; t != nil {
 			return t.RRDLayout(key, po.Interval)
 		}

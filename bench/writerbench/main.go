@@ -1,7 +1,8 @@
 // Command writerbench measures RRD write throughput for bench/writer.sh:
 // spoold's writer (spool entries on disk → RRD files, entries removed),
 // rrdcached (BATCH of UPDATEs, then FLUSHALL until STATS show every value
-// written) and one rrdtool process per file. It prints values per second,
+// written), one rrdtool process per file, and the native update path's
+// own cost (native.go). It prints values per second,
 // (spoold, rrdcached) pages written back to disk per file updated,
 // (spoold) 4 KiB pages read in from disk per second of the timed part, and
 // (spoold, rrdcached) µs of CPU per file updated.
@@ -37,7 +38,7 @@ import (
 const start = int64(1_700_000_100)
 
 var (
-	mode    = flag.String("mode", "", "create | spoold | rrdcached | cli")
+	mode    = flag.String("mode", "", "create | spoold | rrdcached | cli | native")
 	dir     = flag.String("dir", "", "RRD directory")
 	spoolD  = flag.String("spool", "", "spool directory (spoold)")
 	files   = flag.Int("files", 10000, "RRD files")
@@ -65,6 +66,8 @@ func main() {
 		err = runRRDCached()
 	case "cli":
 		err = runCLI()
+	case "native":
+		err = runNative()
 	default:
 		err = fmt.Errorf("unknown mode %q", *mode)
 	}

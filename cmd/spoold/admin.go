@@ -11,6 +11,7 @@ import (
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached/spoolbackend"
 	"github.com/spoold/spoold/rrdwriter"
 )
@@ -54,6 +55,9 @@ func (d *daemon) metricsRegistry() *prometheus.Registry {
 		d.mibs,
 		spoolbackend.NewCollector(d.proto.backend.BackendStats),
 	)
+	if d.native != nil {
+		reg.MustRegister(rrd.NewFilesCollector(d.native.Files.Stats))
+	}
 	d.reg = reg
 	return reg
 }
@@ -67,10 +71,10 @@ func (d *daemon) Status() admin.Status {
 	}
 	devices := d.pl.Statuses()
 	targets := make([]admin.TargetStatus, 0, len(devices))
-	fl := d.fleet.get()
+	fl := d.fleet.Get()
 	for _, dev := range devices {
 		ts := admin.NewTargetStatus(dev, byKey[dev.Name])
-		if t := fl.byName[dev.Name]; t != nil {
+		if t, ok := fl.Target(dev.Name); ok {
 			for _, g := range keyGraphs(t, dev.Name) {
 				ts.Graphs = append(ts.Graphs, g.Name)
 			}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/loader"
-	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -132,7 +132,7 @@ func checkRanges(t *testing.T, arg string, c *config) {
 		{c.poller.MaxVarbinds >= 1 && c.poller.MaxVarbinds <= 1000, "--poll-max-varbinds 1 to 1000"},
 		{c.poller.CycleTimeout >= 0 && c.poller.CycleTimeout <= c.poller.Interval, "--poll-cycle-timeout 0 to --poll-interval"},
 		{c.poller.Interval >= time.Second, "--poll-interval at least 1s"},
-		{c.poller.Shard == (poller.Shard{}) || c.poller.Shard.K >= 1 && c.poller.Shard.K <= c.poller.Shard.N && c.poller.Shard.N <= 4096, "--shard K/N, 1 ≤ K ≤ N ≤ 4096"},
+		{c.poller.Shard == (fleet.Shard{}) || c.poller.Shard.K >= 1 && c.poller.Shard.K <= c.poller.Shard.N && c.poller.Shard.N <= 4096, "--shard K/N, 1 ≤ K ≤ N ≤ 4096"},
 	} {
 		if !r.ok {
 			t.Fatalf("%s accepted: want %s", arg, r.what)

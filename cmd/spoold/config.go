@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/spoold/spoold/admin"
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/internal/fileutil"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
@@ -104,6 +105,8 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.Var(&rrdSyncValue{&c.writer.RRDFsync}, "rrd-fsync", "durability of RRD updates before their spool entries are removed: none (kernel writeback), batch (one syncfs for the files updated meanwhile), always (fdatasync each file)")
 	fs.DurationVar(&c.writer.FutureTolerance, "future-tolerance", c.writer.FutureTolerance, "quarantine, never write, a spooled value dated further ahead of the clock than this (written, it would hide every real poll before its date)")
 	fs.BoolVar(&c.writer.Prefetch, "write-prefetch", c.writer.Prefetch, "ask the kernel for every page an RRD update will touch at once, before the update")
+	fs.BoolVar(&c.writer.Native, "rrd-native", c.writer.Native, "update RRD files in Go, writing the bytes librrd 1.7 writes (librrd for the files and values it does not handle); false = every update through librrd")
+	fs.IntVar(&c.writer.OpenFiles, "rrd-open-files", c.writer.OpenFiles, "most RRD files whose parsed headers the native update path keeps between updates (each update opens its file for the update only)")
 	fs.Float64Var(&c.writer.WriteRate, "write-rate", c.writer.WriteRate, "most RRD files written per second (0 = no cap); graphs and shutdown bypass it")
 	fs.DurationVar(&c.writer.BackoffMin, "write-backoff-min", c.writer.BackoffMin, "first wait before retrying an RRD file whose write failed (full disk, read-only, permissions); doubles per failure")
 	fs.DurationVar(&c.writer.BackoffMax, "write-backoff-max", c.writer.BackoffMax, "longest wait before retrying an RRD file whose write failed")
@@ -148,6 +151,12 @@ const minKeysZone = 1 << 10
 // alike: first each flag against its documented range, so that the error
 // names the flag; then each package's own validation of the options built
 // from the flags (what New would refuse), named by the flags behind them.
+// fleetFiles are the configuration files a fleet generation loads, and
+// the poll interval its RRD layouts take as their step.
+func (c *config) fleetFiles() fleet.Files {
+	return fleet.Files{Targets: c.targetsFile, Profiles: c.profilesFile, MIBDirs: c.mibDirs, Step: c.poller.Interval}
+}
+
 func (c *config) check() error {
 	if err := c.checkFlags(); err != nil {
 		return err
@@ -197,7 +206,7 @@ func (c *config) checkFlags() error {
 		{c.poller.Interval < time.Second, "poll-interval", "must be at least 1s"},
 		{c.poller.Concurrency < 1, "poll-concurrency", "must be at least 1"},
 		{c.poller.Timeout <= 0, "poll-timeout", "must be positive"},
-		{c.poller.Retries < 0 || c.poller.Retries > poller.MaxRetries, "poll-retries", fmt.Sprintf("must be 0 to %d", poller.MaxRetries)},
+		{c.poller.Retries < 0 || c.poller.Retries > fleet.MaxRetries, "poll-retries", fmt.Sprintf("must be 0 to %d", fleet.MaxRetries)},
 		{c.poller.CycleTimeout < 0 || c.poller.CycleTimeout > c.poller.Interval, "poll-cycle-timeout", "must be 0 to --poll-interval"},
 		{c.poller.MaxVarbinds < 1 || c.poller.MaxVarbinds > poller.MaxVarbinds, "poll-max-varbinds", fmt.Sprintf("must be 1 to %d", poller.MaxVarbinds)},
 		{c.poller.MaxRepetitions < 1 || c.poller.MaxRepetitions > poller.MaxRepetitions, "poll-max-repetitions", fmt.Sprintf("must be 1 to %d", poller.MaxRepetitions)},
@@ -211,6 +220,7 @@ func (c *config) checkFlags() error {
 		{c.rescanInterval < 0, "rescan-interval", "must be >= 0"},
 		{c.spool.SegmentMaxBytes < spool.MinSegmentBytes || c.spool.SegmentMaxBytes > spool.MaxSegmentBytes, "segment-max-bytes", "must be 4k to 64m"},
 		{c.spool.SegmentMaxEntries < 1 || c.spool.SegmentMaxEntries > 1<<20, "segment-max-entries", "must be 1 to 1048576"},
+		{c.spool.SegmentOpenFiles < 0 || c.spool.SegmentOpenFiles > spool.MaxSegmentOpenFiles, "segment-open-files", "must be 0 to 65536"},
 		{c.writer.FutureTolerance < 0, "future-tolerance", "must be >= 0"},
 		{c.writer.WriteDelay < 0, "write-delay", "must be >= 0"},
 		{c.writer.WriteJitter < 0, "write-jitter", "must be >= 0"},

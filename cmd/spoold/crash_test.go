@@ -38,9 +38,9 @@ var phaseNames = [numPhases]string{"poll", "load", "flush"}
 // entries.
 func crashArgs(r *ledgerRig, throttleLoader bool) []string {
 	if throttleLoader {
-		return r.args("--loader-files", "1", "--loader-sleep", "200ms", "--write-delay", "100ms", "--write-jitter", "0", "--admin-status-cache", "0")
+		return r.args(append([]string{"--loader-files", "1", "--loader-sleep", "200ms", "--write-delay", "100ms", "--write-jitter", "0", "--admin-status-cache", "0"}, traceArgs...)...)
 	}
-	return r.args("--loader-sleep", "0", "--write-delay", "2s", "--write-jitter", "1s", "--admin-status-cache", "0")
+	return r.args(append([]string{"--loader-sleep", "0", "--write-delay", "2s", "--write-jitter", "1s", "--admin-status-cache", "0"}, traceArgs...)...)
 }
 
 func loaderDone(st map[string]any) bool {
@@ -52,10 +52,12 @@ func loaderDone(st map[string]any) bool {
 // random 50 to 1500 ms, and kills it with SIGKILL. It returns the phase the
 // daemon was in: the start-up walk or the writer's batches in flight as
 // /status showed them just before the kill, or a POST /flush sent and not
-// yet answered at the kill.
-func crashTrial(t *testing.T, r *ledgerRig, want crashPhase, rng *rand.Rand) crashPhase {
+// yet answered at the kill. The trial's trace goes into tr.
+func crashTrial(t *testing.T, r *ledgerRig, want crashPhase, rng *rand.Rand, tr *crashTrace) crashPhase {
 	t.Helper()
+	r.ledger.trial.Store(int32(len(tr.trials)))
 	p := startDaemon(t, crashArgs(r, want == phaseLoad)...)
+	defer func() { <-p.logged; tr.add(t, r, p.stderr.String()) }()
 	delay := 50*time.Millisecond + time.Duration(rng.Int64N(int64(1450*time.Millisecond)))
 	if want != phaseLoad {
 		p.waitFor(t, "the loader to finish", loaderDone)
@@ -119,10 +121,12 @@ func (f *flushCall) open() bool {
 }
 
 // drain runs a last daemon until its loader is done and stops it with
-// SIGTERM, which flushes everything pending.
-func drain(t *testing.T, r *ledgerRig) {
+// SIGTERM, which flushes everything pending; its trace goes into tr.
+func drain(t *testing.T, r *ledgerRig, tr *crashTrace) {
 	t.Helper()
+	r.ledger.trial.Store(int32(len(tr.trials)))
 	p := startDaemon(t, crashArgs(r, false)...)
+	defer func() { <-p.logged; tr.add(t, r, p.stderr.String()) }()
 	p.waitFor(t, "the loader to finish", loaderDone)
 	if err := p.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("the draining daemon exited with %v:\n%s", err, p.stderr)
@@ -146,10 +150,11 @@ func TestCrashTrials(t *testing.T) {
 	r := newLedgerRig(t, t.TempDir(), rigOptions{devices: crashDevices, pregen: crashPregen, precreate: true})
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 6))
 	var hits [numPhases]int
+	tr := &crashTrace{}
 	for i := range *crashTrials {
-		hits[crashTrial(t, r, crashPhase(i%int(numPhases)), rng)]++
+		hits[crashTrial(t, r, crashPhase(i%int(numPhases)), rng, tr)]++
 	}
-	drain(t, r)
+	drain(t, r, tr)
 	r.ledger.stop()
 	if left := spoolEntries(t, r.dir); len(left) != 0 {
 		t.Errorf("%d entries left in the spool after the draining shutdown", len(left))
@@ -158,6 +163,9 @@ func TestCrashTrials(t *testing.T) {
 	t.Logf("crash: phases at the kill: poll=%d load=%d flush=%d; entries published=%d (values read %d), rrd rows checked=%d",
 		hits[phasePoll], hits[phaseLoad], hits[phaseFlush], v.published, v.published-v.unread, v.checked)
 	fmt.Printf("crash: trials=%d lost=%d doubled=%d quarantined=%d\n", *crashTrials, v.lost, v.doubled, v.quarantined)
+	tr.report(t, r, "lost", v.lostRefs)
+	tr.report(t, r, "doubled", v.doubledRefs)
+	tr.report(t, r, "quarantined", v.quarantinedRefs)
 	if v.lost != 0 || v.doubled != 0 || v.quarantined != 0 || v.badRates != 0 {
 		t.Errorf("lost=%d doubled=%d quarantined=%d rates off=%d", v.lost, v.doubled, v.quarantined, v.badRates)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/spoold/spoold/diskstat"
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/poller/mib"
@@ -34,16 +35,19 @@ type daemon struct {
 	log      *slog.Logger
 	started  time.Time
 
-	sp    *spool.Spool
-	ix    *shm.Index
-	ld    *loader.Loader
-	wr    *rrdwriter.Writer
-	pl    *poller.Poller
-	proto protocol // the rrdcached protocol (rrdcached.go)
-	fleet fleetHolder
-	admin adminServer
-	disk  *diskstat.Load
-	live  liveness // for the systemd watchdog (notify.go)
+	sp *spool.Spool
+	ix *shm.Index
+	ld *loader.Loader
+	wr *rrdwriter.Writer
+	// native is the writer's native RRD update path (nil with
+	// --rrd-native=false or --forward): its kept headers are dropped last.
+	native *rrdwriter.NativeRRD
+	pl     *poller.Poller
+	proto  protocol // the rrdcached protocol (rrdcached.go)
+	fleet  fleet.Current
+	admin  adminServer
+	disk   *diskstat.Load
+	live   liveness // for the systemd watchdog (notify.go)
 	// nextRescan is when the loader loop walks the spool again, Unix
 	// nanoseconds; 0 while a walk runs or when no rescan is scheduled.
 	nextRescan atomic.Int64
@@ -62,7 +66,7 @@ type daemon struct {
 
 	// loadFleet reads the targets and profiles files, at start and on
 	// SIGHUP (tests replace it).
-	loadFleet func() (*fleet, error)
+	loadFleet func() (*fleet.Generation, error)
 	// mibs is what the loads of --mib-dir keep: their counts, and the
 	// last load, which a SIGHUP with every MIB file unchanged reuses.
 	mibs *mib.Loader
@@ -85,12 +89,12 @@ func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemo
 	d := &daemon{cfg: cfg, settings: settings, log: log, started: time.Now()}
 	d.flushCtx, d.flushCancel = context.WithCancel(context.Background())
 	d.mibs = mib.NewLoader(nil) // registered with /metrics' registry
-	d.loadFleet = func() (*fleet, error) { return loadFleet(&cfg, d.mibs) }
+	d.loadFleet = func() (*fleet.Generation, error) { return fleet.Load(cfg.fleetFiles(), d.mibs) }
 	f, err := preflight(cfg, d.mibs)
 	if err != nil {
 		return nil, err
 	}
-	d.fleet.set(f)
+	d.fleet.Set(f)
 	cfg.spool.Logger = log.With("component", "spool")
 	if d.sp, err = spool.Open(cfg.spool); err != nil {
 		return nil, err
@@ -102,7 +106,7 @@ func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemo
 	return d, nil
 }
 
-func (d *daemon) build(cfg config, f *fleet) error {
+func (d *daemon) build(cfg config, f *fleet.Generation) error {
 	var err error
 	if d.ix, err = shm.New(cfg.index); err != nil {
 		return err
@@ -114,10 +118,11 @@ func (d *daemon) build(cfg config, f *fleet) error {
 	}
 	d.disk = diskstat.NewLoad(cfg.diskStatsInterval)
 	wo := cfg.writer
-	wo.Layout, wo.Logger, wo.Ready = d.fleet.rrdLayout, d.log.With("component", "writer"), d.ld
+	wo.Layout, wo.Logger, wo.Ready = d.fleet.Layout, d.log.With("component", "writer"), d.ld
 	wo.OnTick = d.live.writerWoke
 	if wo.RRD == nil && wo.Forward == "" {
-		wo.RRD = rrdwriter.LibRRD()
+		wo.RRD = rrdwriter.LocalRRD(wo)
+		d.native, _ = wo.RRD.(*rrdwriter.NativeRRD)
 	}
 	if wo.Forward == "" { // forwarded updates do no local disk I/O to meter
 		wo.RRD = meteredRRD{wo.RRD, &d.disk.Updates}
@@ -138,16 +143,16 @@ func (d *daemon) build(cfg config, f *fleet) error {
 			onCycle(st)
 		}
 	}
-	d.pl, err = poller.New(po, f.targets, meteredSpool{d.sp, &d.disk.Cycles}, d.ix, d.log.With("component", "poller"))
+	d.pl, err = poller.New(po, f.Targets, meteredSpool{d.sp, &d.disk.Cycles}, d.ix, d.log.With("component", "poller"))
 	d.logMIBErrors(f)
 	return err
 }
 
 // logMIBErrors logs what of --mib-dir did not load; the names of the rest
 // resolve, and a profile using a missing one failed to load already.
-func (d *daemon) logMIBErrors(f *fleet) {
-	if f.mibErr != nil {
-		d.log.Error("some MIB files did not load; the others are in use", "err", f.mibErr)
+func (d *daemon) logMIBErrors(f *fleet.Generation) {
+	if f.MIBErr != nil {
+		d.log.Error("some MIB files did not load; the others are in use", "err", f.MIBErr)
 	}
 }
 
@@ -160,7 +165,7 @@ func (d *daemon) start() {
 	d.writeCancel, d.writeDone = d.goRun("writer", d.wr.Run)
 	d.loadCancel, d.loadDone = d.goRun("loader", d.loaderLoop)
 	d.pollCancel, d.pollDone = d.goRun("poller", d.pl.Run)
-	d.log.Info("spoold started", "version", versionString(), "targets", len(d.fleet.get().targets),
+	d.log.Info("spoold started", "version", versionString(), "targets", len(d.fleet.Get().Targets),
 		"spool", d.cfg.spool.Dir, "rrd_dir", d.cfg.writer.Dir, "pid", os.Getpid())
 }
 
@@ -289,6 +294,11 @@ func (d *daemon) stopOrdered() error {
 	if err := d.wr.WaitFlushes(wait); err != nil {
 		return fmt.Errorf("stop: a flush still runs, the spool is left to the exit: %w", err)
 	}
+	if d.native != nil {
+		if err := d.native.Close(); err != nil {
+			d.log.Warn("drop the native update path's RRD headers", "err", err)
+		}
+	}
 	return d.sp.Close()
 }
 
@@ -331,15 +341,15 @@ func (d *daemon) logOrphans() {
 func (d *daemon) reload() {
 	f, err := d.loadFleet()
 	if err == nil {
-		err = d.pl.SetTargets(f.targets)
+		err = d.pl.SetTargets(f.Targets)
 	}
 	if err != nil {
 		d.log.Error("reload: keeping the running targets", "err", err)
 		return
 	}
-	d.fleet.set(f)
+	d.fleet.Set(f)
 	d.logMIBErrors(f)
-	d.log.Info("reloaded targets and profiles", "targets", len(f.targets))
+	d.log.Info("reloaded targets and profiles", "targets", len(f.Targets))
 }
 
 // flushAll writes everything pending now (SIGUSR1, POST /flush).
@@ -388,13 +398,13 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 // config.check did), and all that `spoold -t` checks: the targets and
 // profiles files parse, and files can be created in --rrd-dir. It returns
 // the fleet of the files.
-func preflight(cfg config, m *mib.Loader) (*fleet, error) {
-	f, err := loadFleet(&cfg, m)
+func preflight(cfg config, m *mib.Loader) (*fleet.Generation, error) {
+	f, err := fleet.Load(cfg.fleetFiles(), m)
 	if err != nil {
 		return nil, err
 	}
-	if f.mibErr != nil && cfg.checkOnly {
-		return nil, fmt.Errorf("check --mib-dir: %w", f.mibErr)
+	if f.MIBErr != nil && cfg.checkOnly {
+		return nil, fmt.Errorf("check --mib-dir: %w", f.MIBErr)
 	}
 	if err := rrdwriter.CheckDir(cfg.writer.Dir); err != nil {
 		return nil, fmt.Errorf("check --rrd-dir: %w", err)
@@ -411,7 +421,7 @@ func checkConfig(cfg config, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	printSettings(stdout, settings(fs))
-	fmt.Fprintf(stdout, "spoold: configuration ok: %d targets\n", len(f.targets))
+	fmt.Fprintf(stdout, "spoold: configuration ok: %d targets\n", len(f.Targets))
 	return exitOK
 }
 

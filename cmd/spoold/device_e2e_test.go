@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/admin"
-	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/simulate"
 )
 
@@ -61,7 +61,7 @@ func TestDevicePageListsTheInterfaces(t *testing.T) {
 	if page := string(get(t, p.admin+admin.DeviceURL(name))); !strings.Contains(page, `class="tmpl" href="/device/`+name+`?template=octets"`) {
 		t.Errorf("the device page does not offer the profile's octets template")
 	}
-	key := name + "/" + poller.InstanceSegment(ifcs[0].Name)
+	key := name + "/" + fleet.InstanceSegment(ifcs[0].Name)
 	if img := get(t, p.admin+admin.GraphKeyURL(key, "octets", nil)); !bytes.HasPrefix(img, []byte("\x89PNG")) {
 		t.Errorf("the octets graph of %s is not a PNG", key)
 	}

@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/internal/testing/spoolgen"
 	"github.com/spoold/spoold/internal/testing/testenv"
-	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/simulate"
 	"github.com/spoold/spoold/spool"
 )
@@ -32,7 +32,7 @@ import (
 type e2eFleet struct {
 	sim     *simulate.Simulator
 	targets string
-	profile *poller.Profile
+	profile *fleet.Profile
 }
 
 const e2eInterfaces = 2
@@ -41,7 +41,7 @@ func startFleet(t testing.TB, devices int) *e2eFleet {
 	t.Helper()
 	sim := startSimulator(t, devices)
 	f := &e2eFleet{sim: sim, targets: writeTargets(t, sim, fmt.Sprintf("if-mib:%d", e2eInterfaces))}
-	f.profile, _ = poller.IfMIBProfile(e2eInterfaces)
+	f.profile, _ = fleet.IfMIBProfile(e2eInterfaces)
 	return f
 }
 
@@ -87,7 +87,7 @@ func writeTargets(t testing.TB, sim *simulate.Simulator, profile string) string 
 
 // truthRate is the per-second rate of device i's data source ds, computed
 // from the simulator's known counters.
-func (f *e2eFleet) truthRate(i int, ds poller.DS) float64 {
+func (f *e2eFleet) truthRate(i int, ds fleet.DS) float64 {
 	return truthRateOf(f.sim.Fleet(), i, ds.OID)
 }
 
@@ -123,6 +123,8 @@ type daemonProc struct {
 	admin  string // base URL, from the start-up log
 	stderr *logBuf
 	exited chan error
+	// logged is closed once every line of stderr is in the buffer.
+	logged chan struct{}
 }
 
 func startDaemon(t testing.TB, args ...string) *daemonProc {
@@ -131,12 +133,13 @@ func startDaemon(t testing.TB, args ...string) *daemonProc {
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
-	p := &daemonProc{cmd: cmd, stderr: &logBuf{}, exited: make(chan error, 1)}
+	p := &daemonProc{cmd: cmd, stderr: &logBuf{}, exited: make(chan error, 1), logged: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	url := make(chan string, 1)
 	go func() {
+		defer close(p.logged)
 		sc := bufio.NewScanner(pr)
 		re := regexp.MustCompile(`msg="admin server listening".* url=(\S+)`)
 		for sc.Scan() {

@@ -24,6 +24,7 @@ func addSpoolFlags(fs *pflag.FlagSet, o *spool.Options) {
 	fs.Var(&fsyncValue{&o.Fsync}, "fsync", "durability of spool writes: none (kernel writeback), batch (one syncfs per poll cycle), always (fsync every entry)")
 	fs.Var(&sizeValue{&o.SegmentMaxBytes}, "segment-max-bytes", `close a target's open spool segment (start a new file) before it passes this size, nginx size syntax ("1m"; 4k to 64m)`)
 	fs.IntVar(&o.SegmentMaxEntries, "segment-max-entries", o.SegmentMaxEntries, "close a target's open spool segment after this many poll results (1 = one file per poll, as before segments)")
+	fs.IntVar(&o.SegmentOpenFiles, "segment-open-files", o.SegmentOpenFiles, "most open spool segments whose descriptor stays open between appends (0 = open, append and close for each entry)")
 }
 
 func addIndexFlags(fs *pflag.FlagSet, o *shm.Options) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
@@ -109,7 +110,7 @@ func TestConfigurationDocStatesTheRanges(t *testing.T) {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	doc := readDocFlags(t)
 	for flag, want := range map[string]string{
-		"poll-retries":         fmt.Sprintf("`0` to `%d`", poller.MaxRetries),
+		"poll-retries":         fmt.Sprintf("`0` to `%d`", fleet.MaxRetries),
 		"poll-max-varbinds":    fmt.Sprintf("`1` to `%d`", poller.MaxVarbinds),
 		"poll-max-repetitions": fmt.Sprintf("`1` to `%d`", poller.MaxRepetitions),
 		"poll-max-table-rows":  fmt.Sprintf("`1` to `%d`", poller.MaxTableRows),

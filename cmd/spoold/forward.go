@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/rrdwriter"
@@ -35,16 +36,16 @@ func (c *config) checkForwardFlags() error {
 	return nil
 }
 
-type shardValue struct{ p *poller.Shard }
+type shardValue struct{ p *fleet.Shard }
 
 func (v *shardValue) String() string { return v.p.String() }
 func (v *shardValue) Type() string   { return "K/N" }
 func (v *shardValue) Set(s string) (err error) {
 	if s == "" {
-		*v.p = poller.Shard{}
+		*v.p = fleet.Shard{}
 		return nil
 	}
-	*v.p, err = poller.ParseShard(s)
+	*v.p, err = fleet.ParseShard(s)
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spoold/spoold/admin"
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
@@ -17,16 +18,16 @@ import (
 // GraphTemplate and Rows).
 
 // graphKey returns the configured target of key, a target's name or a row
-// key of one of its tables (poller.Target.KeyDS), key's data sources, and
+// key of one of its tables (fleet.Target.KeyDS), key's data sources, and
 // the row the poller lists for a row key (a discovered or gone row; zero
 // if it lists none). A row key the poller does not list must have its RRD
 // file already (a row gone before this process started): a URL cannot
 // make the writer track keys that were never written (the file is looked
 // up, never opened, through rrd.RRDPath).
-func (d *daemon) graphKey(key string) (*poller.Target, []string, poller.RowStatus, error) {
-	name, _ := poller.SplitKey(key)
-	t, ok := d.fleet.get().byName[name]
-	var ds []poller.DS
+func (d *daemon) graphKey(key string) (*fleet.Target, []string, poller.RowStatus, error) {
+	name, _ := fleet.SplitKey(key)
+	t, ok := d.fleet.Get().Target(name)
+	var ds []fleet.DS
 	if ok {
 		ds, ok = t.KeyDS(key)
 	}
@@ -40,7 +41,7 @@ func (d *daemon) graphKey(key string) (*poller.Target, []string, poller.RowStatu
 	if !ok {
 		return nil, nil, poller.RowStatus{}, fmt.Errorf("graph %q: %w", key, admin.ErrUnknownTarget)
 	}
-	return t, poller.DSNames(ds), row, nil
+	return t, fleet.DSNames(ds), row, nil
 }
 
 // row returns the row of target whose key is key, as the poller lists it.
@@ -59,12 +60,12 @@ func (d *daemon) row(target, key string) (poller.RowStatus, bool) {
 // load, memory; an if-mib row's traffic, packets, errors), the built-in
 // ones first, in their order (a profile's template of a built-in's name in
 // its place), then the profile's others in the profiles file's order.
-func keyGraphs(t *poller.Target, key string) []*rrdwriter.GraphTemplate {
+func keyGraphs(t *fleet.Target, key string) []*rrdwriter.GraphTemplate {
 	ds, ok := t.KeyDS(key)
 	if !ok {
 		return nil
 	}
-	names := poller.DSNames(ds)
+	names := fleet.DSNames(ds)
 	own := t.Profile.Graphs
 	var out []*rrdwriter.GraphTemplate
 	for _, g := range rrdwriter.BuiltinGraphTemplates() {
@@ -107,7 +108,7 @@ func (d *daemon) GraphTemplate(key, name string) (*rrdwriter.GraphTemplate, rrdw
 // gives it, or the segment itself.
 func rowInstance(key string) string {
 	seg := key[strings.LastIndexByte(key, '/')+1:]
-	if n, ok := poller.InstanceName(seg); ok && n != "" {
+	if n, ok := fleet.InstanceName(seg); ok && n != "" {
 		return n
 	}
 	return seg
@@ -118,7 +119,7 @@ func rowInstance(key string) string {
 // with the graph templates of its file. A target of another shard has
 // none.
 func (d *daemon) Rows(target string) ([]admin.RowStatus, error) {
-	t, ok := d.fleet.get().byName[target]
+	t, ok := d.fleet.Get().Target(target)
 	if !ok {
 		return nil, fmt.Errorf("rows of %q: %w", target, admin.ErrUnknownTarget)
 	}

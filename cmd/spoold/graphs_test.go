@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/rrdwriter"
 )
 
@@ -13,7 +13,7 @@ import (
 // built-in's name replaces it, in its place, for that profile only; a
 // template is offered to the keys whose data sources it fits.
 func TestKeyGraphsOfAProfile(t *testing.T) {
-	ps, err := poller.ParseProfiles(strings.NewReader(`profile sw
+	ps, err := fleet.ParseProfiles(strings.NewReader(`profile sw
   ds uptime sysUpTime.0 GAUGE 0 U
   use if-mib
   graph traffic
@@ -26,8 +26,8 @@ func TestKeyGraphsOfAProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw := &poller.Target{Name: "s1", Profile: ps["sw"]}
-	std := &poller.Target{Name: "s2", Profile: poller.IfMIBTableProfile()}
+	sw := &fleet.Target{Name: "s1", Profile: ps["sw"]}
+	std := &fleet.Target{Name: "s2", Profile: fleet.IfMIBTableProfile()}
 	names := func(gs []*rrdwriter.GraphTemplate) (out []string) {
 		for _, g := range gs {
 			out = append(out, g.Name)

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -26,10 +29,42 @@ type spoolLedger struct {
 	done chan struct{}
 	read map[string]int64 // path → bytes of it read (good entries)
 
+	// trial is the crash trial under way, set by the test, for the
+	// sources and events below.
+	trial atomic.Int32
+
 	mu       sync.Mutex
 	entries  map[spool.Ref][]spool.Entry // every version published of a poll time
 	unread   map[spool.Ref]bool          // a segment gone before the ledger read it: its first entry
 	overflow bool                        // the kernel dropped events: the ledger is incomplete
+	sources  map[spool.Ref][]entrySource // where each version was read
+	events   map[string][]pathEvent      // what happened to each segment name
+}
+
+// entrySource is where the ledger read an entry: the segment file (its
+// path and inode), the entry's offset in it, and the trial under way.
+type entrySource struct {
+	path  string
+	ino   uint64
+	off   int64
+	trial int32
+}
+
+// pathEvent is a change of a segment name the ledger saw: created or
+// renamed in (with the inode the ledger found and the bytes it read),
+// deleted, or renamed away.
+type pathEvent struct {
+	trial int32
+	what  string
+	ino   uint64
+	size  int64
+}
+
+func (e pathEvent) String() string {
+	if e.ino == 0 {
+		return fmt.Sprintf("trial %d: %s", e.trial, e.what)
+	}
+	return fmt.Sprintf("trial %d: %s (inode %d, %d bytes)", e.trial, e.what, e.ino, e.size)
 }
 
 // watchSpool watches every leaf directory of a spool in the default
@@ -43,13 +78,14 @@ func watchSpool(t *testing.T, dir string) *spoolLedger {
 	l := &spoolLedger{
 		f: os.NewFile(uintptr(fd), "inotify"), dirs: map[int32]string{}, done: make(chan struct{}),
 		entries: map[spool.Ref][]spool.Entry{}, unread: map[spool.Ref]bool{}, read: map[string]int64{},
+		sources: map[spool.Ref][]entrySource{}, events: map[string][]pathEvent{},
 	}
 	leaves, _ := filepath.Glob(filepath.Join(dir, "?", "??"))
 	if len(leaves) != 16*256 {
 		t.Fatalf("spool %s has %d leaf directories, want 4096 (precreated 1:2)", dir, len(leaves))
 	}
 	for _, leaf := range leaves {
-		wd, err := unix.InotifyAddWatch(fd, leaf, unix.IN_MOVED_TO|unix.IN_MODIFY|unix.IN_CREATE|unix.IN_ONLYDIR)
+		wd, err := unix.InotifyAddWatch(fd, leaf, unix.IN_MOVED_TO|unix.IN_MODIFY|unix.IN_CREATE|unix.IN_DELETE|unix.IN_MOVED_FROM|unix.IN_ONLYDIR)
 		if err != nil {
 			l.f.Close()
 			testenv.Missing(t, "watch %s: %v (raise fs.inotify.max_user_watches)", leaf, err)
@@ -95,8 +131,14 @@ func (l *spoolLedger) run() {
 				l.mu.Unlock()
 				continue
 			}
-			if ev.Mask&(unix.IN_MOVED_TO|unix.IN_MODIFY|unix.IN_CREATE) != 0 {
-				l.record(filepath.Join(l.dirs[ev.Wd], string(bytes.TrimRight(name, "\x00"))), ev.Mask&unix.IN_MOVED_TO != 0)
+			path := filepath.Join(l.dirs[ev.Wd], string(bytes.TrimRight(name, "\x00")))
+			switch {
+			case ev.Mask&(unix.IN_MOVED_TO|unix.IN_MODIFY|unix.IN_CREATE) != 0:
+				l.record(path, ev.Mask&unix.IN_MOVED_TO != 0, ev.Mask&(unix.IN_MOVED_TO|unix.IN_CREATE) != 0)
+			case ev.Mask&unix.IN_DELETE != 0:
+				l.note(path, pathEvent{what: "deleted"})
+			case ev.Mask&unix.IN_MOVED_FROM != 0:
+				l.note(path, pathEvent{what: "renamed away"})
 			}
 		}
 	}
@@ -109,7 +151,7 @@ func (l *spoolLedger) run() {
 // entry's time, unread; a segment created in place and gone unread is not
 // (its first write may have failed: a full disk, never acknowledged). A
 // torn tail is an append in progress: the next event reads it.
-func (l *spoolLedger) record(path string, renamed bool) {
+func (l *spoolLedger) record(path string, renamed, created bool) {
 	ref, err := spool.ParseName(filepath.Base(path))
 	if err != nil {
 		return
@@ -117,7 +159,14 @@ func (l *spoolLedger) record(path string, renamed bool) {
 	if renamed {
 		delete(l.read, path)
 	}
-	data, rerr := os.ReadFile(path)
+	data, ino, rerr := readWithInode(path)
+	if created {
+		what := "created"
+		if renamed {
+			what = "renamed in"
+		}
+		l.note(path, pathEvent{what: what, ino: ino, size: int64(len(data))})
+	}
 	from := l.read[path]
 	if rerr != nil || int64(len(data)) < from {
 		if rerr != nil && from == 0 && renamed {
@@ -139,9 +188,48 @@ func (l *spoolLedger) record(path string, renamed bool) {
 		}
 		r := e.Ref()
 		l.entries[r] = append(l.entries[r], e)
+		l.sources[r] = append(l.sources[r], entrySource{path, ino, g.Offsets[i], l.trial.Load()})
 		delete(l.unread, r)
 		l.read[path] = end
 	}
+}
+
+// readWithInode reads the file at path and returns its inode too.
+func readWithInode(path string) ([]byte, uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, 0, err
+	}
+	data, err := io.ReadAll(f)
+	return data, st.Ino, err
+}
+
+// note records an event of the segment name path.
+func (l *spoolLedger) note(path string, e pathEvent) {
+	if _, err := spool.ParseName(filepath.Base(path)); err != nil {
+		return
+	}
+	e.trial = l.trial.Load()
+	l.mu.Lock()
+	l.events[path] = append(l.events[path], e)
+	l.mu.Unlock()
+}
+
+// provenance returns where the ledger read the entries of ref and what
+// happened to the names that held them; call it after stop.
+func (l *spoolLedger) provenance(ref spool.Ref) ([]entrySource, map[string][]pathEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ev := map[string][]pathEvent{}
+	for _, s := range l.sources[ref] {
+		ev[s.path] = l.events[s.path]
+	}
+	return l.sources[ref], ev
 }
 
 // snapshot returns what the ledger holds; call it after stop.

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spoold/spoold/fleet"
 )
 
 // TestSIGTERMIsHandledWhileAReloadBlocks: a SIGHUP whose reload cannot
@@ -21,7 +23,7 @@ func TestSIGTERMIsHandledWhileAReloadBlocks(t *testing.T) {
 	started := make(chan struct{}, 16)
 	var running, most atomic.Int32
 	d := &daemon{log: slog.New(slog.DiscardHandler)}
-	d.loadFleet = func() (*fleet, error) {
+	d.loadFleet = func() (*fleet.Generation, error) {
 		if n := running.Add(1); n > most.Load() {
 			most.Store(n)
 		}
@@ -64,7 +66,7 @@ func TestSIGHUPBehindAStuckReloadIsLoggedAndApplied(t *testing.T) {
 	started := make(chan struct{}, 16)
 	var logs logBuf
 	d := &daemon{log: slog.New(slog.NewTextHandler(&logs, nil)), reloadWarn: 20 * time.Millisecond}
-	d.loadFleet = func() (*fleet, error) {
+	d.loadFleet = func() (*fleet.Generation, error) {
 		started <- struct{}{}
 		<-release
 		return nil, errors.New("test: no fleet")

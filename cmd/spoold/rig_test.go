@@ -142,6 +142,19 @@ func (r *ledgerRig) heartbeat() int64 {
 type ledgerVerdict struct {
 	published, unread, checked, afterGap int
 	lost, doubled, quarantined, badRates int
+	// lostRefs, doubledRefs and quarantinedRefs are the entries counted
+	// lost, doubled and quarantined.
+	lostRefs, doubledRefs, quarantinedRefs []spool.Ref
+}
+
+func (v *ledgerVerdict) lose(r spool.Ref) {
+	v.lost++
+	v.lostRefs = append(v.lostRefs, r)
+}
+
+func (v *ledgerVerdict) double(r spool.Ref) {
+	v.doubled++
+	v.doubledRefs = append(v.doubledRefs, r)
 }
 
 // verify compares the ledger with the RRD files, read with the rrdtool
@@ -178,6 +191,7 @@ func (r *ledgerRig) verify(t *testing.T) ledgerVerdict {
 			if quarantined[spool.Ref{Hash: hash, Time: times[k]}] {
 				v.published++
 				v.quarantined++
+				v.quarantinedRefs = append(v.quarantinedRefs, spool.Ref{Hash: hash, Time: times[k]})
 				continue
 			}
 			dv.check(t, k)
@@ -249,7 +263,7 @@ func (d *deviceVerify) check(t *testing.T, k int) {
 	row, ok := d.rows[ts]
 	switch {
 	case !ok || math.IsNaN(row[up]):
-		v.lost++
+		v.lose(ref)
 		t.Errorf("%s: entry %s: its row is unknown", name, ref)
 		return
 	case d.unread[ref] || (k > 0 && d.times[k-1] == ts-1 && d.unread[spool.Ref{Hash: d.hash, Time: ts - 1}]):
@@ -258,20 +272,20 @@ func (d *deviceVerify) check(t *testing.T, k int) {
 		// around the poll.
 		v.unread++
 		if !d.r.uptimeMatches(d.i, ts, row[up]) {
-			v.lost++
+			v.lose(ref)
 			t.Errorf("%s: entry %s (not read): row value %.0f is not the uptime at its poll", name, ref, row[up])
 		}
 	case d.rowIsMine(k, row[up]):
 	default:
 		switch d.rowOwner(k, row[up]) {
 		case 1:
-			v.lost++
+			v.lose(ref)
 			t.Errorf("%s: entry %s: its row holds a later entry's value %.0f", name, ref, row[up])
 		case -1:
-			v.doubled++
+			v.double(ref)
 			t.Errorf("%s: entry %s: its row holds an earlier entry's value %.0f", name, ref, row[up])
 		default:
-			v.lost++
+			v.lose(ref)
 			t.Errorf("%s: entry %s: row value %.0f matches no entry", name, ref, row[up])
 
 		}
@@ -344,8 +358,12 @@ func (r *ledgerRig) quarantined(t *testing.T) map[spool.Ref]bool {
 		if err != nil {
 			continue
 		}
+		data, err := os.ReadFile(filepath.Join(r.dir, "spool", spool.QuarantineDir, f.Name()))
+		if err == nil && len(data) == 0 {
+			continue // an empty segment (a kill between its creation and its first write) holds no entry
+		}
 		q[ref] = true
-		if data, err := os.ReadFile(filepath.Join(r.dir, "spool", spool.QuarantineDir, f.Name())); err == nil {
+		if err == nil {
 			for _, e := range spool.ParseSegment(ref, data).Entries {
 				q[e.Ref()] = true // the entries in it, whatever their times
 			}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/simulate"
 )
 
@@ -57,7 +57,7 @@ func TestRenumberedDeviceKeepsItsRRDFiles(t *testing.T) {
 		if ifc.Index != before[k].Index {
 			renumbered++
 		}
-		file := filepath.Join(dir, "rrd", fl.Name(0), poller.InstanceSegment(ifc.Name)+".rrd")
+		file := filepath.Join(dir, "rrd", fl.Name(0), fleet.InstanceSegment(ifc.Name)+".rrd")
 		if _, err := os.Stat(file); err != nil {
 			t.Fatalf("interface %s: %v", ifc.Name, err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/poller/mib"
 	"github.com/spoold/spoold/rrd"
@@ -43,12 +44,12 @@ func runWalk(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "spoold walk:", err)
 		return exitUsage
 	}
-	f, err := loadFleet(&cfg, nil)
+	f, err := fleet.Load(cfg.fleetFiles(), nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "spoold walk:", err)
 		return exitError
 	}
-	t, ok := f.byName[fs.Arg(0)]
+	t, ok := f.Target(fs.Arg(0))
 	if !ok {
 		fmt.Fprintf(stderr, "spoold walk: no target %q in %s\n", fs.Arg(0), cfg.targetsFile)
 		return exitError
@@ -60,12 +61,12 @@ func runWalk(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "spoold walk:", err)
 		return exitError
 	}
-	printWalk(stdout, t, disc, cfg, f.mibs)
+	printWalk(stdout, t, disc, cfg, f.MIBs)
 	return exitOK
 }
 
 // printWalk prints what a discovery found.
-func printWalk(w io.Writer, t *poller.Target, disc *poller.Discovery, cfg config, res *mib.Resolver) {
+func printWalk(w io.Writer, t *fleet.Target, disc *poller.Discovery, cfg config, res *mib.Resolver) {
 	fmt.Fprintf(w, "%v\n", t)
 	fmt.Fprintf(w, "discovery: %d requests in %.3fs (max-repetitions %d)\n", disc.Requests, disc.Duration.Seconds(), cfg.poller.MaxRepetitions)
 	if len(t.Profile.DS) > 0 {
@@ -107,7 +108,7 @@ func printTable(w io.Writer, td *poller.TableDiscovery, cfg config, res *mib.Res
 
 // chosenColumns says which alternative each column of a row uses, where
 // it has a choice or answered none.
-func chosenColumns(tb *poller.Table, r *poller.Row, res *mib.Resolver) string {
+func chosenColumns(tb *fleet.Table, r *poller.Row, res *mib.Resolver) string {
 	var parts []string
 	for i, c := range tb.Columns {
 		switch a := r.Alternative[i]; {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/simulate"
 )
 
@@ -48,7 +48,7 @@ func TestWalkShowsWhatDiscoveryFinds(t *testing.T) {
 		}
 		polled, dropped := 0, 0
 		for _, ifc := range sim.Fleet().Interfaces(i, sim.Fleet().Now()) {
-			key := poller.RowKey(name, poller.InstanceSegment(ifc.Name))
+			key := fleet.RowKey(name, fleet.InstanceSegment(ifc.Name))
 			if ifc.Type != 6 {
 				dropped++
 				if line := lineWith(out, fmt.Sprintf("%q", ifc.Name)); !strings.Contains(line, "(not polled)") || strings.Contains(out, key) {

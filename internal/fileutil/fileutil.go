@@ -194,6 +194,24 @@ func WriteAll(fd int, b []byte) error {
 	return nil
 }
 
+// PwriteAll writes b to fd at off; a write that makes no progress is
+// ENOSPC.
+func PwriteAll(fd int, b []byte, off int64) error {
+	for len(b) > 0 {
+		n, err := unix.Pwrite(fd, b, off)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return err
+		case n == 0:
+			return unix.ENOSPC
+		}
+		b, off = b[n:], off+int64(n)
+	}
+	return nil
+}
+
 // TypeName names the file type t (mode & S_IFMT, as from stat).
 func TypeName(t uint32) string {
 	switch t {

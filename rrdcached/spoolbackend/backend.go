@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/spoold/spoold/intake"
+	"github.com/spoold/spoold/internal/fileutil"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/shm"
@@ -49,6 +50,7 @@ type Backend struct {
 
 	c    backendCounters
 	sync groupSync
+	bufs sync.Pool // *updateBuf
 }
 
 var _ rrdcached.Backend = (*Backend)(nil)
@@ -204,12 +206,32 @@ type protoFile struct {
 	// since: what rrdcached calls its cache tree (FLUSH's "Nothing to
 	// flush", FORGET, SUSPEND and SUSPENDALL go by it).
 	cached atomic.Bool
+	name   fileName // set when the protoFile is made
 
 	mu     sync.Mutex
 	loaded bool
 	id     fileID       // the file as its header was read
 	info   rrd.FileInfo // its header then
 	last   stamp        // the newest update in the file or spooled
+}
+
+// fileName is what a file's name says, worked out once per file rather
+// than per update: whether it is clean, its keys, and its path as the
+// NUL-terminated bytes the stat of each update takes (no conversion, no
+// allocation).
+type fileName struct {
+	bad       error  // checkFileName's refusal
+	protoKey  string // rrd.ProtocolKey
+	pathKey   string // rrd.PathKey, if pathKeyOK
+	pathKeyOK bool
+	pathz     []byte
+}
+
+func (b *Backend) nameOf(file string) fileName {
+	n := fileName{bad: checkFileName(file), protoKey: rrd.ProtocolKey(file)}
+	n.pathKey, n.pathKeyOK = rrd.PathKey(file)
+	n.pathz = append([]byte(b.path(file)), 0)
+	return n
 }
 
 // fileID tells whether a file changed since its header was read.
@@ -251,32 +273,36 @@ func (c *backendCounters) refuse(err error) {
 // path returns the file's path.
 func (b *Backend) path(file string) string { return filepath.Join(b.o.Dir, file) }
 
-// stat is stat(2) of the file at path, opened beneath the RRD directory.
-func (b *Backend) stat(path string, st *unix.Stat_t) error {
-	fd, err := b.root.Open(path, unix.O_PATH)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	return unix.Fstat(fd, st)
-}
-
 // keyOf returns the key of file: the poller key whose RRDPath it is, if a
 // profile is configured for that key (claimed), or the protocol key.
 func (b *Backend) keyOf(file string) (key string, claimed bool) {
-	if k, ok := rrd.PathKey(file); ok && b.o.Claimed(k) {
-		return k, true
+	n := b.nameOf(file)
+	return b.keyOfName(&n)
+}
+
+// keyOfName is keyOf of a name worked out already.
+func (b *Backend) keyOfName(n *fileName) (key string, claimed bool) {
+	if n.pathKeyOK {
+		if b.o.Claimed(n.pathKey) {
+			return n.pathKey, true
+		}
 	}
-	return rrd.ProtocolKey(file), false
+	return n.protoKey, false
 }
 
 // writableKey returns the protocol key of file, or a refusal when file is
 // a poller target's.
 func (b *Backend) writableKey(file string) (string, error) {
-	if err := checkFileName(file); err != nil {
-		return "", err
+	n := b.nameOf(file)
+	return b.writableKeyOf(file, &n)
+}
+
+// writableKeyOf is writableKey of a name worked out already.
+func (b *Backend) writableKeyOf(file string, n *fileName) (string, error) {
+	if n.bad != nil {
+		return "", n.bad
 	}
-	key, claimed := b.keyOf(file)
+	key, claimed := b.keyOfName(n)
 	if claimed {
 		return "", refuse(RefusedClaimed, "%s is the RRD file of poller target %q: spoold writes it from its polls, and refuses updates from clients so that one file never has two writers", file, key)
 	}
@@ -298,7 +324,7 @@ func (b *Backend) file(file string) *protoFile {
 	defer b.mu.Unlock()
 	f := b.files[file]
 	if f == nil {
-		f = &protoFile{}
+		f = &protoFile{name: b.nameOf(file)}
 		b.files[strings.Clone(file)] = f
 	}
 	return f
@@ -335,21 +361,21 @@ func (b *Backend) cachedFiles() []string {
 // that one the writer applies meanwhile is seen in the one or the other.
 // f.mu is held.
 func (b *Backend) refresh(ctx context.Context, f *protoFile, file, key string) error {
-	path := b.path(file)
 	var st unix.Stat_t
-	if err := b.stat(path, &st); err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return &UpdateError{Reason: RefusedMissing, Err: fmt.Errorf("stat %s: %w", file, rrdcached.ErrNoSuchFile)}
-		}
-		return refuse(RefusedFile, "stat %s: %v", file, err)
+	if err := fileutil.Statz(unix.AT_FDCWD, f.name.pathz, &st, 0); err != nil {
+		return statError(file, err)
+	}
+	if f.loaded && idOf(&st) == f.id && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		return nil // the file its header was read from, as resolved beneath the directory then
+	}
+	if err := b.statBeneath(file, &st); err != nil {
+		return statError(file, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return refuse(RefusedFile, "Not a regular file: %s", file)
 	}
+	path := b.path(file)
 	id := idOf(&st)
-	if f.loaded && f.id == id {
-		return nil
-	}
 	replaced := !f.loaded || f.id.dev != id.dev || f.id.ino != id.ino
 	var spooled stamp
 	if replaced {
@@ -374,6 +400,32 @@ func (b *Backend) refresh(ctx context.Context, f *protoFile, file, key string) e
 	}
 	f.info, f.id, f.loaded = fi, id, true
 	return nil
+}
+
+// statError is the refusal of a file that refresh could not stat.
+func statError(file string, err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return &UpdateError{Reason: RefusedMissing, Err: fmt.Errorf("stat %s: %w", file, rrdcached.ErrNoSuchFile)}
+	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP):
+		return refuse(RefusedFile, "%s leads out of the RRD directory through a symlink", file)
+	}
+	return refuse(RefusedFile, "stat %s: %v", file, err)
+}
+
+// statBeneath stats file resolved beneath the RRD directory (b.root, so
+// openat2 with RESOLVE_BENEATH): no symlink takes it outside, not even one
+// swapped in meanwhile (EXDEV). refresh does it whenever the file is not
+// the one whose header it read, so an update is checked against a file
+// outside the directory never, and against a file inside it read through
+// a name that was resolved beneath it.
+func (b *Backend) statBeneath(file string, st *unix.Stat_t) error {
+	fd, err := b.root.Open(b.path(file), unix.O_PATH)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Fstat(fd, st)
 }
 
 func max2(a, b stamp) stamp {
@@ -436,24 +488,19 @@ func (b *Backend) Update(ctx context.Context, file string, updates []string) (in
 }
 
 func (b *Backend) update(ctx context.Context, file string, updates []string) (int, error) {
-	key, err := b.writableKey(file)
-	if err != nil {
-		return 0, err
-	}
 	f := b.file(file)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	key, err := b.writableKeyOf(file, &f.name)
+	if err != nil {
+		b.dropUnread(file, f)
+		return 0, err
+	}
 	if err := b.refresh(ctx, f, file, key); err != nil {
 		b.dropUnread(file, f)
 		return 0, err
 	}
-	n := 0
-	for _, u := range updates {
-		if err = b.spoolUpdate(f, file, key, u); err != nil {
-			break
-		}
-		n++
-	}
+	n, err := b.spoolUpdates(f, file, key, updates)
 	if n > 0 {
 		f.cached.Store(true)
 		// The batch policy: the updates are durable before the reply.
@@ -464,30 +511,71 @@ func (b *Backend) update(ctx context.Context, file string, updates []string) (in
 	return n, err
 }
 
-// spoolUpdate checks one update against the file and appends it to the
-// spool; f.mu is held.
-func (b *Backend) spoolUpdate(f *protoFile, file, key, u string) error {
-	now := b.o.Now()
-	e, err := parseUpdate(u, f.info.DS, now)
-	if err != nil {
-		return err
+// updateBuf is the memory of one call's updates (entries, their values,
+// the segments they started), pooled: a file holds none between calls.
+type updateBuf struct {
+	entries []spool.Entry
+	vals    []spool.Value
+	created []spool.Ref
+}
+
+// spoolUpdates checks the updates against the file in order, up to the
+// first one refused, and appends those before it to the spool as one run
+// (Spool.AppendRun: one write to the file's open segment); it returns how
+// many it spooled and the refusal. f.mu is held.
+func (b *Backend) spoolUpdates(f *protoFile, file, key string, updates []string) (int, error) {
+	buf, _ := b.bufs.Get().(*updateBuf)
+	if buf == nil {
+		buf = new(updateBuf)
 	}
-	e.Key = key
+	defer b.bufs.Put(buf)
+	now := b.o.Now()
+	nds := len(f.info.DS)
+	if need := nds * len(updates); cap(buf.vals) < need {
+		buf.vals = make([]spool.Value, need)
+	}
+	buf.entries = buf.entries[:0]
+	last := f.last
+	var refused error
+	for i, u := range updates {
+		e, err := parseUpdateInto(u, f.info.DS, now, buf.vals[i*nds:(i+1)*nds:(i+1)*nds])
+		if err == nil {
+			err = b.checkTime(&e, last, now, file)
+		}
+		if err != nil {
+			refused = err
+			break
+		}
+		e.Key = key
+		buf.entries = append(buf.entries, e)
+		last = stamp{e.Time, e.Milli}
+	}
+	n, created, refusedIx, indexErr, err := b.in.AppendRun(buf.entries, buf.created)
+	buf.created = created
+	if refusedIx > 0 {
+		// As the poller: a full index is rescanned later; the entries are on disk.
+		b.c.indexDeferred.Add(uint64(refusedIx))
+		b.log.Debug("index update later", "file", file, "err", indexErr)
+	}
+	if n > 0 {
+		f.last = stamp{buf.entries[n-1].Time, buf.entries[n-1].Milli}
+	}
+	clear(buf.entries) // no key or values kept past the call
+	if err != nil {
+		return n, refuse(RefusedSpool, "spool update of %s: %v", file, err)
+	}
+	return n, refused
+}
+
+// checkTime refuses an update not after last, or further ahead of now
+// than FutureTolerance.
+func (b *Backend) checkTime(e *spool.Entry, last stamp, now time.Time, file string) error {
 	at := stamp{e.Time, e.Milli}
-	if !at.after(f.last) {
-		return &UpdateError{Reason: RefusedTime, Err: rrdcached.TimeNotAfter(at.float(), f.last.float())}
+	if !at.after(last) {
+		return &UpdateError{Reason: RefusedTime, Err: rrdcached.TimeNotAfter(at.float(), last.float())}
 	}
 	if limit := now.Add(b.o.FutureTolerance); e.Time > limit.Unix() {
 		return refuse(RefusedFuture, "update time %d of %s is more than %s ahead of the clock (--future-tolerance)", e.Time, file, b.o.FutureTolerance)
 	}
-	indexErr, err := b.in.Append(&e)
-	if err != nil {
-		return refuse(RefusedSpool, "spool update of %s: %v", file, err)
-	}
-	if indexErr != nil {
-		b.c.indexDeferred.Add(1)
-		b.log.Debug("index update later", "file", file, "err", indexErr)
-	}
-	f.last = at
 	return nil
 }

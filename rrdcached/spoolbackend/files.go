@@ -149,7 +149,7 @@ func (b *Backend) Fetch(ctx context.Context, file string, a rrdcached.FetchArgs)
 
 // fetchCost checks a fetch of path against a.MaxBytes from the file's
 // header, before librrd reads a row: the rows of the archive rrd_fetch
-// picks (fetchRows) times every data source of the file. A header it
+// picks (rrd.FetchRows) times every data source of the file. A header it
 // cannot read, or no archive of a.CF, is librrd's to report.
 func fetchCost(root *rrd.Root, path string, a rrdcached.FetchArgs) error {
 	if a.MaxBytes <= 0 {

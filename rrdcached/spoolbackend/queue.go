@@ -33,7 +33,7 @@ func (b *Backend) Flush(ctx context.Context, file string) (flushed bool, err err
 	}
 	if !held {
 		var st unix.Stat_t
-		if err := b.stat(b.path(file), &st); err != nil {
+		if err := b.statBeneath(file, &st); err != nil {
 			return false, fmt.Errorf("flush %s: %w", file, rrdcached.ErrNoSuchFile)
 		}
 		return false, nil

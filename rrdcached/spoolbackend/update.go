@@ -78,6 +78,12 @@ func refusalOf(err error) Refusal {
 // parseUpdate parses one update of the file with data sources ds into
 // entry e (its key set by the caller). now is the time of "N".
 func parseUpdate(s string, ds []rrd.DSInfo, now time.Time) (spool.Entry, error) {
+	return parseUpdateInto(s, ds, now, nil)
+}
+
+// parseUpdateInto is parseUpdate putting the values into vals (reused
+// when it has room: the entry's Values are valid until vals is reused).
+func parseUpdateInto(s string, ds []rrd.DSInfo, now time.Time, vals []spool.Value) (spool.Entry, error) {
 	ts, rest, ok := strings.Cut(s, ":")
 	if !ok || strings.IndexByte(ts, '@') >= 0 {
 		return spool.Entry{}, &UpdateError{Reason: RefusedSyntax, Err: rrdcached.BadTimestamp(s)}
@@ -90,7 +96,10 @@ func parseUpdate(s string, ds []rrd.DSInfo, now time.Time) (spool.Entry, error) 
 	if n != len(ds) {
 		return spool.Entry{}, refuse(RefusedCount, "expected %d data source readings (got %d) from %s", len(ds), n, s)
 	}
-	e := spool.Entry{Time: sec, Milli: milli, Values: make([]spool.Value, len(ds))}
+	if cap(vals) < len(ds) {
+		vals = make([]spool.Value, len(ds))
+	}
+	e := spool.Entry{Time: sec, Milli: milli, Values: vals[:len(ds)]}
 	for i := range ds {
 		var v string
 		v, rest, _ = strings.Cut(rest, ":")

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/snmpvalue"
 )
 
 // Row is one row of a table that discovery found.
@@ -31,7 +33,7 @@ type Row struct {
 
 // TableDiscovery is what discovery found in one table of a profile.
 type TableDiscovery struct {
-	Table *Table
+	Table *fleet.Table
 	Rows  []Row // polled rows, in index order
 	// Filtered are the rows the filters dropped, in index order.
 	Filtered []Row
@@ -105,7 +107,7 @@ type walkPlan struct {
 	alts     []int // per table column: position of its first alternative, -1 if it has none
 }
 
-func planWalk(t *Table) walkPlan {
+func planWalk(t *fleet.Table) walkPlan {
 	var wp walkPlan
 	at := func(oid string) int {
 		for i, c := range wp.cols {
@@ -141,7 +143,7 @@ func planWalk(t *Table) walkPlan {
 	return wp
 }
 
-func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *Table, requests *int) (TableDiscovery, error) {
+func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *fleet.Table, requests *int) (TableDiscovery, error) {
 	wp := planWalk(t)
 	walked, n, err := walkColumns(g, wp.cols, walkLimits{maxReps: p.opts.MaxRepetitions, maxRows: p.opts.MaxTableRows})
 	*requests += n
@@ -159,8 +161,8 @@ func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *Table, requests *
 	for _, c := range walked[0].cells {
 		r := Row{Index: c.index}
 		for _, k := range wp.instance {
-			if v := byCol[k][c.index]; v != nil && !noValue(v.Type) {
-				if r.Name = pduText(v); r.Name != "" {
+			if v := byCol[k][c.index]; v != nil && !snmpvalue.None(v.Type) {
+				if r.Name = snmpvalue.Text(v); r.Name != "" {
 					break
 				}
 			}
@@ -169,8 +171,8 @@ func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *Table, requests *
 			r.Name = c.index
 		}
 		if wp.alias >= 0 {
-			if v := byCol[wp.alias][c.index]; v != nil && !noValue(v.Type) {
-				r.Alias = pduText(v)
+			if v := byCol[wp.alias][c.index]; v != nil && !snmpvalue.None(v.Type) {
+				r.Alias = snmpvalue.Text(v)
 			}
 		}
 		r.Filtered = filterRow(t, wp, byCol, &r)
@@ -181,7 +183,7 @@ func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *Table, requests *
 		r.Columns, r.Alternative = make([]string, len(t.Columns)), make([]int, len(t.Columns))
 		for i, col := range t.Columns {
 			r.Columns[i] = col.Alternatives[0]
-			if k := wp.alts[i]; k >= 0 && (byCol[k][c.index] == nil || noValue(byCol[k][c.index].Type)) {
+			if k := wp.alts[i]; k >= 0 && (byCol[k][c.index] == nil || snmpvalue.None(byCol[k][c.index].Type)) {
 				r.Alternative[i] = -1 // to be found by chooseAlternatives
 			}
 		}
@@ -197,7 +199,7 @@ func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *Table, requests *
 }
 
 // filterRow returns why r fails a filter of t, or "".
-func filterRow(t *Table, wp walkPlan, byCol []map[string]*gosnmp.SnmpPDU, r *Row) string {
+func filterRow(t *fleet.Table, wp walkPlan, byCol []map[string]*gosnmp.SnmpPDU, r *Row) string {
 	for i := range t.Filters {
 		f := &t.Filters[i]
 		var v *gosnmp.SnmpPDU
@@ -206,11 +208,8 @@ func filterRow(t *Table, wp walkPlan, byCol []map[string]*gosnmp.SnmpPDU, r *Row
 		} else {
 			v = &gosnmp.SnmpPDU{Type: gosnmp.OctetString, Value: []byte(r.Name)}
 		}
-		if !f.Pass(v) {
-			if v == nil || noValue(v.Type) {
-				return fmt.Sprintf("filter %q: the row has no value", f.Text)
-			}
-			return fmt.Sprintf("filter %q: value %q", f.Text, printable(pduText(v)))
+		if why := f.Refusal(v); why != "" {
+			return why
 		}
 	}
 	return ""
@@ -219,7 +218,7 @@ func filterRow(t *Table, wp walkPlan, byCol []map[string]*gosnmp.SnmpPDU, r *Row
 // chooseAlternatives asks rows that lack a column's first alternative for
 // the further ones, one alternative at a time, in Gets of at most
 // MaxVarbinds; a row keeps the first it answers, or -1.
-func (p *Poller) chooseAlternatives(g *gosnmp.GoSNMP, d *device, t *Table, rows []Row) (int, error) {
+func (p *Poller) chooseAlternatives(g *gosnmp.GoSNMP, d *device, t *fleet.Table, rows []Row) (int, error) {
 	requests := 0
 	for i, col := range t.Columns {
 		for a := 1; a < len(col.Alternatives); a++ {
@@ -242,7 +241,7 @@ func (p *Poller) chooseAlternatives(g *gosnmp.GoSNMP, d *device, t *Table, rows 
 				}
 				for k := range pkt.Variables {
 					v := &pkt.Variables[k]
-					if k < len(batch) && sameOID(v.Name, oids[k]) && !noValue(v.Type) {
+					if k < len(batch) && sameOID(v.Name, oids[k]) && !snmpvalue.None(v.Type) {
 						rows[batch[k]].Alternative[i] = a
 						rows[batch[k]].Columns[i] = col.Alternatives[a]
 					}
@@ -253,25 +252,17 @@ func (p *Poller) chooseAlternatives(g *gosnmp.GoSNMP, d *device, t *Table, rows 
 	return requests, nil
 }
 
-// nameRows gives each row its key: the segment of its name, of its index
-// if the name is empty, and with the index appended for names that other
-// rows of the table have too (key.go).
-func nameRows(target string, t *Table, rows []Row) {
-	count := make(map[string]int, len(rows))
-	segs := make([]string, len(rows))
+// nameRows gives each row its key (fleet.RowSegments: the segment of its
+// name, of its index if the name is empty, and with the index appended
+// for names that other rows of the table have too) and sorts the rows by
+// index.
+func nameRows(target string, t *fleet.Table, rows []Row) {
+	names, indexes := make([]string, len(rows)), make([]string, len(rows))
 	for i := range rows {
-		if rows[i].Name == "" {
-			segs[i] = EmptyInstanceSegment(rows[i].Index)
-			continue
-		}
-		segs[i] = InstanceSegment(rows[i].Name)
-		count[segs[i]]++
+		names[i], indexes[i] = rows[i].Name, rows[i].Index
 	}
-	for i := range rows {
-		if rows[i].Name != "" && count[segs[i]] > 1 {
-			segs[i] = CollidingInstanceSegment(rows[i].Name, rows[i].Index)
-		}
-		rows[i].Key = RowKey(target, t.keyRest(segs[i]))
+	for i, seg := range fleet.RowSegments(names, indexes) {
+		rows[i].Key = t.RowKey(target, seg)
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return compareOID(rows[i].Index, rows[j].Index) < 0 })
 }
@@ -279,7 +270,7 @@ func nameRows(target string, t *Table, rows []Row) {
 // Walk discovers the tables of target t once, as a poller with opts
 // would, and writes nothing: what `spoold walk` shows. It starts no
 // goroutine.
-func Walk(ctx context.Context, opts Options, t *Target) (*Discovery, error) {
+func Walk(ctx context.Context, opts Options, t *fleet.Target) (*Discovery, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package poller
+package fleet
 
 import (
 	"errors"
@@ -153,7 +153,7 @@ func checkTables(t *testing.T, p *Profile) {
 		}
 		subdirs[tb.Subdir] = true
 		// A row key of this table finds this table back (the writer's
-		// Profile(key)), whatever the instance name.
+		// Options.Layout(key)), whatever the instance name.
 		for _, name := range []string{"x", "Gi0/1", ".."} {
 			key := RowKey("t", tb.keyRest(InstanceSegment(name)))
 			if _, rest := SplitKey(key); rest == "" {

@@ -1,4 +1,4 @@
-package poller
+package fleet
 
 import (
 	"bufio"
@@ -107,7 +107,7 @@ func LoadProfilesMIB(path string, res *mib.Resolver) (Profiles, error) {
 
 // LoadTargets parses the targets file at path, resolving profile names in
 // profiles (nil: built-ins only) and reading "file:" secrets. Like every
-// file the poller reads, it must be a regular file (or a symlink to one),
+// file this package reads, it must be a regular file (or a symlink to one),
 // of at most 64 MiB.
 func LoadTargets(path string, profiles Profiles) ([]*Target, error) {
 	b, err := fileutil.ReadRegular(path, maxConfigFile)

@@ -1,11 +1,11 @@
-package poller_test
+package fleet_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/fleet"
 )
 
 const graphsText = `profile sw
@@ -29,11 +29,11 @@ profile edge
 // A profiles file's graph blocks are parsed into the profile; a use line
 // copies them, and a graph of the same name replaces a copied one.
 func TestParseProfileGraphs(t *testing.T) {
-	ps, err := poller.ParseProfiles(strings.NewReader(graphsText), "p.conf")
+	ps, err := fleet.ParseProfiles(strings.NewReader(graphsText), "p.conf")
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := func(p *poller.Profile) (out []string) {
+	names := func(p *fleet.Profile) (out []string) {
 		for _, g := range p.Graphs {
 			out = append(out, g.Name+":"+strings.Join(g.DS(), ","))
 		}
@@ -63,8 +63,8 @@ func TestParseProfileGraphErrors(t *testing.T) {
 		{"profile p\n  ds in 1.3.6.1.2.1.1.3.0 GAUGE\n  graph g\n    def in in\n    line in 00FF00\n  graph g\n    def in in\n    line in 0000FF\n", "p.conf:6: profile p: graph g already defined on line 3"},
 		{"profile p\n  ds in 1.3.6.1.2.1.1.3.0 GAUGE\n  graph g\n    def in in\n    line in 00FF00\n    column x 1.3.6.1.2.1.1.3.0 GAUGE\n", `p.conf:6: "column" outside a table`},
 	} {
-		_, err := poller.ParseProfiles(strings.NewReader(c.text), "p.conf")
-		var ce *poller.ConfigError
+		_, err := fleet.ParseProfiles(strings.NewReader(c.text), "p.conf")
+		var ce *fleet.ConfigError
 		if err == nil || !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one starting %q", c.text, err, c.want)
 		}

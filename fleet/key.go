@@ -1,4 +1,4 @@
-package poller
+package fleet
 
 import (
 	"fmt"
@@ -7,7 +7,9 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// The key model (DESIGN.md decision 9: a key is an RRD file).
+// The key model: a key is an RRD file, one per target's scalars and one
+// per table row, so the spool, the index and the writer all name a file
+// the same way.
 //
 //	scalars of target T        key "T"            file <rrd-dir>/T.rrd
 //	row with instance name N   key "T/" + seg(N)  file <rrd-dir>/T/seg(N).rrd
@@ -96,12 +98,36 @@ func segmentByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-'
 }
 
+// RowSegments returns the segments of the rows of one table that one
+// discovery found, given their instance names and indexes in the same
+// order: InstanceSegment of the name, EmptyInstanceSegment for an empty
+// name, and CollidingInstanceSegment for a name whose segment another row
+// of the table has too.
+func RowSegments(names, indexes []string) []string {
+	count := make(map[string]int, len(names))
+	segs := make([]string, len(names))
+	for i, name := range names {
+		if name == "" {
+			segs[i] = EmptyInstanceSegment(indexes[i])
+			continue
+		}
+		segs[i] = InstanceSegment(name)
+		count[segs[i]]++
+	}
+	for i, name := range names {
+		if name != "" && count[segs[i]] > 1 {
+			segs[i] = CollidingInstanceSegment(name, indexes[i])
+		}
+	}
+	return segs
+}
+
 // RowKey returns the spool key (and RRD file) of a table row of target:
 // target + "/" + segment.
 func RowKey(target, segment string) string { return target + "/" + segment }
 
-// SplitKey splits a poller key into its target and its row segment (empty
-// for a target's scalars).
+// SplitKey splits a key of the key model into its target and its row
+// segment (empty for a target's scalars).
 func SplitKey(key string) (target, segment string) {
 	target, segment, _ = strings.Cut(key, "/")
 	return target, segment

@@ -1,4 +1,4 @@
-package poller
+package fleet
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+
+	"github.com/spoold/spoold/internal/snmpvalue"
 
 	"github.com/spoold/spoold/poller/mib"
 	"github.com/spoold/spoold/rrd"
@@ -142,53 +144,33 @@ func parseFilter(f []string, resolve func(string) (string, error), res *mib.Reso
 // Pass reports whether a row whose filter column has the value v (nil: the
 // row has none) passes the filter.
 func (f *Filter) Pass(v *gosnmp.SnmpPDU) bool {
-	if v == nil || noValue(v.Type) {
+	if v == nil || snmpvalue.None(v.Type) {
 		return false
 	}
 	var eq bool
 	switch f.Op {
 	case "=~", "!~":
-		return f.re.MatchString(pduText(v)) == (f.Op == "=~")
+		return f.re.MatchString(snmpvalue.Text(v)) == (f.Op == "=~")
 	}
 	if f.num != nil {
-		n, ok := pduInt(v)
+		n, ok := snmpvalue.Int(v)
 		eq = ok && n == *f.num
 	} else {
-		eq = pduText(v) == f.Value
+		eq = snmpvalue.Text(v) == f.Value
 	}
 	return eq == (f.Op == "==")
 }
 
-// pduText is a varbind's value as text: an OCTET STRING's bytes, a
-// number's decimal form.
-func pduText(v *gosnmp.SnmpPDU) string {
-	switch x := v.Value.(type) {
-	case []byte:
-		return string(x)
-	case string:
-		return x
+// Refusal returns why a row whose filter column has the value v (nil: the
+// row has none) fails the filter, or "" if it passes.
+func (f *Filter) Refusal(v *gosnmp.SnmpPDU) string {
+	switch {
+	case f.Pass(v):
+		return ""
+	case v == nil || snmpvalue.None(v.Type):
+		return fmt.Sprintf("filter %q: the row has no value", f.Text)
 	}
-	if n, ok := pduInt(v); ok {
-		return strconv.FormatInt(n, 10)
-	}
-	return fmt.Sprint(v.Value)
-}
-
-// pduInt is a varbind's integer value, if it has one.
-func pduInt(v *gosnmp.SnmpPDU) (int64, bool) {
-	switch x := v.Value.(type) {
-	case int:
-		return int64(x), true
-	case uint:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint64:
-		return int64(x), true
-	case int64:
-		return x, true
-	}
-	return 0, false
+	return fmt.Sprintf("filter %q: value %q", f.Text, printable(snmpvalue.Text(v)))
 }
 
 // validTableName reports whether s may name a table or a subdirectory:
@@ -204,6 +186,12 @@ func validTableName(s string) bool {
 		}
 	}
 	return true
+}
+
+// RowKey returns the key of the row of t with segment, a row of target:
+// target/segment, or target/Subdir/segment.
+func (t *Table) RowKey(target, segment string) string {
+	return RowKey(target, t.keyRest(segment))
 }
 
 // keyRest is what a row key of t holds after "target/": the segment, or

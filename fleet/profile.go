@@ -1,4 +1,4 @@
-package poller
+package fleet
 
 import (
 	"fmt"
@@ -21,9 +21,10 @@ type DS struct {
 	OID string // numeric, without a leading dot: "1.3.6.1.2.1.31.1.1.1.6.1"
 }
 
-// Profile is what is polled from a device and how it is stored: its
-// scalar data sources in order (the target's own key and RRD file) and its
-// tables (a key and RRD file per row). A Profile is immutable once built.
+// Profile is what is polled from a device: its scalar data sources in
+// order (the target's own key) and its tables (a key per row). The RRD
+// layout of each key follows from it (Target.RRDLayout, an rrd.Layout). A
+// Profile is immutable once built.
 type Profile struct {
 	Name   string
 	DS     []DS
@@ -46,8 +47,6 @@ func (p *Profile) OIDs() []string {
 
 // Well-known OIDs.
 const (
-	OIDSysUpTime = "1.3.6.1.2.1.1.3.0"
-
 	oidIfHCInOctets      = "1.3.6.1.2.1.31.1.1.1.6"
 	oidIfHCInUcastPkts   = "1.3.6.1.2.1.31.1.1.1.7"
 	oidIfHCOutOctets     = "1.3.6.1.2.1.31.1.1.1.10"

@@ -1,4 +1,4 @@
-package poller
+package fleet
 
 import (
 	"strings"
@@ -68,7 +68,7 @@ func builtinProfiles() Profiles {
 		pp := &profileParser{file: "built-in profiles", ps: Profiles{}, where: map[string]int{}, builtin: true, res: mib.Builtin()}
 		ps, err := pp.parse(strings.NewReader(builtinText))
 		if err != nil {
-			panic("poller: " + err.Error()) // TestBuiltinProfiles parses them
+			panic("fleet: " + err.Error()) // TestBuiltinProfiles parses them
 		}
 		builtins.ps = ps
 	})

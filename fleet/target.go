@@ -1,4 +1,4 @@
-package poller
+package fleet
 
 import (
 	"errors"
@@ -54,6 +54,10 @@ type Target struct {
 	File      string        // where the target was defined
 	Line      int
 }
+
+// MaxRetries is the most resends after a timeout: a target's retries=,
+// and the poller's Options.Retries.
+const MaxRetries = 10
 
 // Address returns host:port.
 func (t *Target) Address() string { return net.JoinHostPort(t.Host, strconv.Itoa(int(t.Port))) }

@@ -1,8 +1,8 @@
-package poller
+package fleet
 
 import "github.com/spoold/spoold/internal/fileutil"
 
-// Size bounds of the files the poller reads (each read with
+// Size bounds of the files this package reads (each read with
 // fileutil.ReadRegular). A targets file of 100,000 devices is about 10 MB;
 // a secret is one short line.
 const (

@@ -1,0 +1,58 @@
+package fleet_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/rrd"
+)
+
+// TestGenerationLayouts: a generation loaded from a profiles and a targets
+// file gives each key of its targets the RRD layout the writer creates
+// its file with (the profile's data sources, a heartbeat of two steps,
+// the step's default RRAs), and none to a key no target has; Current
+// swaps generations whole.
+func TestGenerationLayouts(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	files := fleet.Files{
+		Profiles: write("profiles.conf", "profile edge\n  ds up sysUpTime.0 GAUGE 0 U\n  table if\n    index ifIndex\n    instance ifName\n    column in ifHCInOctets COUNTER 0 U\n"),
+		Targets:  write("targets.conf", "r1 192.0.2.1 profile=edge community=public\n"),
+		Step:     time.Minute,
+	}
+	g, err := fleet.Load(files, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := g.Target("r1"); !ok || len(g.Targets) != 1 || g.MIBErr != nil {
+		t.Fatalf("targets %v, MIB error %v", g.Targets, g.MIBErr)
+	}
+	for key, ds := range map[string]string{"r1": "up", "r1/Gi0_2F1": "in"} {
+		l, ok := g.Layout(key)
+		if !ok || len(l.DS) != 1 || l.DS[0].Name != ds || l.DS[0].Heartbeat != 2*time.Minute || l.Step != time.Minute || len(l.RRAs) != len(rrd.DefaultRRAs(time.Minute)) {
+			t.Errorf("Layout(%q) = %+v, %v; want data source %s, step 1m, heartbeat 2m", key, l, ok, ds)
+		}
+		if err := l.Validate(); err != nil {
+			t.Errorf("Layout(%q): %v", key, err)
+		}
+	}
+	for _, key := range []string{"r2", "r2/x", "/abs"} {
+		if l, ok := g.Layout(key); ok {
+			t.Errorf("Layout(%q) = %+v: no target has it", key, l)
+		}
+	}
+	var cur fleet.Current
+	cur.Set(g)
+	if _, ok := cur.Layout("r1"); !ok || cur.Get() != g {
+		t.Fatal("Current does not hold the generation set")
+	}
+}

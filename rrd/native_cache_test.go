@@ -1,0 +1,122 @@
+package rrd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFilesCheckTheFileBeforeUse: a cached file replaced at its path, tuned
+// or truncated behind the cache's back is never written through its old
+// descriptor or header: the results match librrd's on the same changes.
+func TestFilesCheckTheFileBeforeUse(t *testing.T) {
+	defs := []string{"DS:a:GAUGE:120:U:U", "DS:b:COUNTER:120:U:U", "RRA:AVERAGE:0.5:1:10", "RRA:MAX:0.5:3:5"}
+	tw := newTwin(t, t0, 60, defs...)
+	c := NewFiles(4)
+	defer c.Close()
+	step := func(k int) {
+		t.Helper()
+		arg := fmt.Sprint(t0+int64(k)*60+7, ":", k, ":", k*1000)
+		if err := tw.librrdUpdate(t, nil, []string{arg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Update(tw.nat, nil, []Row{parseUpdateArg(t, arg)}); err != nil {
+			t.Fatal(err)
+		}
+		tw.same(t, arg)
+	}
+	step(1)
+	step(2)
+	// Tuned in place: the heartbeat and the limits change; the header is
+	// read again (k=3 is 60 s after k=2: within 120, not within 50).
+	for _, p := range []string{tw.lib, tw.nat} {
+		if _, err := rrdtool(t, "tune", p, "--heartbeat", "a:50", "--maximum", "b:5"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(3)
+	step(4)
+	// Replaced by a rename: the new file is updated, not the old inode.
+	// (rrdtool create picks the archives' current rows at random: one
+	// file, copied.)
+	fresh := newTwin(t, t0, 60, defs...)
+	for _, p := range [][2]string{{fresh.lib, tw.lib}, {fresh.nat, tw.nat}} {
+		if err := os.Rename(p[0], p[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(5)
+	if s := c.Stats(); s.Replaced != 1 || s.Parses != 2 || s.Updates != 5 || s.Applied != 5 {
+		t.Errorf("stats %+v, want 2 parses, 1 replaced, 5 updates", s)
+	}
+	// Truncated: refused, left to librrd (which refuses it too).
+	if err := os.Truncate(tw.nat, 1000); err != nil {
+		t.Fatal(err)
+	}
+	var nn *NotNativeError
+	_, err := c.Update(tw.nat, nil, []Row{parseUpdateArg(t, fmt.Sprint(t0+600, ":1:1"))})
+	if !errors.As(err, &nn) || nn.Reason != ReasonLayout {
+		t.Errorf("truncated file: %v", err)
+	}
+	if s := c.Stats(); s.Fallbacks[ReasonLayout] != 1 {
+		t.Errorf("fallbacks %v", s.Fallbacks)
+	}
+}
+
+// TestFilesBound: no more headers are kept than the bound, the least
+// recently used dropped first; no descriptor is held between batches (the
+// file system can be remounted read-only); a file the native path does
+// not handle is not parsed again until it changes.
+func TestFilesBound(t *testing.T) {
+	dir := t.TempDir()
+	c := NewFiles(2)
+	defer c.Close()
+	var paths []string
+	for i := range 4 {
+		p := filepath.Join(dir, fmt.Sprint(i, ".rrd"))
+		createRRD(t, p, t0, 60, "DS:a:GAUGE:120:U:U", "RRA:AVERAGE:0.5:1:10")
+		paths = append(paths, p)
+	}
+	for k, p := range append(paths, paths[3], paths[0]) {
+		if _, err := c.Update(p, nil, []Row{{Time: t0 + int64(k+1)*10, Values: []string{"1"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.Headers > 2 {
+			t.Fatalf("%d headers kept", s.Headers)
+		}
+		if n := openDescriptors(t, dir); n != 0 {
+			t.Fatalf("%d descriptors of the RRD files held after a batch", n)
+		}
+	}
+	if s := c.Stats(); s.Parses != 5 || s.Evictions != 3 {
+		t.Errorf("stats %+v, want 5 parses (paths[3] stayed kept), 3 evictions", s)
+	}
+	hw := filepath.Join(dir, "hw.rrd")
+	createRRD(t, hw, t0, 60, "DS:a:GAUGE:120:U:U", "RRA:AVERAGE:0.5:1:10", "RRA:HWPREDICT:10:0.1:0.0035:5")
+	for range 3 {
+		if _, err := c.Update(hw, nil, []Row{{Time: t0 + 100, Values: []string{"1"}}}); err == nil {
+			t.Fatal("HWPREDICT updated natively")
+		}
+	}
+	if s := c.Stats(); s.Parses != 6 || s.Fallbacks[ReasonArchive] != 3 {
+		t.Errorf("stats %+v, want the HWPREDICT file parsed once and 3 fallbacks", s)
+	}
+}
+
+// openDescriptors counts this process's descriptors of files under dir.
+func openDescriptors(t *testing.T, dir string) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(target, dir+"/") {
+			n++
+		}
+	}
+	return n
+}

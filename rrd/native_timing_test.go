@@ -1,0 +1,63 @@
+package rrd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// BenchmarkNativeUpdate: one file of 40 COUNTERs and 8 archives (the
+// writer benchmark's), its 12 pending rows (an hour of 5-minute polls) in
+// one batch, the file in the page cache: the native path's cost per file
+// and flush, against librrd's (bench/writer.sh's writer_floor).
+func BenchmarkNativeUpdate(b *testing.B) {
+	c := NewFiles(4)
+	defer c.Close()
+	benchUpdates(b, func(path string, rows []Row) error {
+		_, err := c.Update(path, nil, rows)
+		return err
+	})
+}
+
+// benchUpdates times update on the writer benchmark's file, batch after
+// batch.
+func benchUpdates(b *testing.B, update func(path string, rows []Row) error) {
+	defs := []string{}
+	for d := range 40 {
+		defs = append(defs, fmt.Sprintf("DS:ds%02d:COUNTER:600:0:U", d))
+	}
+	defs = append(defs, "RRA:AVERAGE:0.5:1:2016", "RRA:MAX:0.5:1:2016", "RRA:AVERAGE:0.5:6:1488", "RRA:MAX:0.5:6:1488",
+		"RRA:AVERAGE:0.5:24:1464", "RRA:MAX:0.5:24:1464", "RRA:AVERAGE:0.5:288:1825", "RRA:MAX:0.5:288:1825")
+	path := filepath.Join(b.TempDir(), "f.rrd")
+	createRRD(b, path, t0-1, 300, defs...)
+	orig, _ := os.ReadFile(path)
+	rows := func(k int) []Row {
+		out := make([]Row, 12)
+		for v := range out {
+			r := Row{Time: t0 + int64(k*12+v)*300, Values: make([]string, 40)}
+			for d := range r.Values {
+				r.Values[d] = strconv.Itoa((d+1)*1000 + (k*12+v)*300*(d+1))
+			}
+			out[v] = r
+		}
+		return out
+	}
+	batches := make([][]Row, 500)
+	for k := range batches {
+		batches[k] = rows(k)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i == len(batches) { // the batches start again on the file as created
+			b.StopTimer()
+			os.WriteFile(path, orig, 0o644)
+			i = 0
+			b.StartTimer()
+		}
+		if err := update(path, batches[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package rrdwriter
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spoold/spoold/rrd"
+)
+
+// NativeRRD is LibRRD with its updates made by package rrd's native path
+// (the same bytes as librrd, the files' parsed headers kept in a bounded
+// rrd.Files), and by librrd for every file and batch the native
+// path does not handle (rrd.NotNativeError: nothing was written), each
+// such fallback counted by its reason in Files' stats.
+type NativeRRD struct {
+	libRRD
+	Files *rrd.Files
+}
+
+// NewNativeRRD returns a NativeRRD keeping the headers of at most
+// openFiles files.
+func NewNativeRRD(openFiles int) *NativeRRD { return &NativeRRD{Files: rrd.NewFiles(openFiles)} }
+
+// LocalRRD returns the RRD of local files o asks for: a NativeRRD with
+// o.Native, else LibRRD().
+func LocalRRD(o Options) RRD {
+	if o.Native {
+		return NewNativeRRD(o.OpenFiles)
+	}
+	return LibRRD()
+}
+
+// Update applies rows natively, or with librrd where the native path
+// falls back. Its errors read as librrd's (a refused time carries
+// librrd's message), so the writer treats them alike.
+func (n *NativeRRD) Update(path string, template []string, rows []rrd.Row) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := n.Files.Update(path, template, rows)
+	var nn *rrd.NotNativeError
+	switch {
+	case errors.As(err, &nn):
+		return n.libRRD.Update(path, template, rows)
+	case err != nil:
+		return fmt.Errorf("update rrd %s: %w", path, err)
+	}
+	return nil
+}
+
+// Close drops the kept headers; the NativeRRD stays usable.
+func (n *NativeRRD) Close() error { return n.Files.Close() }
