@@ -19,9 +19,17 @@ import (
 // a symlink to a directory outside the RRD directory after its file was
 // made. The next write is refused (kind path, the entry kept, the outside
 // file unchanged), no file is created out there, and a graph of the file
-// is refused at the open librrd's graph would make.
+// is refused at the open librrd's graph would make. The same with the
+// native update path.
 func TestLibRRDStaysInsideTheRRDDir(t *testing.T) {
-	e := newLibEnv(t, nil)
+	for name, r := range map[string]func() RRD{"librrd": LibRRD, "native": func() RRD { return NewNativeRRD(16) }} {
+		t.Run(name, func(t *testing.T) { testStaysInsideTheRRDDir(t, r()) })
+	}
+}
+
+func testStaysInsideTheRRDDir(t *testing.T, r RRD) {
+	testenv.NeedRRDTool(t)
+	e := newEnv(t, r, nil)
 	ctx := context.Background()
 	e.putCG("sw1/ge-1", t0, 1, 1)
 	if err := e.w.FlushAll(ctx); err != nil {
