@@ -36,10 +36,30 @@ func (w *Writer) Graph(ctx context.Context, key string, draw func(path string, f
 	if w.fwd != nil {
 		return nil, fmt.Errorf("graph %s: %w", key, w.fwd.graphRefused(t.path))
 	}
-	img, err := draw(t.path, t.info)
+	img, err := w.drawBeneath(t, draw)
 	if err != nil {
 		return nil, fmt.Errorf("graph %s: %w", key, err)
 	}
 	w.c.graphs.Add(1)
 	return img, nil
+}
+
+// drawBeneath calls draw with a path that opens t's file as it is resolved
+// beneath the RRD directory now (its descriptor's /proc/self/fd name), so
+// a directory swapped for a symlink out of it is refused, never drawn.
+func (w *Writer) drawBeneath(t *target, draw func(path string, fi rrd.FileInfo) ([]byte, error)) ([]byte, error) {
+	r := w.root()
+	if r == nil {
+		return draw(t.path, t.info)
+	}
+	var img []byte
+	var derr error
+	err := r.With(t.path, func(open string) error {
+		img, derr = draw(open, t.info)
+		return derr
+	})
+	if err != nil && derr == nil { // the open failed
+		return nil, fmt.Errorf("open rrd %s: %w", t.path, err)
+	}
+	return img, err
 }

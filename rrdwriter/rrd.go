@@ -1,6 +1,8 @@
 package rrdwriter
 
 import (
+	"golang.org/x/sys/unix"
+
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/spool"
 )
@@ -36,13 +38,73 @@ func isLast(fi *rrd.FileInfo, e *spool.Entry) bool {
 }
 
 // LibRRD returns the RRD implementation that calls librrd: package rrd's
-// functions.
+// functions, every file opened beneath the writer's RRD directory (an
+// rrd.Root the writer opens on Options.Dir): a path that leads out of it
+// through a symlink is refused with an error wrapping rrd.ErrOutside.
 func LibRRD() RRD { return libRRD{} }
 
-type libRRD struct{}
+// libRRD without a root (until New gives it one) opens by name.
+type libRRD struct{ root *rrd.Root }
 
-func (libRRD) Create(path string, l rrd.Layout, start int64) error { return rrd.Create(path, l, start) }
-func (libRRD) Info(path string) (rrd.FileInfo, error)              { return rrd.Info(path) }
-func (libRRD) Update(path string, template []string, rows []rrd.Row) error {
-	return rrd.Update(path, template, rows)
+// withRoot returns r with the root opened on dir if r is a libRRD
+// without one
+// (or a NativeRRD whose librrd calls have none).
+func withRoot(r RRD, dir string) (RRD, error) {
+	n, native := r.(*NativeRRD)
+	l, ok := r.(libRRD)
+	if native {
+		l, ok = n.libRRD, true
+	}
+	if !ok || l.root != nil {
+		return r, nil
+	}
+	root, err := rrd.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	if native {
+		n.libRRD = libRRD{root: root}
+		return n, nil
+	}
+	return libRRD{root: root}, nil
+}
+
+func (l libRRD) Create(path string, p rrd.Layout, start int64) error {
+	if l.root == nil {
+		return rrd.Create(path, p, start)
+	}
+	return l.root.Create(path, p, start)
+}
+
+func (l libRRD) Info(path string) (rrd.FileInfo, error) {
+	if l.root == nil {
+		return rrd.Info(path)
+	}
+	return l.root.Info(path)
+}
+
+func (l libRRD) Update(path string, template []string, rows []rrd.Row) error {
+	if l.root == nil {
+		return rrd.Update(path, template, rows)
+	}
+	return l.root.Update(path, template, rows)
+}
+
+// root returns the writer's RRD directory root, nil when its RRD is not
+// librrd's.
+func (w *Writer) root() *rrd.Root {
+	if n, ok := w.o.RRD.(*NativeRRD); ok {
+		return n.root
+	}
+	l, _ := w.o.RRD.(libRRD)
+	return l.root
+}
+
+// openFile opens the RRD file at path with flags, beneath the RRD
+// directory when the writer has its root.
+func (w *Writer) openFile(path string, flags int) (int, error) {
+	if r := w.root(); r != nil {
+		return r.Open(path, flags)
+	}
+	return unix.Open(path, flags|unix.O_CLOEXEC, 0)
 }
