@@ -24,7 +24,7 @@ test: deps
 
 # test-nocgo: the packages that do not need librrd, built and tested
 # without cgo (rrd's logic included: only its librrd shims need cgo).
-NOCGO_PKGS := ./spool ./shm ./intake ./loader ./rrd ./rrdwriter ./rrdcached ./rrdcached/spoolbackend ./fleet ./poller/mib ./internal/enum ./internal/testing/testenv
+NOCGO_PKGS := ./spool ./shm ./intake ./loader ./rrd ./graph ./rrdwriter ./rrdcached ./rrdcached/spoolbackend ./fleet ./poller/mib ./internal/enum ./internal/testing/testenv
 test-nocgo:
 	CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PKGS)
 
@@ -42,7 +42,7 @@ FUZZ_SHORT := \
 	./spool:FuzzDecode ./spool:FuzzParseSegment ./spool:FuzzParseName ./spool:FuzzParseLevels ./spool:FuzzParseFsyncPolicy \
 	./shm:FuzzParseSize ./loader:FuzzParseCPU \
 	./fleet:FuzzParseTargets ./fleet:FuzzParseProfiles ./poller:FuzzMapValue ./fleet:FuzzInstanceSegment ./poller:FuzzWalkAnswer ./poller/mib:FuzzResolve \
-	./admin:FuzzParseGraphQuery ./rrd:FuzzRRDPath ./rrdwriter:FuzzParseGraphTemplate ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
+	./admin:FuzzParseGraphQuery ./rrd:FuzzRRDPath ./graph:FuzzParseTemplate ./cmd/spoold:FuzzDaemonFlags ./admin:FuzzLoaderFields \
 	./rrdcached:FuzzParseCommand ./rrdcached:FuzzServerReply \
 	./rrdcached:FuzzReadReply ./rrdcached:FuzzParseInfo ./rrdcached:FuzzParseAddress ./fleet:FuzzParseShard ./rrdwriter:FuzzParseRemoteInfo \
 	./rrdcached/spoolbackend:FuzzParseUpdate ./rrd:FuzzNativeUpdate

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
@@ -35,13 +36,13 @@ type Daemon interface {
 	//
 	// A key is a target name or a row key "<target>/<instance>" that Rows
 	// lists; the handler calls Graph only with keys ValidGraphKey accepts.
-	Graph(ctx context.Context, key string, o rrdwriter.GraphOptions) ([]byte, error)
+	Graph(ctx context.Context, key string, o graph.Options) ([]byte, error)
 	// GraphTemplate returns key's graph template of that name (one of
 	// TargetStatus.Graphs or RowStatus.Graphs) and the values its title
 	// and legends name. It returns an error wrapping ErrUnknownTarget for a
 	// key that is neither a configured target nor one of its rows, and
 	// ErrUnknownTemplate for a name the key's profile does not draw.
-	GraphTemplate(key, name string) (*rrdwriter.GraphTemplate, rrdwriter.GraphVars, error)
+	GraphTemplate(key, name string) (*graph.Template, graph.Vars, error)
 	// Rows returns target's table rows (an interface, a disk: each its
 	// own RRD file), in the order to show them; nil for a target without
 	// tables, an error wrapping ErrUnknownTarget for a name that is not a
@@ -112,20 +113,10 @@ var healthStates = []Health{HealthOK, HealthFailing, HealthBackoff, HealthNew}
 
 // TargetStatus is one configured target as the page and /status show it.
 type TargetStatus struct {
-	Name    string `json:"name"`
-	Profile string `json:"profile"`
-	Address string `json:"address"`
-	Health  Health `json:"health"`
-
-	LastPoll            time.Time     `json:"last_poll"`    // zero before the first poll
-	LastSuccess         time.Time     `json:"last_success"` // zero before the first answer
-	LastError           string        `json:"last_error"`   // the last poll's error; empty after a success
-	LastErrorTime       time.Time     `json:"last_error_time"`
-	RTT                 time.Duration `json:"rtt_seconds"` // of the last answered poll
-	ConsecutiveFailures int           `json:"consecutive_failures"`
-	SkipCycles          int           `json:"skip_cycles"` // cycles to sit out before the next probe
-	Polls               uint64        `json:"polls"`
-	Failures            uint64        `json:"failures"`
+	// DeviceStatus is the poller's view of the target: address, profile,
+	// polls and their errors, and its tables' rows.
+	poller.DeviceStatus
+	Health Health `json:"health"`
 
 	// WriteError is the writer's current error for this target's RRD file
 	// (rrdwriter.TargetError.Err) and WriteErrorKind its kind; empty when
@@ -133,20 +124,10 @@ type TargetStatus struct {
 	WriteError     string `json:"write_error"`
 	WriteErrorKind string `json:"write_error_kind"`
 
-	// Tables (poller.DeviceStatus): the rows polled and filtered out by
-	// the last discovery, and the keys of rows gone since earlier ones
-	// (their RRD files stay).
-	Rows           int       `json:"rows"`
-	FilteredRows   int       `json:"filtered_rows"`
-	GoneRows       []string  `json:"gone_rows"`
-	LastDiscovery  time.Time `json:"last_discovery"`
-	DiscoveryError string    `json:"discovery_error"`
-	// OverLimitRows are the rows of the last discovery not polled because
-	// the target is at its bound on files (--max-files-per-target,
-	// --max-new-files-per-hour); Attention says so in words, empty when
-	// none: the target needs an operator's look, whatever its health.
-	OverLimitRows int    `json:"over_limit_rows"`
-	Attention     string `json:"attention"`
+	// Attention says in words why the target needs an operator's look
+	// whatever its health (rows over its bound on files,
+	// DeviceStatus.OverLimitRows); empty when none.
+	Attention string `json:"attention"`
 
 	// Graphs are the graph templates of the target's own RRD file (its
 	// scalars), in the order to show them; empty: the file's data sources
@@ -176,16 +157,7 @@ type RowStatus struct {
 // the device sits out cycles, failing after a failed poll or with a write
 // error, new before the first poll, and ok otherwise.
 func NewTargetStatus(d poller.DeviceStatus, we *rrdwriter.TargetError) TargetStatus {
-	t := TargetStatus{
-		Name: d.Name, Profile: d.Profile, Address: d.Address,
-		LastPoll: d.LastPoll, LastSuccess: d.LastSuccess,
-		LastError: d.LastError, LastErrorTime: d.LastErrorTime, RTT: d.RTT,
-		ConsecutiveFailures: d.ConsecutiveFailures, SkipCycles: d.SkipCycles,
-		Polls: d.Polls, Failures: d.Failures,
-		Rows: d.Rows, FilteredRows: d.FilteredRows, GoneRows: d.GoneRows,
-		LastDiscovery: d.LastDiscovery, DiscoveryError: d.DiscoveryError,
-		OverLimitRows: d.OverLimitRows,
-	}
+	t := TargetStatus{DeviceStatus: d}
 	if d.OverLimitRows > 0 {
 		t.Attention = fmt.Sprintf("%d table rows not polled: %s", d.OverLimitRows, d.OverLimit)
 	}

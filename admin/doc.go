@@ -32,7 +32,7 @@
 //	ds      data source names, comma-separated or repeated ([A-Za-z0-9_]{1,19},
 //	        at most 32); none means every data source
 //	template a graph template of the key (Daemon.GraphTemplate: a built-in
-//	        or a profile's, rrdwriter.GraphTemplate); not with ds
+//	        or a profile's, graph.Template); not with ds
 //	start   unix seconds, "now", or a negative offset from now: "-6h", "-90m",
 //	        "-2d", "-1w" (s, m, h, d, w and Go durations such as "-1h30m");
 //	        default end - 1 day

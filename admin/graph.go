@@ -10,8 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/rrd"
-	"github.com/spoold/spoold/rrdwriter"
 )
 
 // Graph size bounds, in pixels of the drawing area (rrdtool graph --width,
@@ -76,14 +76,14 @@ func (e *GraphQueryError) Error() string {
 	return fmt.Sprintf("bad graph parameter %s=%q: %s", e.Param, e.Value, e.Why)
 }
 
-// ParseGraphQuery turns the query of a /graph request into GraphOptions with
+// ParseGraphQuery turns the query of a /graph request into graph.Options with
 // explicit Start, End, Width and Height; now is the reference of relative
 // times. See the package doc for the accepted forms; any other parameter is
 // an error. It checks the syntax of "template" (a template name, with which
 // "ds" may not be given) and "key" (ValidGraphKey) and leaves them to the
 // caller.
-func ParseGraphQuery(q url.Values, now time.Time) (rrdwriter.GraphOptions, error) {
-	o := rrdwriter.GraphOptions{Width: DefaultGraphWidth, Height: DefaultGraphHeight}
+func ParseGraphQuery(q url.Values, now time.Time) (graph.Options, error) {
+	o := graph.Options{Width: DefaultGraphWidth, Height: DefaultGraphHeight}
 	for k, vs := range q {
 		switch k {
 		case "ds", "start", "end", "width", "height", "template", "key":
@@ -94,7 +94,7 @@ func ParseGraphQuery(q url.Values, now time.Time) (rrdwriter.GraphOptions, error
 			return o, &GraphQueryError{k, strings.Join(vs, ","), "unknown parameter (want key, template, ds, start, end, width, height)"}
 		}
 	}
-	if v, ok := q["template"]; ok && !rrdwriter.ValidTemplateName(v[0]) {
+	if v, ok := q["template"]; ok && !graph.ValidTemplateName(v[0]) {
 		return o, &GraphQueryError{"template", v[0], "a template name is 1 to 32 of a-z 0-9 _ -, starting with a letter"}
 	}
 	if _, ok := q["template"]; ok && q.Has("ds") {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/internal/testing/spoolgen"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
@@ -25,11 +26,11 @@ type writerDaemon struct {
 	w *rrdwriter.Writer
 }
 
-func (b writerDaemon) Graph(ctx context.Context, target string, o rrdwriter.GraphOptions) ([]byte, error) {
+func (b writerDaemon) Graph(ctx context.Context, target string, o graph.Options) ([]byte, error) {
 	if _, err := b.fakeDaemon.Graph(ctx, target, o); err != nil {
 		return nil, err // unknown target
 	}
-	return b.w.Graph(ctx, target, o)
+	return b.w.Graph(ctx, target, o.Draw)
 }
 
 // newWriterDaemon returns a daemon with targets "core-1", which has an

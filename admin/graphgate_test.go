@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/graph"
 )
 
 // blockingDaemon's Graph signals entered and waits for release.
@@ -16,7 +16,7 @@ type blockingDaemon struct {
 	release chan struct{}
 }
 
-func (b blockingDaemon) Graph(ctx context.Context, target string, o rrdwriter.GraphOptions) ([]byte, error) {
+func (b blockingDaemon) Graph(ctx context.Context, target string, o graph.Options) ([]byte, error) {
 	b.entered <- struct{}{}
 	<-b.release
 	return b.fakeDaemon.Graph(ctx, target, o)

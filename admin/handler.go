@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/graph"
 )
 
 // Options configure the admin handler and server.
@@ -46,11 +46,11 @@ type Options struct {
 	GraphTimeout time.Duration
 	// GraphMaxDS is the most data sources one graph draws; a request naming
 	// more is refused (400), one naming none draws the file's first ones.
-	// Default rrdwriter.DefaultGraphMaxDS (32); at most MaxGraphDS.
+	// Default graph.DefaultMaxDS (32); at most MaxGraphDS.
 	GraphMaxDS int
 	// GraphMaxBytes bounds the values librrd fetches for one graph (see
-	// rrdwriter.GraphOptions.MaxBytes); beyond it the request is refused
-	// (400). Default rrdwriter.DefaultGraphMaxBytes (256 MiB).
+	// graph.Options.MaxBytes); beyond it the request is refused
+	// (400). Default graph.DefaultMaxBytes (256 MiB).
 	GraphMaxBytes int64
 	// GraphConcurrency is the most graph requests flushed and rendered at
 	// once (librrd draws one at a time anyway); GraphQueue more may wait
@@ -80,7 +80,7 @@ func DefaultOptions() Options {
 	return Options{
 		Listen: "127.0.0.1:8780", Refresh: 30 * time.Second, PageGraphs: 24, DeviceRows: 500, PageGraphSpan: 24 * time.Hour,
 		GraphTimeout: 30 * time.Second, FlushTimeout: 2 * time.Minute,
-		GraphMaxDS: rrdwriter.DefaultGraphMaxDS, GraphMaxBytes: rrdwriter.DefaultGraphMaxBytes,
+		GraphMaxDS: graph.DefaultMaxDS, GraphMaxBytes: graph.DefaultMaxBytes,
 		GraphConcurrency: 2, GraphQueue: 16,
 	}
 }
@@ -293,14 +293,14 @@ func (h *handler) serveGraph(w http.ResponseWriter, r *http.Request, key string)
 
 // graphError answers a failed graph. Only a failure of the daemon is logged
 // at ERROR, and no body carries the error's text unless the writer made it
-// for clients (ErrNoDataSource, ErrGraphTooLarge): other errors name files.
+// for clients (graph.ErrNoDataSource, graph.ErrTooLarge): other errors name files.
 func (h *handler) graphError(w http.ResponseWriter, target string, ctx context.Context, err error) {
 	switch {
 	case errors.Is(err, ErrUnknownTarget):
 		httpError(w, http.StatusNotFound, "unknown target "+quote(target))
 	case errors.Is(err, ErrUnknownTemplate):
 		httpError(w, http.StatusNotFound, "no such graph template for "+quote(target))
-	case errors.Is(err, rrdwriter.ErrNoDataSource), errors.Is(err, rrdwriter.ErrGraphTooLarge):
+	case errors.Is(err, graph.ErrNoDataSource), errors.Is(err, graph.ErrTooLarge):
 		h.log.Debug("graph refused", "target", target, "err", err)
 		httpError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, fs.ErrNotExist):

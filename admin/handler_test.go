@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
@@ -318,7 +319,7 @@ func TestGraphDaemonErrors(t *testing.T) {
 
 type errGraphDaemon struct{ *fakeDaemon }
 
-func (errGraphDaemon) Graph(ctx context.Context, target string, o rrdwriter.GraphOptions) ([]byte, error) {
+func (errGraphDaemon) Graph(ctx context.Context, target string, o graph.Options) ([]byte, error) {
 	return nil, errBoom
 }
 

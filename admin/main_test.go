@@ -19,6 +19,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
@@ -33,7 +34,7 @@ var testNow = time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)
 
 type graphCall struct {
 	target string
-	o      rrdwriter.GraphOptions
+	o      graph.Options
 }
 
 // fakeDaemon is a Daemon with a fixed status; Graph draws a real PNG of
@@ -61,7 +62,7 @@ func (f *fakeDaemon) Status() Status {
 	return s
 }
 
-func (f *fakeDaemon) Graph(ctx context.Context, target string, o rrdwriter.GraphOptions) ([]byte, error) {
+func (f *fakeDaemon) Graph(ctx context.Context, target string, o graph.Options) ([]byte, error) {
 	f.mu.Lock()
 	f.graphs = append(f.graphs, graphCall{target, o})
 	f.mu.Unlock()
@@ -92,17 +93,17 @@ func (f *fakeDaemon) graphsOf(key string) ([]string, error) {
 	return nil, ErrUnknownTarget
 }
 
-func (f *fakeDaemon) GraphTemplate(key, name string) (*rrdwriter.GraphTemplate, rrdwriter.GraphVars, error) {
+func (f *fakeDaemon) GraphTemplate(key, name string) (*graph.Template, graph.Vars, error) {
 	names, err := f.graphsOf(key)
 	if err != nil {
-		return nil, rrdwriter.GraphVars{}, err
+		return nil, graph.Vars{}, err
 	}
-	t, ok := rrdwriter.BuiltinGraphTemplate(name)
+	t, ok := graph.Builtin(name)
 	if !ok || !slices.Contains(names, name) {
-		return nil, rrdwriter.GraphVars{}, ErrUnknownTemplate
+		return nil, graph.Vars{}, ErrUnknownTemplate
 	}
 	target, _, _ := strings.Cut(key, "/")
-	return t, rrdwriter.GraphVars{Target: target, Instance: key[strings.LastIndexByte(key, '/')+1:], Key: key}, nil
+	return t, graph.Vars{Target: target, Instance: key[strings.LastIndexByte(key, '/')+1:], Key: key}, nil
 }
 
 func (f *fakeDaemon) Rows(target string) ([]RowStatus, error) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Admin API under load (issue 6, part 6). spoold runs as its own process
+# Admin API under load. spoold runs as its own process
 # against a simulated fleet of DEVICES devices on 127.0.0.1, polled every
 # 2 s; a Go load generator on loopback sends GET /status, /metrics, the
 # page, graphs (and a 404 graph), POST /flush without the token (401) from

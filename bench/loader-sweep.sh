@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Loader time against loader_files (issue 7): generates a spool of ENTRIES
+# Loader time against loader_files: generates a spool of ENTRIES
 # entries over KEYS keys, then runs `spoold load` unthrottled (the work
 # term) and with each loader_files of FILES_LIST at a fixed loader_sleep
 # and loader_threshold. nginx's formula predicts

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Throttled-loader benchmark (issue 2): builds spoold, generates a spool of
+# Throttled-loader benchmark: builds spoold, generates a spool of
 # ENTRIES entries over KEYS keys, then runs `spoold load`
 #   1. with loader_files=1000, loader_sleep=50ms: wall time against nginx's
 #      formula (files / loader_files) x loader_sleep, plus the unthrottled work;

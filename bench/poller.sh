@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Poller benchmark (issue 4): a simulated fleet of DEVICES devices with 10
+# Poller benchmark: a simulated fleet of DEVICES devices with 10
 # interfaces (40 IF-MIB HC counters each, plus sysUpTime) in one process, the
 # poller in another, each cycle written to a scratch spool. Prints, per case
 # and cycle:
@@ -8,7 +8,7 @@
 # Goals on 2 cores: (a) <= 3 s, (b) <= 6 s.
 # The first cycle of a case runs on an empty spool (level directories are
 # created); the second is the steady state.
-# Then the tables case (issue 14): TABLE_DEVICES (2,500) simulated devices of
+# Then the tables case: TABLE_DEVICES (2,500) simulated devices of
 # 48 interfaces numbered as vendors do (1, 2, 10101...: non-contiguous), the
 # if-mib profile, spooled not written; then TABLE_WRITE (250) of them polled
 # once more and their interface files (12,000) created and written:

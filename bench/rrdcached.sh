@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rrdcached's protocol, spoold against Debian's rrdcached (issue 13): the
+# rrdcached's protocol, spoold against Debian's rrdcached: the
 # same Go client (bench/rrdcachedbench) sends one BATCH of UPDATES (12)
 # updates to each of FILES (10,000) RRD files of DS (40) data sources on
 # rrdcached (-j journal) and to spoold (--fsync FSYNC, default none), in the

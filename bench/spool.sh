@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Spool segments benchmark (issue 11): TARGETS targets x POLLS polls of
+# Spool segments benchmark: TARGETS targets x POLLS polls of
 # COUNTERS counters (spool.Entry as the poller makes it: key "dev00042",
 # Counter values "ds00".."ds39"), same run, two modes:
 #   file: one file per poll, spool.Spool.Write (temp file + rename): what
@@ -15,8 +15,8 @@
 #   drain_x = file drain wall µs per poll / seg drain wall µs per poll
 #   (read + unlink; the syncfs after the drain and the device KiB are in
 #   the detail lines, not in the ratio).
-# A third mode, segfd, answers the issue's question "a bounded set of open
-# descriptors, or open/append/close": the same segments written with one
+# A third mode, segfd, measures what a bounded set of open
+# descriptors would save over open/append/close: the same segments written with one
 # descriptor held per target (what an fd cache holding every target would
 # save; a smaller cache saves at most its share of the targets, since the
 # poller visits them in turn). It prints

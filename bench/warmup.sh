@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Restart warm-up benchmark (issue 11). Same run, two seeded spools of
+# Restart warm-up benchmark. Same run, two seeded spools of
 # TARGETS simulated targets x POLLS polls 5 minutes apart, the newest 50
 # minutes old (older than the default --write-delay 30m + --write-jitter
 # 15m: the whole backlog is due at once):

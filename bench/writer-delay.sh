@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writer throughput against the write delay (issue 7): FILES RRD files of DS
+# Writer throughput against the write delay: FILES RRD files of DS
 # COUNTER data sources (step 300 s, rrdwriter.DefaultRRAs), TOTAL polls per
 # file written in rounds of PER values per file per update (PER-1 poll
 # intervals of write delay, no jitter); RRD files dropped from the page

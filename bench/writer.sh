@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# RRD writer benchmark (issue 3). Same machine, same run, FILES RRD files of
+# RRD writer benchmark. Same machine, same run, FILES RRD files of
 # DS COUNTER data sources (profile: step 300 s, rrdwriter.DefaultRRAs), with
 # VALUES pending values per file (one hour of 5-minute polls):
 #   spoold:      spool entries on disk -> RRD files, entries removed (FlushAll,

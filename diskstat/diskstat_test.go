@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/testing/testenv"
 	"go.uber.org/goleak"
+
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

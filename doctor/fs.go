@@ -7,8 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/spoold/spoold/diskstat"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/diskstat"
 )
 
 // volume is one file system holding one or more of the examined directories.

@@ -7,10 +7,11 @@ import (
 	"math"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/spoold/spoold/internal/fileutil"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/spool"
-	"golang.org/x/sys/unix"
 )
 
 // SpoolSize is the spool's size and the loader time it implies.

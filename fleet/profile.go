@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/poller/mib"
 	"github.com/spoold/spoold/rrd"
-	"github.com/spoold/spoold/rrdwriter"
 )
 
 // DS is one value of a profile: the OID polled and the RRD data source it
@@ -33,7 +33,7 @@ type Profile struct {
 	// of the profiles it uses), offered beside the built-in ones to each
 	// key whose data sources they fit; one named as a built-in replaces
 	// it for this profile.
-	Graphs []*rrdwriter.GraphTemplate
+	Graphs []*graph.Template
 }
 
 // OIDs returns the profile's OIDs in DS order.

@@ -6,12 +6,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/graph"
 )
 
 // Graph templates in a profiles file: a "graph <name>" line inside a
 // profile and the lines after it whose keyword is one of
-// rrdwriter.IsGraphKeyword's, parsed by rrdwriter.ParseGraphTemplate (the
+// graph.IsKeyword's, parsed by graph.ParseTemplate (the
 // one owner of the syntax) and kept on the profile (Profile.Graphs).
 
 // maxProfileGraphs bounds a profile's graph templates.
@@ -21,7 +21,7 @@ const maxProfileGraphs = 64
 // before them: those whose keyword is a graph keyword.
 func graphBlockLen(lines []configLine) int {
 	n := 0
-	for n < len(lines) && rrdwriter.IsGraphKeyword(lines[n].fields[0]) {
+	for n < len(lines) && graph.IsKeyword(lines[n].fields[0]) {
 		n++
 	}
 	return n
@@ -33,12 +33,12 @@ func (pp *profileParser) graph(header configLine, block []configLine) error {
 	if pp.cur == nil {
 		return errors.New(`"graph" before the first "profile" line`)
 	}
-	gl := make([]rrdwriter.GraphLine, len(block))
+	gl := make([]graph.SourceLine, len(block))
 	for i, l := range block {
-		gl[i] = rrdwriter.GraphLine{Line: l.n, Text: l.text}
+		gl[i] = graph.SourceLine{Line: l.n, Text: l.text}
 	}
-	g, err := rrdwriter.ParseGraphTemplate(pp.file, rrdwriter.GraphLine{Line: header.n, Text: header.text}, gl)
-	var ge *rrdwriter.GraphTemplateError
+	g, err := graph.ParseTemplate(pp.file, graph.SourceLine{Line: header.n, Text: header.text}, gl)
+	var ge *graph.TemplateError
 	if errors.As(err, &ge) {
 		return &ConfigError{ge.File, ge.Line, ge.Msg}
 	}
@@ -57,9 +57,9 @@ func (pp *profileParser) graph(header configLine, block []configLine) error {
 
 // addGraph adds g to the current profile, declared on line n (0: copied
 // by a use line), replacing a copied one of the same name.
-func (pp *profileParser) addGraph(g *rrdwriter.GraphTemplate, n int) {
+func (pp *profileParser) addGraph(g *graph.Template, n int) {
 	cur := pp.cur
-	if k := slices.IndexFunc(cur.Graphs, func(o *rrdwriter.GraphTemplate) bool { return o.Name == g.Name }); k >= 0 {
+	if k := slices.IndexFunc(cur.Graphs, func(o *graph.Template) bool { return o.Name == g.Name }); k >= 0 {
 		cur.Graphs[k] = g
 	} else {
 		cur.Graphs = append(cur.Graphs, g)

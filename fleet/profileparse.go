@@ -22,7 +22,7 @@ import (
 //	  alias <column-oid>                 # each row's description, walked at discovery (the device page shows it)
 //	  filter <column-oid|instance> <==|!=|=~|!~> <value>
 //	  column <ds-name> <column-oid>[|<alternative>...] <TYPE> [min [max]]
-//	graph <name>                         # a graph template: rrdwriter.ParseGraphTemplate's lines below it
+//	graph <name>                         # a graph template: graph.ParseTemplate's lines below it
 //
 // OIDs may be numeric or MIB names (IF-MIB::ifHCInOctets, ifHCInOctets,
 // sysUpTime.0) of the built-in objects of package mib.

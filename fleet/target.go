@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+
 	"github.com/spoold/spoold/spool"
 )
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/spoold/spoold/intake"
+	"github.com/spoold/spoold/internal/testing/spooltest"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
 )
@@ -15,12 +16,7 @@ func openSpool(t *testing.T) *spool.Spool {
 	t.Helper()
 	o := spool.DefaultOptions()
 	o.Dir = filepath.Join(t.TempDir(), "spool")
-	sp, err := spool.Open(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sp.Close() })
-	return sp
+	return spooltest.Open(t, o)
 }
 
 func newIndex(t *testing.T, maxBytes int64) *shm.Index {

@@ -42,8 +42,16 @@
 // effect at the throttle check after the file in hand. Stats can be read at
 // any time from any goroutine.
 //
-// Goroutines: Run does its work on the caller's goroutine, locked to its OS
-// thread for the duration of the walk; EnsureLeaf and EnsureAll walk on
+// # Rescans
+//
+// Loader.Rescans is the daemon's loop: a walk at start, then one
+// Options.RescanInterval after each walk ended, and one as soon as an index
+// that refused entries has room for them again (WalkIndex.RoomAgain); keys
+// the index holds for refused entries are released after a walk without
+// errors only.
+//
+// Goroutines: Run and Rescans do their work on the caller's goroutine, Run
+// locked to its OS thread for the duration of the walk; EnsureLeaf and EnsureAll walk on
 // their callers' goroutines. The one goroutine the package starts lives
 // for one throttle pause: it ends the pause early when SetParams changes
 // the parameters, and it has ended when the pause returns.

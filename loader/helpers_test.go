@@ -14,6 +14,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/spoold/spoold/internal/testing/spooltest"
+	"github.com/spoold/spoold/internal/testing/testclock"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -29,22 +31,18 @@ func (c cleanupM) Run() int {
 	return c.m.Run()
 }
 
-// fakeClock advances only when told to or on Sleep, which it records.
+// fakeClock is a loader Clock: the wall time of a testclock.Clock, which
+// Sleep advances and records, and a thread CPU time that moves only when
+// told to.
 type fakeClock struct {
+	*testclock.Clock
 	mu      sync.Mutex
-	now     time.Time
 	cpu     time.Duration
 	sleeps  []time.Duration
 	onSleep func(d time.Duration) // called before Sleep checks ctx
 }
 
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
+func newFakeClock() *fakeClock { return &fakeClock{Clock: testclock.New(time.Unix(1_700_000_000, 0))} }
 
 func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 	if c.onSleep != nil {
@@ -55,7 +53,7 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+	c.Advance(d)
 	c.sleeps = append(c.sleeps, d)
 	return nil
 }
@@ -70,7 +68,7 @@ func (c *fakeClock) ThreadCPU() time.Duration {
 func (c *fakeClock) advance(wall, cpu time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.now = c.now.Add(wall)
+	c.Advance(wall)
 	c.cpu += cpu
 }
 
@@ -134,12 +132,7 @@ func (x *fakeIndex) Len() int {
 // openSpool opens a spool with the given levels in a fresh temp dir.
 func openSpool(t testing.TB, levels string) *spool.Spool {
 	t.Helper()
-	sp, err := spool.Open(spool.Options{Dir: t.TempDir(), Levels: levels})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sp.Close() })
-	return sp
+	return spooltest.Open(t, spool.Options{Levels: levels})
 }
 
 // putEntries creates n empty entry files (the loader never opens them) for

@@ -28,23 +28,27 @@ type Loader struct {
 	c       counters
 	ready   *readiness
 	noAtime fileutil.NoAtime // directories opened without atime updates
+	// rescanEvery is Options.RescanInterval; nextRescan is when Rescans
+	// walks again, Unix nanoseconds, 0 while a walk runs or when none is
+	// scheduled.
+	rescanEvery time.Duration
+	nextRescan  atomic.Int64
+	roomEvery   time.Duration // roomCheck
 	// forceUnknown makes walks see every d_type as DT_UNKNOWN (tests).
 	forceUnknown bool
 }
 
-// New returns a loader of the spool sp into ix. It validates opts.Params.
+// New returns a loader of the spool sp into ix. It validates opts.
 func New(sp *spool.Spool, ix Indexer, opts Options) (*Loader, error) {
 	if sp == nil || ix == nil {
 		return nil, errors.New("create loader: spool and indexer are required")
 	}
-	if err := opts.Params.Validate(); err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("create loader: %w", err)
 	}
-	if opts.ProgressEvery < 0 {
-		return nil, fmt.Errorf("create loader: progress interval must be >= 0, got %s", opts.ProgressEvery)
-	}
 	l := &Loader{sp: sp, ix: ix, clock: opts.Clock, log: opts.Logger,
-		every: opts.ProgressEvery, dryRun: opts.DryRun, ready: newReadiness(sp.Layout())}
+		every: opts.ProgressEvery, dryRun: opts.DryRun, ready: newReadiness(sp.Layout()),
+		rescanEvery: opts.RescanInterval, roomEvery: roomCheck}
 	if l.clock == nil {
 		l.clock = newRealClock()
 	}

@@ -1,8 +1,11 @@
 package loader
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/spoold/spoold/internal/optcheck"
 )
 
 // Indexer is the in-memory index the loader fills (shm.Index in the daemon).
@@ -40,10 +43,31 @@ type Options struct {
 	// counted in Stats.Quarantined and logged with its reason. Use it with
 	// a spool opened read-only.
 	DryRun bool
+	// RescanInterval is how long after a walk ended Rescans walks the
+	// spool again, for entries other processes dropped in or a full index
+	// left on disk; 0 never (the flag --rescan-interval). Default 15
+	// minutes.
+	RescanInterval time.Duration
 }
 
-// DefaultOptions returns DefaultParams, the real clock, no logger and a
-// progress line every 5 seconds.
+// DefaultOptions returns DefaultParams, the real clock, no logger, a
+// progress line every 5 seconds and a rescan every 15 minutes.
 func DefaultOptions() Options {
-	return Options{Params: DefaultParams(), ProgressEvery: 5 * time.Second}
+	return Options{Params: DefaultParams(), ProgressEvery: 5 * time.Second, RescanInterval: 15 * time.Minute}
+}
+
+// Validate reports the first option out of range, as a
+// *optcheck.FieldError naming its field (Params' by their nginx names);
+// New calls it.
+func (o Options) Validate() error {
+	if err := o.Params.Validate(); err != nil {
+		return err
+	}
+	if o.ProgressEvery < 0 {
+		return optcheck.Errorf("ProgressEvery", fmt.Sprintf("must be >= 0, got %s", o.ProgressEvery))
+	}
+	if o.RescanInterval < 0 {
+		return optcheck.Errorf("RescanInterval", "must be >= 0")
+	}
+	return nil
 }

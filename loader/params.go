@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spoold/spoold/internal/optcheck"
 )
 
 // Params are the loader's throttle settings, named after nginx's
@@ -38,21 +40,23 @@ func DefaultParams() Params {
 	return Params{Files: 100, Sleep: 50 * time.Millisecond, Threshold: 200 * time.Millisecond}
 }
 
-// Validate reports the first parameter out of range, named by its flag.
+// Validate reports the first parameter out of range, as a
+// *optcheck.FieldError named as nginx names it: "loader_files must be >= 1,
+// got 0".
 func (p Params) Validate() error {
 	switch {
 	case p.Files < 1:
-		return fmt.Errorf("loader_files must be >= 1, got %d", p.Files)
+		return optcheck.Errorf("loader_files", fmt.Sprintf("must be >= 1, got %d", p.Files))
 	case p.Sleep < 0:
-		return fmt.Errorf("loader_sleep must be >= 0, got %s", p.Sleep)
+		return optcheck.Errorf("loader_sleep", fmt.Sprintf("must be >= 0, got %s", p.Sleep))
 	case p.Sleep > MaxSleep:
-		return fmt.Errorf("loader_sleep must be at most %s, got %s", MaxSleep, p.Sleep)
+		return optcheck.Errorf("loader_sleep", fmt.Sprintf("must be at most %s, got %s", MaxSleep, p.Sleep))
 	case p.Threshold <= 0:
-		return fmt.Errorf("loader_threshold must be > 0, got %s", p.Threshold)
+		return optcheck.Errorf("loader_threshold", fmt.Sprintf("must be > 0, got %s", p.Threshold))
 	case p.Threshold > MaxThreshold:
-		return fmt.Errorf("loader_threshold must be at most %s, got %s", MaxThreshold, p.Threshold)
+		return optcheck.Errorf("loader_threshold", fmt.Sprintf("must be at most %s, got %s", MaxThreshold, p.Threshold))
 	case p.CPU != 0 && !(p.CPU >= MinCPU && p.CPU <= 1):
-		return fmt.Errorf("loader_cpu must be between 0 and 1 (0%% to 100%%), and 0 (off) or at least %v (%v%%), got %v", MinCPU, MinCPU*100, p.CPU)
+		return optcheck.Errorf("loader_cpu", fmt.Sprintf("must be between 0 and 1 (0%% to 100%%), and 0 (off) or at least %v (%v%%), got %v", MinCPU, MinCPU*100, p.CPU))
 	}
 	return nil
 }

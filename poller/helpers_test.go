@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/testing/spooltest"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/simulate"
 	"github.com/spoold/spoold/spool"
@@ -75,17 +76,7 @@ func simTargets(t *testing.T, s *simulate.Simulator, profile, extra string, devi
 	return ts
 }
 
-func openSpool(t *testing.T) *spool.Spool {
-	t.Helper()
-	o := spool.DefaultOptions()
-	o.Dir = t.TempDir()
-	sp, err := spool.Open(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sp.Close() })
-	return sp
-}
+func openSpool(t *testing.T) *spool.Spool { return spooltest.Open(t, spool.DefaultOptions()) }
 
 // sink records what the poller adds; with full set it refuses.
 type sink struct {

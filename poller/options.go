@@ -1,11 +1,11 @@
 package poller
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/optcheck"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -137,42 +137,46 @@ const (
 	MaxTableRows = 1000000
 )
 
-// Validate reports the first option out of range; New calls it.
+// Validate reports the first option out of range, as a
+// *optcheck.FieldError naming its field; New calls it.
 func (o Options) Validate() error {
+	bad := func(field, msg string) error {
+		return fmt.Errorf("check poller options: %w", optcheck.Errorf(field, msg))
+	}
 	switch {
 	case o.Interval <= 0:
-		return errors.New("check poller options: interval must be positive")
+		return bad("Interval", "must be positive")
 	case o.Concurrency < 1:
-		return fmt.Errorf("check poller options: concurrency %d, want at least 1", o.Concurrency)
+		return bad("Concurrency", "must be at least 1")
 	case o.Timeout <= 0:
-		return errors.New("check poller options: timeout must be positive")
+		return bad("Timeout", "must be positive")
 	case o.Retries < 0 || o.Retries > fleet.MaxRetries:
-		return fmt.Errorf("check poller options: retries %d, want 0 to %d", o.Retries, fleet.MaxRetries)
+		return bad("Retries", fmt.Sprintf("must be 0 to %d", fleet.MaxRetries))
 	case o.CycleTimeout < 0 || o.CycleTimeout > o.Interval:
-		return fmt.Errorf("check poller options: cycle timeout %v not in [0, interval %v]", o.CycleTimeout, o.Interval)
+		return bad("CycleTimeout", "must be 0 to {Interval}")
 	case o.MaxVarbinds < 1 || o.MaxVarbinds > MaxVarbinds:
-		return fmt.Errorf("check poller options: max varbinds %d, want 1 to %d", o.MaxVarbinds, MaxVarbinds)
+		return bad("MaxVarbinds", fmt.Sprintf("must be 1 to %d", MaxVarbinds))
 	case o.BackoffAfter < 1:
-		return fmt.Errorf("check poller options: backoff after %d failures, want at least 1", o.BackoffAfter)
+		return bad("BackoffAfter", "must be at least 1")
 	case o.Shard.Validate() != nil:
-		return fmt.Errorf("check poller options: %w", o.Shard.Validate())
+		return bad("Shard", o.Shard.Validate().Error())
 	case o.MaxRepetitions < 1 || o.MaxRepetitions > MaxRepetitions:
-		return fmt.Errorf("check poller options: max repetitions %d, want 1 to %d", o.MaxRepetitions, MaxRepetitions)
+		return bad("MaxRepetitions", fmt.Sprintf("must be 1 to %d", MaxRepetitions))
 	case o.MaxTableRows < 1 || o.MaxTableRows > MaxTableRows:
-		return fmt.Errorf("check poller options: max table rows %d, want 1 to %d", o.MaxTableRows, MaxTableRows)
+		return bad("MaxTableRows", fmt.Sprintf("must be 1 to %d", MaxTableRows))
 	case o.RediscoverInterval < 0:
-		return errors.New("check poller options: rediscover interval must not be negative")
+		return bad("RediscoverInterval", "must be >= 0")
 	case o.DiscoveryConcurrency < 1:
-		return fmt.Errorf("check poller options: discovery concurrency %d, want at least 1", o.DiscoveryConcurrency)
+		return bad("DiscoveryConcurrency", "must be at least 1")
 	case o.MaxFilesPerTarget < 1:
-		return fmt.Errorf("check poller options: max files per target %d, want at least 1", o.MaxFilesPerTarget)
+		return bad("MaxFilesPerTarget", "must be at least 1")
 	case o.NewFilesPerHour < 0:
-		return fmt.Errorf("check poller options: new files per hour %d, want at least 0", o.NewFilesPerHour)
+		return bad("NewFilesPerHour", "must be >= 0")
 	case o.DiscoveryTimeout < 0:
-		return errors.New("check poller options: discovery timeout must not be negative")
+		return bad("DiscoveryTimeout", "must be >= 0")
 	}
 	if _, err := ParseTableMode(string(o.TableMode)); err != nil {
-		return fmt.Errorf("check poller options: %w", err)
+		return bad("TableMode", err.Error())
 	}
 	return nil
 }

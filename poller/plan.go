@@ -1,9 +1,10 @@
 package poller
 
 import (
-	"github.com/spoold/spoold/fleet"
 	"slices"
 	"sync/atomic"
+
+	"github.com/spoold/spoold/fleet"
 )
 
 // OIDSysUpTime is sysUpTime.0, which every poll asks for (with the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+
 	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/internal/snmpvalue"
 	"github.com/spoold/spoold/spool"

@@ -4,48 +4,54 @@ import (
 	"time"
 )
 
-// DeviceStatus is what the poller knows about one device.
+// DeviceStatus is what the poller knows about one device, under the
+// names /status shows it by (the admin server embeds it).
 type DeviceStatus struct {
-	Name    string
-	Address string
-	Profile string
-	// LastPoll is when the last poll ended, answered or not.
-	LastPoll    time.Time
-	LastSuccess time.Time
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	Profile string `json:"profile"`
+	// LastPoll is when the last poll ended, answered or not; zero before
+	// the first. LastSuccess is the last answered one's.
+	LastPoll    time.Time `json:"last_poll"`
+	LastSuccess time.Time `json:"last_success"`
 	// LastError is the last poll's error; empty after a success.
-	LastError     string
-	LastErrorTime time.Time
+	LastError     string    `json:"last_error"`
+	LastErrorTime time.Time `json:"last_error_time"`
 	// RTT is the duration of the last answered poll (all its Gets).
-	RTT time.Duration
+	RTT time.Duration `json:"rtt_seconds"`
 	// ConsecutiveFailures counts polls without an answer since the last
 	// success; from Options.BackoffAfter on, the device is in backoff.
-	ConsecutiveFailures int
+	ConsecutiveFailures int `json:"consecutive_failures"`
 	// SkipCycles is the cycles the device will sit out before its next probe.
-	SkipCycles int
+	SkipCycles int `json:"skip_cycles"`
 	// Unknown is the unknown values of the last answered poll.
-	Unknown int
+	Unknown int `json:"unknown"`
 	// Polls, Failures and Restarts count since the device was added;
 	// Restarts are polls flagged with spool.FlagDiscontinuity.
-	Polls, Failures, Restarts uint64
+	Polls    uint64 `json:"polls"`
+	Failures uint64 `json:"failures"`
+	Restarts uint64 `json:"restarts"`
 
 	// Tables (profiles with tables only). LastDiscovery is when the last
 	// discovery completed; DiscoveryError the error of the last one that
 	// failed after it (empty if none), at LastDiscoveryError.
-	LastDiscovery      time.Time
-	DiscoveryError     string
-	LastDiscoveryError time.Time
-	Discoveries        uint64
+	LastDiscovery      time.Time `json:"last_discovery"`
+	DiscoveryError     string    `json:"discovery_error"`
+	LastDiscoveryError time.Time `json:"last_discovery_error"`
+	Discoveries        uint64    `json:"discoveries"`
 	// Rows are the rows polled (the last discovery's), FilteredRows those
 	// its filters dropped, TruncatedTables its tables cut at
 	// Options.MaxTableRows. GoneRows are the keys of rows an earlier
 	// discovery found and the last did not: their files stay.
-	Rows, FilteredRows, TruncatedTables int
-	GoneRows                            []string
+	Rows            int      `json:"rows"`
+	FilteredRows    int      `json:"filtered_rows"`
+	TruncatedTables int      `json:"truncated_tables"`
+	GoneRows        []string `json:"gone_rows"`
 	// OverLimitRows are the rows of the last discovery not polled because
 	// the target is at a bound on its files (filebound.go); OverLimit says
 	// which, empty when none. The target needs an operator's look.
-	OverLimitRows int
-	OverLimit     string
+	OverLimitRows int    `json:"over_limit_rows"`
+	OverLimit     string `json:"over_limit"`
 }
 
 // CycleStats describe one poll cycle.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+
 	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/internal/snmpvalue"
 )

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gosnmp/gosnmp"
+
 	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/spool"
 )

@@ -2,6 +2,7 @@ package rrd
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,13 +15,39 @@ import (
 // start (Unix seconds), and the missing directories above it. It writes
 // the file through a temp file of its own name (librrd's rrd_create writes
 // in place) and publishes it with link(2), which never replaces a file: if
-// path exists the error wraps fs.ErrExist.
+// path exists the error wraps fs.ErrExist. Path is opened by name: Root's
+// Create confines it to the RRD directory.
 func Create(path string, l Layout, start int64) error {
+	r, err := openParent(path)
+	if err != nil {
+		return fmt.Errorf("create rrd directory: %w", err)
+	}
+	defer r.Close()
+	return r.Create(path, l, start)
+}
+
+// openParent makes path's directory and opens it as a Root.
+func openParent(path string) (*Root, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, err
+	}
+	return OpenRoot(filepath.Dir(path))
+}
+
+// parentAt is the directory a new file is created in, by its descriptor,
+// and the new file's base name.
+type parentAt struct {
+	fd   int
+	dir  string // the directory's path, for errors
+	base string
+}
+
+// open is the name librrd opens the directory's entry name by.
+func (d parentAt) open(name string) string { return ProcPath(d.fd) + "/" + name }
+
+func create(path string, d parentAt, l Layout, start int64) error {
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("create rrd %s: %w", path, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return fmt.Errorf("create rrd directory: %w", err)
 	}
 	defs := make([]string, 0, len(l.DS)+len(l.RRAs))
 	for _, d := range l.DS {
@@ -33,23 +60,24 @@ func Create(path string, l Layout, start int64) error {
 		}
 		defs = append(defs, "RRA:"+r)
 	}
-	tmp := filepath.Join(filepath.Dir(path), TempName(filepath.Base(path)))
-	if err := librrdCreate(tmp, uint64(l.Step/time.Second), start, nil, "", defs); err != nil {
-		os.Remove(tmp)
+	tmp := TempName(d.base)
+	if err := librrdCreate(d.open(tmp), uint64(l.Step/time.Second), start, nil, "", defs); err != nil {
+		unix.Unlinkat(d.fd, tmp, 0)
 		// librrd says "Cannot create temporary file" without the
 		// reason; a probe of the directory gives the system's error, so
 		// that a directory spoold may not write is reported as such.
-		if perr := ProbeCreate(filepath.Dir(path)); perr != nil {
+		if perr := ProbeCreate(d.open(".")); perr != nil {
 			return fmt.Errorf("create rrd %s: %v: %w", path, err, perr)
 		}
 		return fmt.Errorf("create rrd %s: %w", path, err)
 	}
 	// librrd 1.7 reports success when writing the new file failed (a full
 	// disk: it removes the file and returns 0); see missingAfterCreate.
-	if _, err := os.Stat(tmp); err != nil {
-		return missingAfterCreate(path, l, err)
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, tmp, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return missingAfterCreate(path, d.open("."), l, &fs.PathError{Op: "stat", Path: filepath.Join(d.dir, tmp), Err: err})
 	}
-	if err := publish(tmp, path, false); err != nil {
+	if err := d.publish(tmp, false); err != nil {
 		return fmt.Errorf("create rrd %s: %w", path, err)
 	}
 	return nil
@@ -61,42 +89,58 @@ func Create(path string, l Layout, start int64) error {
 // starts from, template the file whose definitions it copies, defs the
 // DS: and RRA: definitions. It writes a temp file and publishes it with
 // link(2), never replacing a file, or with rename(2) over the old one when
-// replace.
+// replace. Paths are opened by name: Root's CreateFrom confines them.
 func CreateFrom(path string, step uint64, lastUp int64, sources []string, template string, defs []string, replace bool) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	r, err := openParent(path)
+	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, TempName(filepath.Base(path)))
-	if err := librrdCreate(tmp, step, lastUp, sources, template, defs); err != nil {
-		os.Remove(tmp)
+	defer r.Close()
+	d := parentAt{fd: r.fd, dir: r.dir, base: filepath.Base(path)}
+	return createFrom(d, step, lastUp, sources, template, defs, replace)
+}
+
+func createFrom(d parentAt, step uint64, lastUp int64, sources []string, template string, defs []string, replace bool) error {
+	tmp := TempName(d.base)
+	if err := librrdCreate(d.open(tmp), step, lastUp, sources, template, defs); err != nil {
+		unix.Unlinkat(d.fd, tmp, 0)
 		return err
 	}
-	if _, err := os.Stat(tmp); err != nil {
-		return fmt.Errorf("librrd reported success but wrote no file: %w", err)
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, tmp, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fmt.Errorf("librrd reported success but wrote no file: %w", &fs.PathError{Op: "stat", Path: filepath.Join(d.dir, tmp), Err: err})
 	}
-	return publish(tmp, path, replace)
+	return d.publish(tmp, replace)
 }
 
 // publish makes the new file tmp readable by the owner's group (graphing
-// tools) and no one else, and puts it at path: with link(2), which
+// tools) and no one else, and puts it at d.base: with link(2), which
 // publishes the complete file and never replaces one, or with rename(2)
-// when replace. tmp is gone after.
-func publish(tmp, path string, replace bool) error {
-	if err := os.Chmod(tmp, 0o640); err != nil {
-		os.Remove(tmp)
-		return err
+// when replace. tmp is gone after. Every name is relative to d's
+// descriptor, and tmp is opened without following a symlink.
+func (d parentAt) publish(tmp string, replace bool) error {
+	fd, err := unix.Openat(d.fd, tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == nil {
+		err = unix.Fchmod(fd, 0o640)
+		unix.Close(fd)
+	}
+	if err != nil {
+		unix.Unlinkat(d.fd, tmp, 0)
+		return &fs.PathError{Op: "chmod", Path: filepath.Join(d.dir, tmp), Err: err}
 	}
 	if replace {
-		if err := os.Rename(tmp, path); err != nil {
-			os.Remove(tmp)
-			return err
+		if err := unix.Renameat(d.fd, tmp, d.fd, d.base); err != nil {
+			unix.Unlinkat(d.fd, tmp, 0)
+			return &os.LinkError{Op: "rename", Old: filepath.Join(d.dir, tmp), New: filepath.Join(d.dir, d.base), Err: err}
 		}
 		return nil
 	}
-	err := os.Link(tmp, path)
-	os.Remove(tmp)
-	return err
+	err = unix.Linkat(d.fd, tmp, d.fd, d.base, 0)
+	unix.Unlinkat(d.fd, tmp, 0)
+	if err != nil {
+		return &os.LinkError{Op: "link", Old: filepath.Join(d.dir, tmp), New: filepath.Join(d.dir, d.base), Err: err}
+	}
+	return nil
 }
 
 // ProbeCreate creates and removes a temp file in dir (named as TempName
@@ -114,8 +158,8 @@ func ProbeCreate(dir string) error {
 // missingAfterCreate is the error for a create librrd reported as done
 // though it left no file: with less free space than the file needs it
 // wraps ENOSPC.
-func missingAfterCreate(path string, l Layout, statErr error) error {
-	if err := NoSpace(filepath.Dir(path), l.FileSize()); err != nil {
+func missingAfterCreate(path, dir string, l Layout, statErr error) error {
+	if err := NoSpace(dir, l.FileSize()); err != nil {
 		return fmt.Errorf("create rrd %s: librrd wrote no file: %w", path, err)
 	}
 	return fmt.Errorf("create rrd %s: librrd reported success but wrote no file: %w", path, statErr)

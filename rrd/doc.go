@@ -2,7 +2,10 @@
 // data sources and their types, DefaultRRAs), the path of a key's file
 // (RRDPath, ProtocolKey), the formatting of values as librrd's arguments
 // take them, a Go reader of the header (ReadHeader, ReadGeometry) and the
-// librrd calls (Create, Info, Update, First, Fetch, Graph).
+// librrd calls (Create, Info, Update, First, Fetch, Graph), and the rule
+// by which every RRD file is opened: beneath the RRD directory's
+// descriptor (Root, OpenBeneath), librrd handed "/proc/self/fd/N" of the
+// confined descriptor.
 //
 // librrd.go is the only file of spoold that imports "C": one shim per
 // librrd call and no logic, as Go's os/user keeps its cgo calls in one

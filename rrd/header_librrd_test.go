@@ -84,7 +84,7 @@ func checkHeader(t *testing.T, path string) FileInfo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := infoByLibrrd(path)
+	want, err := infoByLibrrd(path, path)
 	if err != nil {
 		t.Fatal(err)
 	}

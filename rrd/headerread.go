@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // ReadHeader reads the RRD header at path with the Go reader: an open, a
@@ -14,8 +15,12 @@ import (
 // few KB. A missing file gives an error wrapping fs.ErrNotExist; a file
 // the reader does not recognize, or cannot lock, one wrapping
 // ErrHeaderUnknown.
-func ReadHeader(path string) (FileInfo, error) {
-	fd, err := OpenHeader(path)
+func ReadHeader(path string) (FileInfo, error) { return readHeader(path, path) }
+
+// readHeader is ReadHeader of the file opened by the name open; path
+// names it in errors.
+func readHeader(path, open string) (FileInfo, error) {
+	fd, err := openHeader(path, open)
 	if err != nil {
 		return FileInfo{}, err
 	}
@@ -32,8 +37,10 @@ func ReadHeader(path string) (FileInfo, error) {
 // fcntl lock like rrd_info_r's (a file librrd is writing waits), and
 // posix_fadvise(RANDOM) so a read brings in only the pages asked for.
 // The caller closes the descriptor.
-func OpenHeader(path string) (int, error) {
-	fd, err := OpenNoAtime(path)
+func OpenHeader(path string) (int, error) { return openHeader(path, path) }
+
+func openHeader(path, open string) (int, error) {
+	fd, err := OpenNoAtime(open)
 	if err != nil {
 		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 	}

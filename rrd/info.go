@@ -31,20 +31,24 @@ type DSInfo struct {
 // the same three facts. A file the Go reader does not recognize goes to
 // rrd_info_r, which reads it or says what is wrong. A missing file gives
 // an error wrapping fs.ErrNotExist.
-func Info(path string) (FileInfo, error) {
-	fi, err := ReadHeader(path)
+func Info(path string) (FileInfo, error) { return info(path, path) }
+
+// info is Info of the file opened by the name open; path names it in
+// errors.
+func info(path, open string) (FileInfo, error) {
+	fi, err := readHeader(path, open)
 	if err == nil {
 		return fi, nil
 	}
 	if !errors.Is(err, ErrHeaderUnknown) {
 		return FileInfo{}, fmt.Errorf("read rrd info %s: %w", path, err)
 	}
-	return infoByLibrrd(path)
+	return infoByLibrrd(path, open)
 }
 
 // infoByLibrrd reads the header with rrd_info_r.
-func infoByLibrrd(path string) (FileInfo, error) {
-	items, err := librrdInfo(path)
+func infoByLibrrd(path, open string) (FileInfo, error) {
+	items, err := librrdInfo(open)
 	if err != nil {
 		return FileInfo{}, fmt.Errorf("read rrd info %s: %w", path, err)
 	}

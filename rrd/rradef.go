@@ -8,8 +8,10 @@ import (
 
 // ReadRRAs reads the archive definitions from path's header with the Go
 // reader. A missing file gives an error wrapping fs.ErrNotExist.
-func ReadRRAs(path string) ([]RRADef, error) {
-	fd, err := OpenHeader(path)
+func ReadRRAs(path string) ([]RRADef, error) { return readRRAs(path, path) }
+
+func readRRAs(path, open string) ([]RRADef, error) {
+	fd, err := openHeader(path, open)
 	if err != nil {
 		return nil, err
 	}

@@ -20,14 +20,21 @@ type Row struct {
 // data source of each value. It formats each row as rrd_update takes it,
 // "<seconds>[.<ms>]:v:v...", and hands them to librrd in one call. Like
 // librrd it may apply a prefix of rows and fail on the first one it
-// rejects; the error then carries librrd's message.
+// rejects; the error then carries librrd's message. Path is opened by
+// name: Root's Update confines it to the RRD directory.
 func Update(path string, template []string, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	return update(path, path, template, rows)
+}
+
+// update is Update of the file librrd opens by the name open; path names
+// it in errors.
+func update(path, open string, template []string, rows []Row) error {
 	bp := updateBufs.Get().(*[]byte)
 	defer updateBufs.Put(bp)
-	*bp = updateArgs((*bp)[:0], path, template, rows)
+	*bp = updateArgs((*bp)[:0], open, template, rows)
 	args := 1 + len(rows)
 	if len(template) > 0 {
 		args++

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/rrd"
 )
 
 // A Resolver turns the file names clients send into clean names relative to
@@ -151,8 +153,7 @@ func (r *Resolver) refuse(name, reason string) error {
 
 // OpenBeneath opens rel (a name Resolve returned) with flags such that no
 // symlink takes the open outside the RRD directory, not even one swapped
-// in meanwhile: openat2(2) with RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS, or,
-// on kernels without openat2, a walk that refuses every symlink. A caller
+// in meanwhile (rrd.OpenBeneath). A caller
 // that must hand librrd a path can give it "/proc/self/fd/<fd>".
 func (r *Resolver) OpenBeneath(rel string, flags int, mode uint32) (*os.File, error) {
 	fd, err := r.openat2(rel, flags, mode)
@@ -162,61 +163,13 @@ func (r *Resolver) OpenBeneath(rel string, flags int, mode uint32) (*os.File, er
 	return os.NewFile(uintptr(fd), r.dir+"/"+rel), nil
 }
 
-// openat2 is OpenBeneath's system call, returning the raw descriptor.
+// openat2 is OpenBeneath's system call (rrd.OpenBeneath), returning the
+// raw descriptor; errors name the path under the directory.
 func (r *Resolver) openat2(rel string, flags int, mode uint32) (int, error) {
-	how := unix.OpenHow{
-		Flags:   uint64(flags | unix.O_CLOEXEC),
-		Mode:    uint64(mode),
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	fd, err := rrd.OpenBeneath(r.rootfd, rel, flags, mode)
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		pe.Path = r.dir + "/" + rel
 	}
-	for {
-		fd, err := unix.Openat2(r.rootfd, rel, &how)
-		switch err {
-		case nil:
-			return fd, nil
-		case unix.EINTR, unix.EAGAIN:
-			continue
-		case unix.ENOSYS: // kernels before 5.6
-			return r.openNoSymlinks(rel, flags, mode)
-		}
-		return -1, &os.PathError{Op: "openat2", Path: r.dir + "/" + rel, Err: err}
-	}
-}
-
-// openNoSymlinks opens rel segment by segment with O_NOFOLLOW, so that any
-// symlink fails the open with ELOOP.
-func (r *Resolver) openNoSymlinks(rel string, flags int, mode uint32) (int, error) {
-	fail := func(err error) (int, error) {
-		return -1, &os.PathError{Op: "openat", Path: r.dir + "/" + rel, Err: err}
-	}
-	segs := strings.Split(rel, "/")
-	dirfd := r.rootfd
-	for i, seg := range segs {
-		last := i == len(segs)-1
-		fl := unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
-		if last {
-			fl = flags | unix.O_NOFOLLOW | unix.O_CLOEXEC
-		}
-		fd, err := unix.Openat(dirfd, seg, fl, mode)
-		if err == nil {
-			var st unix.Stat_t
-			if err = unix.Fstat(fd, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-				err = unix.ELOOP
-			}
-			if err != nil {
-				unix.Close(fd)
-			}
-		}
-		if i > 0 {
-			unix.Close(dirfd)
-		}
-		if err != nil {
-			return fail(err)
-		}
-		if last {
-			return fd, nil
-		}
-		dirfd = fd
-	}
-	return fail(unix.ENOENT)
+	return fd, err
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spoold/spoold/internal/optcheck"
 )
 
 // Options configure a Server.
@@ -99,30 +100,42 @@ func DefaultOptions() Options {
 	}
 }
 
-// Validate reports the first option out of range; New calls it.
+// Validate reports the first option out of range, as a
+// *optcheck.FieldError naming its field; New calls it.
 func (o Options) Validate() error {
+	bad := func(field, msg string) error {
+		return fmt.Errorf("check rrdcached server options: %w", optcheck.Errorf(field, msg))
+	}
 	switch {
 	case o.Dir == "":
-		return errors.New("no rrd directory given")
+		return bad("Dir", "must not be empty")
 	case o.MaxLine < 16:
-		return fmt.Errorf("max line %d, want at least 16", o.MaxLine)
-	case o.MaxBatch < 1 || o.MaxConns < 1:
-		return fmt.Errorf("max batch %d and max connections %d must be positive", o.MaxBatch, o.MaxConns)
-	case o.MaxFetchBytes < 0 || o.MaxFetches < 1:
-		return fmt.Errorf("max fetch bytes %d must not be negative, max fetches %d must be positive", o.MaxFetchBytes, o.MaxFetches)
+		return bad("MaxLine", "must be at least 16")
+	case o.MaxBatch < 1:
+		return bad("MaxBatch", "must be at least 1")
+	case o.MaxConns < 1:
+		return bad("MaxConns", "must be at least 1")
+	case o.MaxFetchBytes < 0:
+		return bad("MaxFetchBytes", "must be >= 0")
+	case o.MaxFetches < 1:
+		return bad("MaxFetches", "must be at least 1")
 	case o.MaxBatchErrorBytes < maxBatchErrorLen+16:
-		return fmt.Errorf("max batch error bytes %d, want at least %d (one error line)", o.MaxBatchErrorBytes, maxBatchErrorLen+16)
-	case o.IdleTimeout <= 0 || o.WriteTimeout <= 0:
-		return fmt.Errorf("idle timeout %s and write timeout %s must be positive", o.IdleTimeout, o.WriteTimeout)
-	case o.LogInterval < 0 || o.ShutdownGrace < 0:
-		return fmt.Errorf("negative log interval %s or shutdown grace %s", o.LogInterval, o.ShutdownGrace)
+		return bad("MaxBatchErrorBytes", fmt.Sprintf("must be at least %d (one error line)", maxBatchErrorLen+16))
+	case o.IdleTimeout <= 0:
+		return bad("IdleTimeout", "must be positive")
+	case o.WriteTimeout <= 0:
+		return bad("WriteTimeout", "must be positive")
+	case o.LogInterval < 0:
+		return bad("LogInterval", "must be >= 0")
+	case o.ShutdownGrace < 0:
+		return bad("ShutdownGrace", "must be >= 0")
 	}
 	for _, l := range o.Listeners {
 		if _, _, err := ParseSpec(l.Spec); err != nil {
-			return err
+			return bad("Listeners", err.Error())
 		}
 		if l.MaxConns < 0 {
-			return fmt.Errorf("listener %s: negative max connections %d", l.Spec, l.MaxConns)
+			return bad("Listeners.MaxConns", fmt.Sprintf("must be >= 0, got %d for %s", l.MaxConns, l.Spec))
 		}
 	}
 	return nil

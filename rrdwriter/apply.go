@@ -441,7 +441,7 @@ func (p *pass) remove(done []spool.Ref) {
 		return
 	case t != nil && w.o.RRDFsync == SyncAlways:
 		w.c.rrdSyncs.Add(1)
-		if err := syncFile(t.path); err != nil {
+		if err := w.syncFile(t.path); err != nil {
 			// Kept on disk: a rescan indexes them again, and the writer
 			// skips them as applied and syncs again.
 			w.c.rrdSyncErrors.Add(1)

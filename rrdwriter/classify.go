@@ -5,6 +5,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
 )
 
@@ -25,10 +26,11 @@ const (
 	KindSpoolRead                   // a spool entry could not be read (not corruption)
 	KindStale                       // written, but entries older than the file's last update were quarantined
 	KindRemote                      // the forward peer could not be reached, or did not confirm (see forward.go)
+	KindPath                        // the file's path leads out of the RRD directory (a symlink): not opened
 	numKinds
 )
 
-var kindNames = [numKinds]string{"other", "value", "permission", "nospace", "corrupt", "mismatch", "noprofile", "spoolread", "stale", "remote"}
+var kindNames = [numKinds]string{"other", "value", "permission", "nospace", "corrupt", "mismatch", "noprofile", "spoolread", "stale", "remote", "path"}
 
 func (k ErrorKind) String() string {
 	if k < numKinds {
@@ -62,6 +64,9 @@ func classify(err error) ErrorKind {
 	var pe *rrdcached.PeerError
 	if errors.As(err, &pe) || errors.Is(err, errUnconfirmed) {
 		return KindRemote
+	}
+	if errors.Is(err, rrd.ErrOutside) {
+		return KindPath
 	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {

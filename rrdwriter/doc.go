@@ -3,7 +3,7 @@
 // spool, writes all of a target's values into its RRD file in one librrd
 // update call, and removes the entries only after librrd accepted them. It
 // also creates RRD files with their key's layout (Options.Layout, an
-// rrd.Layout) and draws graphs.
+// rrd.Layout) and keeps a file still and current while a graph is drawn.
 //
 // # Flush policy
 //
@@ -54,14 +54,10 @@
 //
 // # Graphs
 //
-// Graph draws a key's file with a GraphTemplate (graphtemplate.go: DEF,
-// CDEF, VDEF, AREA, LINE, GPRINT, HRULE, COMMENT; the built-ins of
-// graphtemplate_builtin.go, or one parsed from a profiles file by
-// ParseGraphTemplate), or without one each data source as a line. A
-// template names data sources only: every DEF is of the key's own file, and
-// its texts are escaped when it is formatted into librrd's arguments
-// (graphrender.go), so no template reads another file. Its DEFs count
-// against GraphOptions.MaxDS and MaxBytes (graphcost.go).
+// Package graph draws: Graph flushes the key, holds its file's lock and
+// calls the drawing function it is given (graph.Options.Draw) with the
+// file's path and header, so a graph never overlaps an update and is
+// current.
 //
 // # Concurrency
 //

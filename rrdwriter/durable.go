@@ -59,8 +59,8 @@ func ParseSyncPolicy(s string) (SyncPolicy, error) {
 }
 
 // syncFile makes the RRD file at path durable (policy always).
-func syncFile(path string) error {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+func (w *Writer) syncFile(path string) error {
+	fd, err := w.openFile(path, unix.O_RDONLY)
 	if err != nil {
 		return fmt.Errorf("sync rrd %s: %w", path, err)
 	}

@@ -309,9 +309,9 @@ func batchErrors(berrs []rrdcached.BatchError) string {
 	return b.String()
 }
 
-// Graph fails: the files are on the remote.
-func (f *forwarder) Graph(path string, _ []string, _ GraphOptions) ([]byte, error) {
-	return nil, fmt.Errorf("graph rrd %s: its file is forwarded to %s; draw graphs there", path, f.c.Peer())
+// graphRefused is Writer.Graph's error: the files are on the remote.
+func (f *forwarder) graphRefused(path string) error {
+	return fmt.Errorf("graph rrd %s: its file is forwarded to %s; draw graphs there", path, f.c.Peer())
 }
 
 // stats returns the peer's state; pending is the writer's.

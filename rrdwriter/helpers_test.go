@@ -198,10 +198,6 @@ func (f *fakeRRD) Update(path string, template []string, rows []rrd.Row) error {
 	return nil
 }
 
-func (f *fakeRRD) Graph(path string, ds []string, g GraphOptions) ([]byte, error) {
-	return []byte("\x89PNG fake"), nil
-}
-
 func (f *fakeRRD) rows(path string) []rrd.Row {
 	f.mu.Lock()
 	defer f.mu.Unlock()

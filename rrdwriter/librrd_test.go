@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/spool"
 )
@@ -199,7 +200,7 @@ func TestLibRRDConcurrentGraphAndUpdate(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for range 20 {
-			img, err := e.w.Graph(context.Background(), "r", GraphOptions{Start: time.Unix(t0, 0), End: time.Unix(t0+30*300, 0)})
+			img, err := e.w.Graph(context.Background(), "r", graph.Options{Start: time.Unix(t0, 0), End: time.Unix(t0+30*300, 0)}.Draw)
 			if err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
 				t.Errorf("graph: %v (%d bytes)", err, len(img))
 				return

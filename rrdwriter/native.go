@@ -37,11 +37,20 @@ func (n *NativeRRD) Update(path string, template []string, rows []rrd.Row) error
 	if len(rows) == 0 {
 		return nil
 	}
+	// The native path opens and keeps files by name: the name must lead
+	// to a file beneath the RRD directory at each update, so that a
+	// directory swapped for a symlink (its files, open or not, moved out
+	// with it) is refused.
+	if n.root != nil {
+		if err := n.root.Check(path); err != nil {
+			return fmt.Errorf("update rrd %s: %w", path, err)
+		}
+	}
 	_, err := n.Files.Update(path, template, rows)
 	var nn *rrd.NotNativeError
 	switch {
 	case errors.As(err, &nn):
-		return rrd.Update(path, template, rows)
+		return n.libRRD.Update(path, template, rows)
 	case err != nil:
 		return fmt.Errorf("update rrd %s: %w", path, err)
 	}

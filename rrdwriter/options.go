@@ -2,11 +2,11 @@ package rrdwriter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/spoold/spoold/internal/optcheck"
 	"github.com/spoold/spoold/rrd"
 )
 
@@ -131,31 +131,41 @@ const (
 	MaxWriteRate = 1e6
 )
 
-// Validate reports the first option out of range; New calls it.
+// Validate reports the first option out of range, as a
+// *optcheck.FieldError naming its field; New calls it.
 func (o Options) Validate() error {
+	bad := func(field, msg string) error {
+		return fmt.Errorf("check writer options: %w", optcheck.Errorf(field, msg))
+	}
 	switch {
 	case o.Dir == "":
-		return errors.New("no rrd directory given")
+		return bad("Dir", "must not be empty")
 	case o.FutureTolerance < 0:
-		return fmt.Errorf("negative future tolerance %s", o.FutureTolerance)
-	case o.WriteDelay < 0 || o.WriteJitter < 0:
-		return fmt.Errorf("negative write delay %s or jitter %s", o.WriteDelay, o.WriteJitter)
-	case o.WriteRate != 0 && !(o.WriteRate >= MinWriteRate && o.WriteRate <= MaxWriteRate):
-		return fmt.Errorf("write rate %g, want 0 (no cap) or %g to %g", o.WriteRate, MinWriteRate, MaxWriteRate)
+		return bad("FutureTolerance", "must be >= 0")
+	case o.WriteDelay < 0:
+		return bad("WriteDelay", "must be >= 0")
+	case o.WriteJitter < 0:
+		return bad("WriteJitter", "must be >= 0")
 	case o.OpenFiles < 1:
-		return fmt.Errorf("rrd open files %d, want at least 1", o.OpenFiles)
+		return bad("OpenFiles", "must be at least 1")
 	case o.Writers < 1:
-		return fmt.Errorf("writers %d, want at least 1", o.Writers)
-	case o.BackoffMin <= 0 || o.BackoffMax < o.BackoffMin:
-		return fmt.Errorf("backoff %s..%s is not a positive range", o.BackoffMin, o.BackoffMax)
-	case o.MaxRetries < 1 || o.Tick <= 0:
-		return fmt.Errorf("max retries %d and tick %s must be positive", o.MaxRetries, o.Tick)
+		return bad("Writers", "must be at least 1")
+	case o.WriteRate != 0 && !(o.WriteRate >= MinWriteRate && o.WriteRate <= MaxWriteRate):
+		return bad("WriteRate", fmt.Sprintf("must be 0 (no cap) or %g to %g", MinWriteRate, MaxWriteRate))
+	case o.BackoffMin <= 0:
+		return bad("BackoffMin", "must be positive")
+	case o.BackoffMax < o.BackoffMin:
+		return bad("BackoffMax", "must be >= {BackoffMin}")
+	case o.MaxRetries < 1:
+		return bad("MaxRetries", "must be at least 1")
+	case o.Tick <= 0:
+		return bad("Tick", "must be positive")
 	case o.Forward != "" && o.RRD != nil:
-		return fmt.Errorf("forward to %s and an RRD implementation given: choose one", o.Forward)
-	case o.Forward != "" && o.RRDFsync != SyncNone:
-		return fmt.Errorf("rrd fsync %s with forwarding to %s: the RRD files are the remote's (use none)", o.RRDFsync, o.Forward)
+		return bad("RRD", fmt.Sprintf("must be nil with {Forward} %s: choose one", o.Forward))
 	case o.Forward != "" && o.ForwardTimeout <= 0:
-		return fmt.Errorf("forward timeout %s must be positive", o.ForwardTimeout)
+		return bad("ForwardTimeout", "must be positive")
+	case o.Forward != "" && o.RRDFsync != SyncNone:
+		return bad("RRDFsync", fmt.Sprintf("must be none with {Forward} %s (the RRD files are the remote's)", o.Forward))
 	}
 	return nil
 }

@@ -38,9 +38,13 @@ import (
 // gives it: asked for before the first read, so that the read of the
 // current rows at the header's end finds them there or on their way (one
 // wait for the disk instead of two).
-func prefetch(path string, known *rrd.Geometry, until int64, info bool, headerLen int64) (l *rrd.Geometry, fi rrd.FileInfo, ok bool) {
+func prefetch(root *rrd.Root, path string, known *rrd.Geometry, until int64, info bool, headerLen int64) (l *rrd.Geometry, fi rrd.FileInfo, ok bool) {
+	openNoAtime, openHeader := rrd.OpenNoAtime, rrd.OpenHeader
+	if root != nil {
+		openNoAtime, openHeader = root.OpenNoAtime, root.OpenHeader
+	}
 	if known != nil && !info {
-		fd, err := rrd.OpenNoAtime(path)
+		fd, err := openNoAtime(path)
 		if err != nil {
 			return nil, rrd.FileInfo{}, false
 		}
@@ -48,7 +52,7 @@ func prefetch(path string, known *rrd.Geometry, until int64, info bool, headerLe
 		unix.Close(fd)
 		return known, rrd.FileInfo{}, true
 	}
-	fd, err := rrd.OpenHeader(path)
+	fd, err := openHeader(path)
 	if err != nil {
 		return nil, rrd.FileInfo{}, false
 	}
@@ -88,7 +92,7 @@ func (w *Writer) prefetch(t *target, until, lastKnown int64, info bool) (rrd.Fil
 	if p, ok := w.o.Layout(t.key); ok && read {
 		headerLen = rrd.HeaderLen(int64(len(p.DS)), int64(len(p.RRAs)))
 	}
-	l, fi, ok := prefetch(t.path, known, until, read, headerLen)
+	l, fi, ok := prefetch(w.root(), t.path, known, until, read, headerLen)
 	if !ok {
 		return rrd.FileInfo{}, false
 	}

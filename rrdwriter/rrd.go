@@ -1,7 +1,7 @@
 package rrdwriter
 
 import (
-	"time"
+	"golang.org/x/sys/unix"
 
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/spool"
@@ -24,8 +24,6 @@ type RRD interface {
 	// each value. Like librrd it may apply a prefix of rows and fail on the
 	// first one it rejects; the error then carries librrd's message.
 	Update(path string, template []string, rows []rrd.Row) error
-	// Graph renders a PNG of the file's data sources ds.
-	Graph(path string, ds []string, g GraphOptions) ([]byte, error)
 }
 
 // covers reports whether the entry's poll time is at or before the last
@@ -39,44 +37,74 @@ func isLast(fi *rrd.FileInfo, e *spool.Entry) bool {
 	return e.Time == fi.Last && (e.Milli == fi.LastMilli || fi.LastMilli == 999)
 }
 
-// GraphOptions say what Graph draws. With a Template, DS is ignored and the
-// template's DEFs are the data sources drawn. Without one, DS empty means
-// the file's first data sources, as many as MaxDS and MaxBytes allow. Zero
-// Start/End mean the last day; zero Width/Height mean 600×200; zero MaxDS
-// and MaxBytes mean DefaultGraphMaxDS and DefaultGraphMaxBytes (see
-// graphcost.go).
-type GraphOptions struct {
-	DS            []string
-	Start, End    time.Time
-	Width, Height int
-	Title         string
-	// Template, when set, is how the graph is drawn (a built-in or a
-	// profile's); nil draws each data source of DS as a line. Vars are
-	// the values its title and legends name.
-	Template *GraphTemplate
-	Vars     GraphVars
-	MaxDS    int   // most data sources drawn (DEFs of a template)
-	MaxBytes int64 // most bytes of values librrd may fetch
-}
-
 // LibRRD returns the RRD implementation that calls librrd: package rrd's
-// functions.
+// functions, every file opened beneath the writer's RRD directory (an
+// rrd.Root the writer opens on Options.Dir): a path that leads out of it
+// through a symlink is refused with an error wrapping rrd.ErrOutside.
 func LibRRD() RRD { return libRRD{} }
 
-type libRRD struct{}
+// libRRD without a root (until New gives it one) opens by name.
+type libRRD struct{ root *rrd.Root }
 
-func (libRRD) Create(path string, l rrd.Layout, start int64) error { return rrd.Create(path, l, start) }
-func (libRRD) Info(path string) (rrd.FileInfo, error)              { return rrd.Info(path) }
-func (libRRD) Update(path string, template []string, rows []rrd.Row) error {
-	return rrd.Update(path, template, rows)
+// withRoot returns r with the root opened on dir if r is a libRRD
+// without one
+// (or a NativeRRD whose librrd calls have none).
+func withRoot(r RRD, dir string) (RRD, error) {
+	n, native := r.(*NativeRRD)
+	l, ok := r.(libRRD)
+	if native {
+		l, ok = n.libRRD, true
+	}
+	if !ok || l.root != nil {
+		return r, nil
+	}
+	root, err := rrd.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	if native {
+		n.libRRD = libRRD{root: root}
+		return n, nil
+	}
+	return libRRD{root: root}, nil
 }
 
-// Graph draws o.Template, or without one each of ds as a line; ds are the
-// data sources the template's DEFs name (Writer.Graph checked them).
-func (libRRD) Graph(path string, ds []string, o GraphOptions) ([]byte, error) {
-	t := o.Template
-	if t == nil {
-		t = lineTemplate(ds)
+func (l libRRD) Create(path string, p rrd.Layout, start int64) error {
+	if l.root == nil {
+		return rrd.Create(path, p, start)
 	}
-	return rrd.Graph(path, t.render(path, o))
+	return l.root.Create(path, p, start)
+}
+
+func (l libRRD) Info(path string) (rrd.FileInfo, error) {
+	if l.root == nil {
+		return rrd.Info(path)
+	}
+	return l.root.Info(path)
+}
+
+func (l libRRD) Update(path string, template []string, rows []rrd.Row) error {
+	if l.root == nil {
+		return rrd.Update(path, template, rows)
+	}
+	return l.root.Update(path, template, rows)
+}
+
+// root returns the writer's RRD directory root, nil when its RRD is not
+// librrd's.
+func (w *Writer) root() *rrd.Root {
+	if n, ok := w.o.RRD.(*NativeRRD); ok {
+		return n.root
+	}
+	l, _ := w.o.RRD.(libRRD)
+	return l.root
+}
+
+// openFile opens the RRD file at path with flags, beneath the RRD
+// directory when the writer has its root.
+func (w *Writer) openFile(path string, flags int) (int, error) {
+	if r := w.root(); r != nil {
+		return r.Open(path, flags)
+	}
+	return unix.Open(path, flags|unix.O_CLOEXEC, 0)
 }

@@ -10,7 +10,7 @@ import (
 
 // BenchmarkHeapPerPendingPoll measures the index's heap per pending poll
 // for 10,000 targets with 12 polls each (one hour of 5-minute polls, the
-// write window of issue 11), both ways in the same run:
+// default write window), both ways in the same run:
 //
 //   - before segments, one spool file per poll: the index held every poll
 //     time, 12 per target (heap-B/poll-file);

@@ -120,3 +120,11 @@ func (s *shard) dropFrom(st *keyState, ts int64) int64 {
 	s.entries -= n
 	return int64(n) * timeBytes
 }
+
+// RoomAgain reports whether the index refused entries (Overflowed) and
+// has drained below 90% of Options.MaxBytes since: room for a rescan to
+// index them without refusing at once again.
+func (ix *Index) RoomAgain() bool {
+	st := ix.Stats()
+	return ix.Overflowed() && st.Bytes < st.MaxBytes/10*9
+}

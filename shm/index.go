@@ -33,7 +33,7 @@ type Index struct {
 
 // New returns an empty index. Its error names the bad option.
 func New(opts Options) (*Index, error) {
-	if err := opts.validate(); err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("new index: %w", err)
 	}
 	ix := &Index{

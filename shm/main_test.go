@@ -4,22 +4,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/internal/testing/testclock"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fakeClock is a settable clock for Options.Now; not for concurrent use.
-type fakeClock struct{ t time.Time }
+// testEpoch is where the tests' clocks start.
+var testEpoch = time.Unix(1_700_000_000, 0)
 
-func (c *fakeClock) Now() time.Time               { return c.t }
-func (c *fakeClock) Advance(d time.Duration)      { c.t = c.t.Add(d) }
-func newFakeClock() *fakeClock                    { return &fakeClock{t: time.Unix(1_700_000_000, 0)} }
-func (c *fakeClock) At(d time.Duration) time.Time { return time.Unix(1_700_000_000, 0).Add(d) }
+func newFakeClock() *testclock.Clock { return testclock.New(testEpoch) }
+
+// at is the time d after testEpoch.
+func at(d time.Duration) time.Time { return testEpoch.Add(d) }
 
 // newTestIndex returns an index with few shards, a fake clock and the given
 // capacity (0: the default).
-func newTestIndex(t testing.TB, maxBytes int64) (*Index, *fakeClock) {
+func newTestIndex(t testing.TB, maxBytes int64) (*Index, *testclock.Clock) {
 	t.Helper()
 	c := newFakeClock()
 	o := DefaultOptions()

@@ -3,6 +3,8 @@ package shm
 import (
 	"fmt"
 	"time"
+
+	"github.com/spoold/spoold/internal/optcheck"
 )
 
 // MaxShards is the largest accepted Options.Shards.
@@ -26,13 +28,15 @@ func DefaultOptions() Options {
 	return Options{Shards: 64, MaxBytes: 64 << 20}
 }
 
-// validate reports the first bad option by name.
-func (o Options) validate() error {
+// Validate reports the first bad option, as a *optcheck.FieldError
+// naming its field; New calls it.
+func (o Options) Validate() error {
 	if o.Shards < 1 || o.Shards > MaxShards || o.Shards&(o.Shards-1) != 0 {
-		return fmt.Errorf("check shards %d: must be a power of two from 1 to %d", o.Shards, MaxShards)
+		return fmt.Errorf("check shards %d: %w", o.Shards,
+			optcheck.Errorf("Shards", fmt.Sprintf("must be a power of two from 1 to %d", MaxShards)))
 	}
 	if o.MaxBytes <= 0 {
-		return fmt.Errorf("check max bytes %d: must be positive", o.MaxBytes)
+		return fmt.Errorf("check max bytes %d: %w", o.MaxBytes, optcheck.Errorf("MaxBytes", "must be positive"))
 	}
 	return nil
 }

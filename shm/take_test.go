@@ -42,7 +42,7 @@ func TestTakeDueRespectsDue(t *testing.T) {
 				mustAdd(t, ix, h, "", polled+60)
 			}
 			c.Advance(time.Hour) // when they were added does not matter
-			got := ix.TakeDue(c.At(tc.at), dueAfterDelay, 10, nil)
+			got := ix.TakeDue(at(tc.at), dueAfterDelay, 10, nil)
 			if !slices.Equal(hashes(got), tc.want) {
 				t.Fatalf("TakeDue took %v; want %v", hashes(got), tc.want)
 			}
@@ -91,17 +91,17 @@ func TestTakeDueSkipsInFlightAndBackoff(t *testing.T) {
 	}
 	mustAdd(t, ix, 0, "", 200) // pending, but its key is in flight
 	b1, _ := ix.TakeKey(1)
-	ix.Done(1, nil, c.At(time.Minute))
+	ix.Done(1, nil, at(time.Minute))
 	if st := ix.Stats(); st.Backoff != 1 {
 		t.Fatalf("Backoff = %d; want 1", st.Backoff)
 	}
 	if got := hashes(ix.TakeDue(c.Now(), noDue, 10, nil)); !slices.Equal(got, []uint64{2}) {
 		t.Fatalf("TakeDue took %v; want [2] (0 in flight, 1 backing off)", got)
 	}
-	if got := ix.TakeDue(c.At(time.Minute-1), noDue, 10, nil); len(got) != 0 {
+	if got := ix.TakeDue(at(time.Minute-1), noDue, 10, nil); len(got) != 0 {
 		t.Fatalf("TakeDue before retry time took %v", hashes(got))
 	}
-	got := ix.TakeDue(c.At(time.Minute), noDue, 10, nil)
+	got := ix.TakeDue(at(time.Minute), noDue, 10, nil)
 	if len(got) != 1 || got[0].Hash != 1 || !slices.Equal(got[0].Times, b1.Times) {
 		t.Fatalf("TakeDue at retry time took %+v; want key 1 with %v", got, b1.Times)
 	}
@@ -111,11 +111,11 @@ func TestTakeDueSkipsInFlightAndBackoff(t *testing.T) {
 }
 
 func TestTakeKey(t *testing.T) {
-	ix, c := newTestIndex(t, 0)
+	ix, _ := newTestIndex(t, 0)
 	mustAdd(t, ix, 1, "k", 300)
 	mustAdd(t, ix, 1, "k", 100)
 	ix.TakeKey(1)
-	ix.Done(1, nil, c.At(time.Hour)) // backing off: TakeKey ignores it
+	ix.Done(1, nil, at(time.Hour)) // backing off: TakeKey ignores it
 	for _, tc := range []struct {
 		hash uint64
 		ok   bool
@@ -135,7 +135,7 @@ func TestTakeKey(t *testing.T) {
 }
 
 func TestTakeAll(t *testing.T) {
-	ix, c := newTestIndex(t, 0)
+	ix, _ := newTestIndex(t, 0)
 	for h := range uint64(20) {
 		for ts := range int64(h + 1) {
 			mustAdd(t, ix, h, "", 1000-ts)
@@ -143,7 +143,7 @@ func TestTakeAll(t *testing.T) {
 	}
 	ix.TakeKey(3) // in flight: not taken again
 	ix.TakeKey(4) // backing off: taken anyway
-	ix.Done(4, nil, c.At(24*time.Hour))
+	ix.Done(4, nil, at(24*time.Hour))
 	got := ix.TakeAll(nil)
 	if len(got) != 19 {
 		t.Fatalf("TakeAll took %d batches; want 19", len(got))

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gosnmp/gosnmp"
+
 	"github.com/spoold/spoold/internal/testing/testenv"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/gosnmp/gosnmp"
 )
 
-// benchFleet is issue 14's polling benchmark fleet: 2,500 devices of 48
+// benchFleet is the fleet of the tables polling benchmark: 2,500 devices of 48
 // interfaces with vendor numbering (120,000 rows), some down, a tenth
 // without HC counters.
 func benchFleet() Options {

@@ -12,8 +12,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // Appending. The process that creates a segment is the only one that ever

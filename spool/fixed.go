@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // The fixed members of a spool (lock, SPOOLD, tmp/, quarantine/, the level

@@ -7,8 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // MarkerFile is the file at the top of a spool directory that says it is

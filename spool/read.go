@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/spoold/spoold/internal/fileutil"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // Read reads and verifies the entry named r. A file that fails to decode, or

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spoold/spoold/internal/testing/testuser"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/testing/testuser"
 )
 
 // TestReadNeverFollowsOrBlocks puts things that are not entry files at an

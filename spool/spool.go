@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/internal/fileutil"
+	"github.com/spoold/spoold/internal/optcheck"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,8 +60,9 @@ type Options struct {
 
 // Bounds of the segment limits.
 const (
-	MinSegmentBytes = 4 << 10
-	MaxSegmentBytes = MaxSegmentLen
+	MinSegmentBytes   = 4 << 10
+	MaxSegmentBytes   = MaxSegmentLen
+	MaxSegmentEntries = 1 << 20
 	// MaxSegmentOpenFiles bounds Options.SegmentOpenFiles.
 	MaxSegmentOpenFiles = 1 << 16
 )
@@ -71,9 +73,32 @@ func DefaultOptions() Options {
 	return Options{Levels: "1:2", Fsync: FsyncNone, SegmentMaxBytes: 1 << 20, SegmentMaxEntries: 1024, SegmentOpenFiles: 1024}
 }
 
-// checkSegments fills in the segment limits' defaults (for zero) and
-// checks their bounds.
-func (o *Options) checkSegments() error {
+// Validate reports the first option out of range, as a
+// *optcheck.FieldError naming its field. Open calls it after filling in
+// the defaults of zero segment limits; Validate itself takes them as they
+// are.
+func (o Options) Validate() error {
+	bad := func(field, msg string) error {
+		return fmt.Errorf("check spool options: %w", optcheck.Errorf(field, msg))
+	}
+	if _, err := ParseLevels(o.Levels); err != nil {
+		return bad("Levels", err.Error())
+	}
+	switch {
+	case o.Dir == "":
+		return bad("Dir", "must not be empty")
+	case o.SegmentMaxBytes < MinSegmentBytes || o.SegmentMaxBytes > MaxSegmentBytes:
+		return bad("SegmentMaxBytes", "must be 4k to 64m")
+	case o.SegmentMaxEntries < 1 || o.SegmentMaxEntries > MaxSegmentEntries:
+		return bad("SegmentMaxEntries", fmt.Sprintf("must be 1 to %d", MaxSegmentEntries))
+	case o.SegmentOpenFiles < 0 || o.SegmentOpenFiles > MaxSegmentOpenFiles:
+		return bad("SegmentOpenFiles", fmt.Sprintf("must be 0 to %d", MaxSegmentOpenFiles))
+	}
+	return nil
+}
+
+// withDefaults fills in the segment limits' defaults (for zero).
+func (o Options) withDefaults() Options {
 	d := DefaultOptions()
 	if o.SegmentMaxBytes == 0 {
 		o.SegmentMaxBytes = d.SegmentMaxBytes
@@ -81,15 +106,7 @@ func (o *Options) checkSegments() error {
 	if o.SegmentMaxEntries == 0 {
 		o.SegmentMaxEntries = d.SegmentMaxEntries
 	}
-	switch {
-	case o.SegmentMaxBytes < MinSegmentBytes || o.SegmentMaxBytes > MaxSegmentBytes:
-		return fmt.Errorf("open spool: segment size limit %d not in %d..%d bytes", o.SegmentMaxBytes, MinSegmentBytes, MaxSegmentBytes)
-	case o.SegmentMaxEntries < 1 || o.SegmentMaxEntries > 1<<20:
-		return fmt.Errorf("open spool: segment entry limit %d not in 1..%d", o.SegmentMaxEntries, 1<<20)
-	case o.SegmentOpenFiles < 0 || o.SegmentOpenFiles > MaxSegmentOpenFiles:
-		return fmt.Errorf("open spool: open segment descriptors %d not in 0..%d", o.SegmentOpenFiles, MaxSegmentOpenFiles)
-	}
-	return nil
+	return o
 }
 
 // Stats are the spool's counters since Open.
@@ -162,14 +179,12 @@ var ErrLocked = errors.New("spool directory is locked by another process")
 // is opened without following a symlink: a symlink there is an error that
 // names it and wraps ErrSymlink.
 func Open(opts Options) (*Spool, error) {
+	opts = opts.withDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("open spool: %w", err)
+	}
 	layout, err := ParseLevels(opts.Levels)
 	if err != nil {
-		return nil, err
-	}
-	if opts.Dir == "" {
-		return nil, errors.New("open spool: no directory given")
-	}
-	if err := opts.checkSegments(); err != nil {
 		return nil, err
 	}
 	logger := opts.Logger

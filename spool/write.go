@@ -7,9 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/spoold/spoold/internal/enum"
 	"github.com/spoold/spoold/internal/fileutil"
-	"golang.org/x/sys/unix"
 )
 
 // FsyncPolicy is the durability policy of Write. The trade-off is the one

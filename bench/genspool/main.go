@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
 	"github.com/spoold/spoold/internal/testing/spoolgen"
 	"github.com/spoold/spoold/spool"
 )

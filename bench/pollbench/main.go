@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+
 	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/spool"
-	"golang.org/x/sys/unix"
 )
 
 func main() {

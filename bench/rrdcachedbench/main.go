@@ -13,8 +13,8 @@
 // must stay in the foreground.
 //
 // It prints one line per server, "<name>: acked_per_s=<n>
-// written_per_s=<n> lost=<n> kills=<n> acked=<n>", then the issue's line
-// when both ran.
+// written_per_s=<n> lost=<n> kills=<n> acked=<n>", then the
+// rrdcached_proto summary line when both ran.
 package main
 
 import (

@@ -1,4 +1,4 @@
-// Command tablebench is the tables half of bench/poller.sh (issue 14): it
+// Command tablebench is the tables half of bench/poller.sh: it
 // discovers and polls the targets of a targets file (a simulated fleet with
 // the if-mib profile) into a scratch spool, then polls the first
 // --write-devices of them into a second spool and creates and writes their

@@ -1,4 +1,4 @@
-// Command warmup measures spoold's restart warm-up (issue 11) for bench/warmup.sh:
+// Command warmup measures spoold's restart warm-up for bench/warmup.sh:
 //
 //	go run ./bench/warmup --spoold BIN --dir DIR --mode segments|files
 //

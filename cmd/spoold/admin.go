@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/spoold/spoold/admin"
+	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrd"
@@ -85,11 +86,8 @@ func (d *daemon) Status() admin.Status {
 	st := admin.Status{
 		Version: versionString(), Started: d.started, Settings: d.settings,
 		Spool: d.sp.Stats(), Index: d.ix.Stats(), IndexOverflowed: d.ix.Overflowed(),
-		Loader: d.ld.Stats(), Writer: d.wr.Stats(), WriterErrors: werrs, Shard: d.pl.ShardStatus(),
+		Loader: d.ld.Stats(), LoaderNextRescan: d.ld.NextRescan(), Writer: d.wr.Stats(), WriterErrors: werrs, Shard: d.pl.ShardStatus(),
 		PollInterval: d.cfg.poller.Interval, Targets: targets, Disk: d.disk.Status(),
-	}
-	if n := d.nextRescan.Load(); n != 0 {
-		st.LoaderNextRescan = time.Unix(0, n)
 	}
 	if c := d.pl.LastCycle(); c.Seq > 0 {
 		st.LastCycle = &c
@@ -100,11 +98,11 @@ func (d *daemon) Status() admin.Status {
 // Graph renders a configured target's graph, or one of its table rows',
 // after flushing it (the writer walks the key's leaf first if the
 // start-up walk has not).
-func (d *daemon) Graph(ctx context.Context, key string, o rrdwriter.GraphOptions) ([]byte, error) {
+func (d *daemon) Graph(ctx context.Context, key string, o graph.Options) ([]byte, error) {
 	if _, _, _, err := d.graphKey(key); err != nil {
 		return nil, err
 	}
-	return d.wr.Graph(ctx, key, o)
+	return d.wr.Graph(ctx, key, o.Draw)
 }
 
 // FlushAll writes everything pending now (POST /flush).

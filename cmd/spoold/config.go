@@ -8,12 +8,13 @@ import (
 	"log/slog"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/internal/fileutil"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
@@ -33,10 +34,9 @@ type config struct {
 	// protocol is the rrdcached protocol's server (rrdcached.go).
 	protocol protocolConfig
 
-	targetsFile    string
-	profilesFile   string
-	mibDirs        []string
-	rescanInterval time.Duration
+	targetsFile  string
+	profilesFile string
+	mibDirs      []string
 
 	diskStatsInterval time.Duration
 
@@ -58,8 +58,8 @@ func defaultConfig() config {
 	c := config{
 		spool: spool.DefaultOptions(), index: shm.DefaultOptions(), loader: loader.DefaultOptions(),
 		writer: rrdwriter.DefaultOptions(), poller: poller.DefaultOptions(), protocol: defaultProtocolConfig(),
-		targetsFile: "/etc/spoold/targets.conf", rescanInterval: 15 * time.Minute, diskStatsInterval: 10 * time.Second,
-		adminListen: "127.0.0.1:8780", adminCache: 250 * time.Millisecond, graphMaxDS: rrdwriter.DefaultGraphMaxDS, shutdownTimeout: 2 * time.Minute,
+		targetsFile: "/etc/spoold/targets.conf", diskStatsInterval: 10 * time.Second,
+		adminListen: "127.0.0.1:8780", adminCache: 250 * time.Millisecond, graphMaxDS: graph.DefaultMaxDS, shutdownTimeout: 2 * time.Minute,
 		logFormat: "text", logLevel: "info",
 	}
 	c.spool.Dir = "/var/spool/spoold"
@@ -98,7 +98,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	addIndexFlags(g[1].fs, &c.index)
 
 	addLoaderFlags(g[2].fs, &c.loader.Params)
-	g[2].fs.DurationVar(&c.rescanInterval, "rescan-interval", c.rescanInterval, "walk the spool again this long after a walk ended, for entries other processes dropped in or a full index left on disk (0 = never)")
+	g[2].fs.DurationVar(&c.loader.RescanInterval, "rescan-interval", c.loader.RescanInterval, "walk the spool again this long after a walk ended, for entries other processes dropped in or a full index left on disk (0 = never)")
 
 	fs = g[3].fs
 	fs.StringVar(&c.writer.Dir, "rrd-dir", c.writer.Dir, "directory of the RRD files")
@@ -150,41 +150,26 @@ func printDaemonUsage(w io.Writer, groups []flagGroup) {
 // key plus its name, and 8 bytes an entry). A 1-byte index took nothing.
 const minKeysZone = 1 << 10
 
-// check validates the whole configuration, for the daemon and for -t
-// alike: first each flag against its documented range, so that the error
-// names the flag; then each package's own validation of the options built
-// from the flags (what New would refuse), named by the flags behind them.
 // fleetFiles are the configuration files a fleet generation loads, and
 // the poll interval its RRD layouts take as their step.
 func (c *config) fleetFiles() fleet.Files {
 	return fleet.Files{Targets: c.targetsFile, Profiles: c.profilesFile, MIBDirs: c.mibDirs, Step: c.poller.Interval}
 }
 
+// check validates the whole configuration, for the daemon and for -t
+// alike: first the daemon's own settings and the ranges its flags narrow,
+// then each package's options built from the flags (what New would
+// refuse), the field a package names given as its flag (fieldFlags).
 func (c *config) check() error {
-	if err := c.checkFlags(); err != nil {
+	if err := c.checkDaemonFlags(); err != nil {
 		return err
 	}
-	if err := c.checkForwardFlags(); err != nil {
-		return err
+	for _, p := range c.optionParts() {
+		if err := p.validate(); err != nil {
+			return flagError(p.name, err)
+		}
 	}
 	if err := c.checkDirsApart(); err != nil {
-		return err
-	}
-	if err := c.loader.Params.Validate(); err != nil {
-		// Validate names the parameter first: "loader_files must be >= 1".
-		param, _, _ := strings.Cut(err.Error(), " ")
-		return fmt.Errorf("check --%s: %w", strings.ReplaceAll(param, "_", "-"), err)
-	}
-	if _, err := shm.New(c.index); err != nil {
-		return fmt.Errorf("check --keys-zone: %w", err)
-	}
-	if err := c.poller.Validate(); err != nil {
-		return fmt.Errorf("check --poll-*: %w", err)
-	}
-	if err := c.writer.Validate(); err != nil {
-		return fmt.Errorf("check --rrd-dir, --write-*, --writers: %w", err)
-	}
-	if err := c.protocol.check(c.writer.Dir); err != nil {
 		return err
 	}
 	if c.adminListen != "" {
@@ -195,43 +180,18 @@ func (c *config) check() error {
 	return nil
 }
 
-// checkFlags checks each flag against its range (docs/configuration.md).
-func (c *config) checkFlags() error {
-	rate := c.writer.WriteRate
+// checkDaemonFlags checks the flags of the daemon's own settings, and the
+// ranges it narrows beyond a package's (docs/configuration.md).
+func (c *config) checkDaemonFlags() error {
 	checks := []struct {
 		bad  bool
 		flag string
 		msg  string
 	}{
-		{c.spool.Dir == "", "spool-dir", "must not be empty"},
-		{c.writer.Dir == "", "rrd-dir", "must not be empty"},
 		{c.targetsFile == "" && len(c.protocol.server.Listeners) == 0, "targets", "must not be empty without --listen"},
+		// The poll interval is the step of new RRD files, whole seconds.
 		{c.poller.Interval < time.Second, "poll-interval", "must be at least 1s"},
-		{c.poller.Concurrency < 1, "poll-concurrency", "must be at least 1"},
-		{c.poller.Timeout <= 0, "poll-timeout", "must be positive"},
-		{c.poller.Retries < 0 || c.poller.Retries > fleet.MaxRetries, "poll-retries", fmt.Sprintf("must be 0 to %d", fleet.MaxRetries)},
-		{c.poller.CycleTimeout < 0 || c.poller.CycleTimeout > c.poller.Interval, "poll-cycle-timeout", "must be 0 to --poll-interval"},
-		{c.poller.MaxVarbinds < 1 || c.poller.MaxVarbinds > poller.MaxVarbinds, "poll-max-varbinds", fmt.Sprintf("must be 1 to %d", poller.MaxVarbinds)},
-		{c.poller.MaxRepetitions < 1 || c.poller.MaxRepetitions > poller.MaxRepetitions, "poll-max-repetitions", fmt.Sprintf("must be 1 to %d", poller.MaxRepetitions)},
-		{c.poller.MaxTableRows < 1 || c.poller.MaxTableRows > poller.MaxTableRows, "poll-max-table-rows", fmt.Sprintf("must be 1 to %d", poller.MaxTableRows)},
-		{c.poller.RediscoverInterval < 0, "rediscover-interval", "must be >= 0"},
-		{c.poller.DiscoveryConcurrency < 1, "discovery-concurrency", "must be at least 1"},
-		{c.poller.DiscoveryTimeout < 0, "discovery-timeout", "must be >= 0"},
-		{c.poller.MaxFilesPerTarget < 1, "max-files-per-target", "must be at least 1"},
-		{c.poller.NewFilesPerHour < 0, "max-new-files-per-hour", "must be >= 0"},
 		{c.index.MaxBytes < minKeysZone, "keys-zone", "must be at least 1k"},
-		{c.rescanInterval < 0, "rescan-interval", "must be >= 0"},
-		{c.spool.SegmentMaxBytes < spool.MinSegmentBytes || c.spool.SegmentMaxBytes > spool.MaxSegmentBytes, "segment-max-bytes", "must be 4k to 64m"},
-		{c.spool.SegmentMaxEntries < 1 || c.spool.SegmentMaxEntries > 1<<20, "segment-max-entries", "must be 1 to 1048576"},
-		{c.spool.SegmentOpenFiles < 0 || c.spool.SegmentOpenFiles > spool.MaxSegmentOpenFiles, "segment-open-files", "must be 0 to 65536"},
-		{c.writer.FutureTolerance < 0, "future-tolerance", "must be >= 0"},
-		{c.writer.WriteDelay < 0, "write-delay", "must be >= 0"},
-		{c.writer.WriteJitter < 0, "write-jitter", "must be >= 0"},
-		{c.writer.Writers < 1, "writers", "must be at least 1"},
-		{rate != 0 && !(rate >= rrdwriter.MinWriteRate && rate <= rrdwriter.MaxWriteRate), "write-rate",
-			fmt.Sprintf("must be 0 (no cap) or %g to %g", rrdwriter.MinWriteRate, rrdwriter.MaxWriteRate)},
-		{c.writer.BackoffMin <= 0, "write-backoff-min", "must be positive"},
-		{c.writer.BackoffMax < c.writer.BackoffMin, "write-backoff-max", "must be >= --write-backoff-min"},
 		{c.shutdownTimeout <= 0, "shutdown-timeout", "must be positive"},
 		{c.diskStatsInterval < 100*time.Millisecond, "disk-stats-interval", "must be at least 100ms"},
 		{c.adminCache < 0, "admin-status-cache", "must be >= 0"},

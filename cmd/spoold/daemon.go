@@ -42,7 +42,7 @@ type daemon struct {
 	ld *loader.Loader
 	wr *rrdwriter.Writer
 	// native is the writer's native RRD update path (nil with
-	// --rrd-native=false or --forward): its files are closed last.
+	// --rrd-native=false or --forward): its kept headers are dropped last.
 	native *rrdwriter.NativeRRD
 	pl     *poller.Poller
 	proto  protocol // the rrdcached protocol (rrdcached.go)
@@ -50,9 +50,6 @@ type daemon struct {
 	admin  adminServer
 	disk   *diskstat.Load
 	live   liveness // for the systemd watchdog (notify.go)
-	// nextRescan is when the loader loop walks the spool again, Unix
-	// nanoseconds; 0 while a walk runs or when no rescan is scheduled.
-	nextRescan atomic.Int64
 
 	// reg is the registry /metrics serves (nil without the admin server).
 	reg *prometheus.Registry
@@ -170,7 +167,7 @@ func (d *daemon) start() {
 	d.disk.Sample()
 	d.diskCancel, d.diskDone = d.goRun("disk sampler", d.disk.Run)
 	d.writeCancel, d.writeDone = d.goRun("writer", d.wr.Run)
-	d.loadCancel, d.loadDone = d.goRun("loader", d.loaderLoop)
+	d.loadCancel, d.loadDone = d.goRun("loader", func(ctx context.Context) error { return d.ld.Rescans(ctx, d.ix) })
 	d.pollCancel, d.pollDone = d.goRun("poller", d.pl.Run)
 	d.log.Info("spoold started", "version", versionString(), "targets", len(d.fleet.Get().Targets),
 		"spool", d.cfg.spool.Dir, "rrd_dir", d.cfg.writer.Dir, "pid", os.Getpid())
@@ -188,72 +185,9 @@ func (d *daemon) goRun(name string, run func(context.Context) error) (context.Ca
 	return cancel, done
 }
 
-// loaderLoop walks the spool at start-up, then again one rescan interval
-// after each walk ended, and early when the index overflowed and has room
-// again. nextRescan says when the next walk is due.
-func (d *daemon) loaderLoop(ctx context.Context) error {
-	room := time.NewTicker(overflowCheck)
-	defer room.Stop()
-	for {
-		d.ix.BeginWalk()
-		st, err := d.ld.Run(ctx)
-		if err != nil {
-			return err
-		}
-		// Keys held for entries the full index refused are released
-		// once a walk has indexed them; a walk with unreadable
-		// directories may have missed some, so they stay held.
-		if st.Errors == 0 {
-			d.ix.EndWalk()
-		} else {
-			d.log.Warn("the walk of the spool had errors: keys with entries a full index refused stay held until a walk without errors", "errors", st.Errors)
-		}
-		tick, stop := d.scheduleRescan()
-		err = d.waitRescan(ctx, tick, room.C)
-		stop()
-		d.nextRescan.Store(0)
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// scheduleRescan starts the timer of the next rescan and records when it
-// fires; without a rescan interval the channel is nil (never fires).
-func (d *daemon) scheduleRescan() (<-chan time.Time, func()) {
-	if d.cfg.rescanInterval <= 0 {
-		return nil, func() {}
-	}
-	t := time.NewTimer(d.cfg.rescanInterval)
-	d.nextRescan.Store(time.Now().Add(d.cfg.rescanInterval).UnixNano())
-	return t.C, func() { t.Stop() }
-}
-
 // flushGrace is how long the stop waits, after the admin server's
 // shutdown, for a flush still writing its current file.
 const flushGrace = 30 * time.Second
-
-// overflowCheck is how often the loader loop looks whether an index that
-// refused entries has room for them again.
-const overflowCheck = 10 * time.Second
-
-// waitRescan returns when the next walk is due: the rescan interval, or an overflowed index that the
-// writer has drained to below 90% of its capacity.
-func (d *daemon) waitRescan(ctx context.Context, tick, room <-chan time.Time) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick:
-			return nil
-		case <-room:
-			if st := d.ix.Stats(); d.ix.Overflowed() && st.Bytes < st.MaxBytes/10*9 {
-				d.log.Info("index has room again after refusing entries; rescanning the spool")
-				return nil
-			}
-		}
-	}
-}
 
 // stop ends everything in order: polling, the loader, the writer's loop,
 // then a flush of everything pending within the shutdown timeout (what is
@@ -303,7 +237,7 @@ func (d *daemon) stopOrdered() error {
 	}
 	if d.native != nil {
 		if err := d.native.Close(); err != nil {
-			d.log.Warn("close the RRD files of the native update path", "err", err)
+			d.log.Warn("drop the native update path's RRD headers", "err", err)
 		}
 	}
 	return d.sp.Close()

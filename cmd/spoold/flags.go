@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"

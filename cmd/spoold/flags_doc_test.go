@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
 	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/pflag"
 
 	"github.com/spoold/spoold/fleet"
@@ -21,19 +19,6 @@ func addShardFlags(fs *pflag.FlagSet, o *poller.Options) {
 func addForwardFlags(fs *pflag.FlagSet, o *rrdwriter.Options) {
 	fs.Var(&forwardValue{&o.Forward}, "forward", `write RRD files on a remote rrdcached or spoold instead of --rrd-dir ("tcp:HOST:PORT" or "unix:PATH"); spool entries are removed once the remote file's last update shows them (empty = local librrd)`)
 	fs.DurationVar(&o.ForwardTimeout, "forward-timeout", o.ForwardTimeout, "longest wait for the --forward peer on one file's batch (send, flush, read back)")
-}
-
-// checkForwardFlags checks what --forward excludes.
-func (c *config) checkForwardFlags() error {
-	switch {
-	case c.writer.Forward == "":
-		return nil
-	case c.writer.ForwardTimeout <= 0:
-		return fmt.Errorf("check --forward-timeout: must be positive")
-	case c.writer.RRDFsync != rrdwriter.SyncNone:
-		return fmt.Errorf("check --rrd-fsync: must be none with --forward %s (the RRD files are the remote's)", c.writer.Forward)
-	}
-	return nil
 }
 
 type shardValue struct{ p *fleet.Shard }

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/spool"
-	"golang.org/x/sys/unix"
 )
 
 // remount makes the tmpfs at dir read-only or read-write. A read-only

@@ -2,16 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/poller"
-	"github.com/spoold/spoold/rrd"
-	"github.com/spoold/spoold/rrdwriter"
 )
 
 // The admin API's graph keys and templates (admin.Daemon.Graph,
@@ -22,8 +18,7 @@ import (
 // the row the poller lists for a row key (a discovered or gone row; zero
 // if it lists none). A row key the poller does not list must have its RRD
 // file already (a row gone before this process started): a URL cannot
-// make the writer track keys that were never written (the file is looked
-// up, never opened, through rrd.RRDPath).
+// make the writer track keys that were never written (graph.HasFile).
 func (d *daemon) graphKey(key string) (*fleet.Target, []string, poller.RowStatus, error) {
 	name, _ := fleet.SplitKey(key)
 	t, ok := d.fleet.Get().Target(name)
@@ -34,8 +29,7 @@ func (d *daemon) graphKey(key string) (*fleet.Target, []string, poller.RowStatus
 	var row poller.RowStatus
 	if ok && key != name {
 		if row, ok = d.row(name, key); !ok {
-			_, err := os.Lstat(filepath.Join(d.cfg.writer.Dir, rrd.RRDPath(key)))
-			ok = err == nil
+			ok = graph.HasFile(d.cfg.writer.Dir, key)
 		}
 	}
 	if !ok {
@@ -55,44 +49,25 @@ func (d *daemon) row(target, key string) (poller.RowStatus, bool) {
 	return poller.RowStatus{}, false
 }
 
-// keyGraphs returns the graph templates that draw key's file, a key of t:
-// those whose data sources its profile gives it (the host profile's cpu,
-// load, memory; an if-mib row's traffic, packets, errors), the built-in
-// ones first, in their order (a profile's template of a built-in's name in
-// its place), then the profile's others in the profiles file's order.
-func keyGraphs(t *fleet.Target, key string) []*rrdwriter.GraphTemplate {
+// keyGraphs returns the graph templates that draw key's file, a key of t
+// (graph.ForKey of its data sources and its profile's templates).
+func keyGraphs(t *fleet.Target, key string) []*graph.Template {
 	ds, ok := t.KeyDS(key)
 	if !ok {
 		return nil
 	}
-	names := fleet.DSNames(ds)
-	own := t.Profile.Graphs
-	var out []*rrdwriter.GraphTemplate
-	for _, g := range rrdwriter.BuiltinGraphTemplates() {
-		if k := slices.IndexFunc(own, func(o *rrdwriter.GraphTemplate) bool { return o.Name == g.Name }); k >= 0 {
-			g = own[k]
-		}
-		if g.Fits(names) {
-			out = append(out, g)
-		}
-	}
-	for _, g := range own {
-		if !slices.ContainsFunc(out, func(o *rrdwriter.GraphTemplate) bool { return o.Name == g.Name }) && g.Fits(names) {
-			out = append(out, g)
-		}
-	}
-	return out
+	return graph.ForKey(t.Profile.Graphs, fleet.DSNames(ds))
 }
 
 // GraphTemplate returns key's template of that name, with the target's
 // name and the row's instance name and alias (as the poller lists the row;
 // a row it does not list: the name its key segment gives) for the title.
-func (d *daemon) GraphTemplate(key, name string) (*rrdwriter.GraphTemplate, rrdwriter.GraphVars, error) {
+func (d *daemon) GraphTemplate(key, name string) (*graph.Template, graph.Vars, error) {
 	t, _, row, err := d.graphKey(key)
 	if err != nil {
-		return nil, rrdwriter.GraphVars{}, err
+		return nil, graph.Vars{}, err
 	}
-	vars := rrdwriter.GraphVars{Target: t.Name, Key: key, Instance: row.Name, Alias: row.Alias}
+	vars := graph.Vars{Target: t.Name, Key: key, Instance: row.Name, Alias: row.Alias}
 	if key != t.Name && vars.Instance == "" {
 		vars.Instance = rowInstance(key)
 	}
@@ -101,7 +76,7 @@ func (d *daemon) GraphTemplate(key, name string) (*rrdwriter.GraphTemplate, rrdw
 			return g, vars, nil
 		}
 	}
-	return nil, rrdwriter.GraphVars{}, fmt.Errorf("graph template %q of %q: %w", name, key, admin.ErrUnknownTemplate)
+	return nil, graph.Vars{}, fmt.Errorf("graph template %q of %q: %w", name, key, admin.ErrUnknownTemplate)
 }
 
 // rowInstance returns the instance name of a row key as its key segment

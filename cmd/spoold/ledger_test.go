@@ -12,9 +12,10 @@ import (
 	"testing"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/spool"
-	"golang.org/x/sys/unix"
 )
 
 // spoolLedger is the test's own record of every entry published into a

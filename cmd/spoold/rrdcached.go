@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
+
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/rrdcached/spoolbackend"
 	"github.com/spoold/spoold/rrdwriter"
@@ -129,11 +130,10 @@ func (d *daemon) newProtocolBackend(wo rrdwriter.Options) (*spoolbackend.Backend
 // does nothing. reg takes the server's metrics (nil, without the admin
 // server: none).
 func (d *daemon) startProtocol(reg *prometheus.Registry) error {
-	o := d.cfg.protocol.server
+	o := d.cfg.protocol.serverOptions(d.cfg.writer.Dir)
 	if len(o.Listeners) == 0 {
 		return nil
 	}
-	o.Dir = d.cfg.writer.Dir
 	var r prometheus.Registerer // a nil *Registry would be a non-nil Registerer
 	if reg != nil {
 		r = reg
@@ -160,12 +160,10 @@ func (d *daemon) stopProtocol() {
 	}
 }
 
-// check validates the server's options as New would, naming the flags.
-func (c *protocolConfig) check(rrdDir string) error {
+// serverOptions are the server's options as startProtocol gives them to
+// rrdcached.New.
+func (c *protocolConfig) serverOptions(rrdDir string) rrdcached.Options {
 	o := c.server
 	o.Dir = rrdDir
-	if err := o.Validate(); err != nil {
-		return fmt.Errorf("check --listen, --rrdcached-*: %w", err)
-	}
-	return nil
+	return o
 }

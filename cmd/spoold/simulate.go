@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
 	"github.com/spoold/spoold/simulate"
 )
 

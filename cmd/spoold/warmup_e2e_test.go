@@ -17,7 +17,7 @@ import (
 	"github.com/spoold/spoold/spool"
 )
 
-// The restart warm-up (issue 11) against the real daemon: a spool seeded
+// The restart warm-up against the real daemon: a spool seeded
 // with segments of old polls of a simulated fleet, so every entry is due
 // at once under the default write delay and jitter (30m + up to 15m from
 // the poll time), walked by a loader throttled to one file per 200 ms: the

@@ -66,23 +66,39 @@ func marshalStruct(v any) ([]byte, error) {
 	if rv.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("marshal %T: not a struct", v)
 	}
+	return json.Marshal(formValue(rv).Interface())
+}
+
+// formValue is the struct rv in its JSON form (formOf).
+func formValue(rv reflect.Value) reflect.Value {
 	form := reflect.New(formOf(rv.Type())).Elem()
 	for i := range rv.NumField() {
 		f := rv.Field(i)
-		switch f.Type() {
-		case timeType:
+		switch {
+		case f.Type() == timeType:
 			form.Field(i).Set(reflect.ValueOf(Time(f.Interface().(time.Time))))
-		case durationType:
+		case f.Type() == durationType:
 			form.Field(i).Set(reflect.ValueOf(Seconds(f.Interface().(time.Duration))))
+		case embedsStruct(rv.Type().Field(i)):
+			form.Field(i).Set(formValue(f))
 		default:
 			form.Field(i).Set(f)
 		}
 	}
-	return json.Marshal(form.Interface())
+	return form
 }
 
-// formOf is t with Time for time.Time and Seconds for time.Duration, the
-// tags kept, and no methods (so no MarshalJSON).
+// embedsStruct reports whether f is an embedded struct, whose fields
+// encoding/json shows as its outer struct's: they take its rules too
+// (exported ones only: reflect builds no struct that embeds an unexported
+// type).
+func embedsStruct(f reflect.StructField) bool {
+	return f.Anonymous && f.IsExported() && f.Type.Kind() == reflect.Struct && f.Type != timeType
+}
+
+// formOf is t with Time for time.Time and Seconds for time.Duration, in
+// its embedded structs too, the tags kept, and no methods (so no
+// MarshalJSON).
 func formOf(t reflect.Type) reflect.Type {
 	if f, ok := forms.Load(t); ok {
 		return f.(reflect.Type)
@@ -90,11 +106,13 @@ func formOf(t reflect.Type) reflect.Type {
 	fields := make([]reflect.StructField, t.NumField())
 	for i := range fields {
 		f := t.Field(i)
-		switch f.Type {
-		case timeType:
+		switch {
+		case f.Type == timeType:
 			f.Type = reflect.TypeFor[Time]()
-		case durationType:
+		case f.Type == durationType:
 			f.Type = reflect.TypeFor[Seconds]()
+		case embedsStruct(f):
+			f.Type = formOf(f.Type)
 		}
 		fields[i] = f
 	}

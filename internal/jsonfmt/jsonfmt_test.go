@@ -50,3 +50,22 @@ func TestJoin(t *testing.T) {
 		}
 	}
 }
+
+// TestMarshalEmbedded: the fields of an embedded struct are the outer
+// object's members, their times and durations rendered by the same rules.
+func TestMarshalEmbedded(t *testing.T) {
+	type Inner struct {
+		At  time.Time     `json:"at"`
+		RTT time.Duration `json:"rtt_seconds"`
+		N   int           `json:"n"`
+	}
+	type outer struct {
+		Inner
+		Name string        `json:"name"`
+		Wait time.Duration `json:"wait_seconds"`
+	}
+	b, err := Marshal(outer{Inner{RTT: 35 * time.Millisecond, N: 2}, "x", time.Second})
+	if want := `{"at":null,"rtt_seconds":0.035,"n":2,"name":"x","wait_seconds":1}`; err != nil || string(b) != want {
+		t.Fatalf("Marshal = %s %v, want %s", b, err, want)
+	}
+}

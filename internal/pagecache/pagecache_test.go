@@ -7,8 +7,9 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/spoold/spoold/internal/testing/testenv"
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // resident counts the pages of path in the page cache (mincore).

@@ -40,6 +40,10 @@ type Backend struct {
 	in  *intake.Intake // appends to sp, then indexes in ix
 	o   Options
 	log *slog.Logger
+	// root is o.Dir: every RRD file is opened beneath it, so that a
+	// directory replaced by a symlink after a name was checked cannot
+	// take a read or a create outside it.
+	root *rrd.Root
 
 	mu    sync.Mutex
 	files map[string]*protoFile // by file name
@@ -187,7 +191,11 @@ func New(w Writer, sp Spool, ix Index, o Options) (*Backend, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Backend{w: w, sp: sp, ix: ix, in: intake.New(sp, ix), o: o, log: log, files: make(map[string]*protoFile)}, nil
+	root, err := rrd.OpenRoot(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("new rrdcached backend: %w", err)
+	}
+	return &Backend{w: w, sp: sp, ix: ix, in: intake.New(sp, ix), o: o, log: log, root: root, files: make(map[string]*protoFile)}, nil
 }
 
 // protoFile is what the backend knows of one RRD file a client updates.
@@ -379,7 +387,7 @@ func (b *Backend) refresh(ctx context.Context, f *protoFile, file, key string) e
 			spooled = stamp{entries[n-1].Time, entries[n-1].Milli}
 		}
 	}
-	fi, err := rrd.Info(path)
+	fi, err := b.root.Info(path)
 	if err != nil {
 		return refuse(RefusedFile, "RRD Error: %v", err)
 	}
@@ -405,33 +413,19 @@ func statError(file string, err error) error {
 	return refuse(RefusedFile, "stat %s: %v", file, err)
 }
 
-// statBeneath stats file resolved beneath a descriptor of the RRD
-// directory (openat2 with RESOLVE_BENEATH): no symlink takes it outside,
-// not even one swapped in meanwhile (EXDEV). refresh does it whenever the
-// file is not the one whose header it read, so an update is checked
-// against a file outside the directory never, and against a file inside
-// it read through a name that was resolved beneath it. On a kernel without
-// openat2, st is left as the plain stat found it.
+// statBeneath stats file resolved beneath the RRD directory (b.root, so
+// openat2 with RESOLVE_BENEATH): no symlink takes it outside, not even one
+// swapped in meanwhile (EXDEV). refresh does it whenever the file is not
+// the one whose header it read, so an update is checked against a file
+// outside the directory never, and against a file inside it read through
+// a name that was resolved beneath it.
 func (b *Backend) statBeneath(file string, st *unix.Stat_t) error {
-	dirfd, err := fileutil.Openat(unix.AT_FDCWD, b.o.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := b.root.Open(b.path(file), unix.O_PATH)
 	if err != nil {
 		return err
 	}
-	defer unix.Close(dirfd)
-	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
-	for {
-		fd, err := unix.Openat2(dirfd, file, &how)
-		switch {
-		case err == unix.EINTR || err == unix.EAGAIN:
-			continue
-		case err == unix.ENOSYS:
-			return nil
-		case err != nil:
-			return err
-		}
-		defer unix.Close(fd)
-		return unix.Fstat(fd, st)
-	}
+	defer unix.Close(fd)
+	return unix.Fstat(fd, st)
 }
 
 func max2(a, b stamp) stamp {

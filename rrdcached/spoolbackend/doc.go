@@ -29,9 +29,12 @@
 // SUSPEND holds a key (Writer.Hold: the writer does not write it, its
 // updates still spool) (queue.go). FIRST, INFO, FETCH and CREATE call
 // librrd under the writer's lock of the file (Writer.LockFile), INFO and
-// FETCH after a flush; CREATE publishes through a temp file and refuses to
-// replace a file with updates still spooled; LIST never follows a symlink
-// out of Options.Dir (files.go).
+// FETCH after a flush. A FETCH whose values, estimated from the file's
+// header (rrd.FetchRows), exceed the server's bound is refused before
+// librrd reads a row. CREATE publishes through a temp file, refuses to
+// replace a file with updates still spooled, and says "No space left on
+// device" where librrd fails on a full file system without a message.
+// LIST never follows a symlink out of Options.Dir (files.go).
 //
 // # Concurrency
 //

@@ -44,7 +44,7 @@ func (b *Backend) First(_ context.Context, file string, rra int) (time.Time, err
 		return time.Time{}, err
 	}
 	defer unlock()
-	sec, err := rrd.First(path, rra)
+	sec, err := b.root.First(path, rra)
 	if err != nil {
 		return time.Time{}, err // librrd's message names the file
 	}
@@ -100,7 +100,7 @@ func (b *Backend) Info(ctx context.Context, file string) ([]rrdcached.InfoValue,
 		return nil, err
 	}
 	defer unlock()
-	items, err := rrd.InfoItems(path)
+	items, err := b.root.InfoItems(path)
 	if err != nil {
 		return nil, err // librrd's message names the file
 	}
@@ -135,11 +135,11 @@ func (b *Backend) Fetch(ctx context.Context, file string, a rrdcached.FetchArgs)
 	if err != nil {
 		return rrdcached.FetchResult{}, err
 	}
-	if err := fetchCost(path, a); err != nil {
+	if err := fetchCost(b.root, path, a); err != nil {
 		unlock()
 		return rrdcached.FetchResult{}, err
 	}
-	r, err := rrd.Fetch(path, a.CF, a.Start, a.End, time.Second)
+	r, err := b.root.Fetch(path, a.CF, a.Start, a.End, time.Second)
 	unlock()
 	if err != nil {
 		return rrdcached.FetchResult{}, err // librrd's message names the file
@@ -149,17 +149,17 @@ func (b *Backend) Fetch(ctx context.Context, file string, a rrdcached.FetchArgs)
 
 // fetchCost checks a fetch of path against a.MaxBytes from the file's
 // header, before librrd reads a row: the rows of the archive rrd_fetch
-// picks (fetchRows) times every data source of the file. A header it
+// picks (rrd.FetchRows) times every data source of the file. A header it
 // cannot read, or no archive of a.CF, is librrd's to report.
-func fetchCost(path string, a rrdcached.FetchArgs) error {
+func fetchCost(root *rrd.Root, path string, a rrdcached.FetchArgs) error {
 	if a.MaxBytes <= 0 {
 		return nil
 	}
-	fi, err := rrd.ReadHeader(path)
+	fi, err := root.ReadHeader(path)
 	if err != nil {
 		return nil
 	}
-	rras, err := rrd.ReadRRAs(path)
+	rras, err := root.ReadRRAs(path)
 	if err != nil || !slices.ContainsFunc(rras, func(r rrd.RRADef) bool { return r.CF == a.CF }) {
 		return nil
 	}
@@ -202,7 +202,11 @@ func (b *Backend) Create(ctx context.Context, file string, a rrdcached.CreateArg
 	defer f.mu.Unlock()
 	path, unlock := b.w.LockFile(key)
 	defer unlock()
-	_, err = os.Lstat(path)
+	var st unix.Stat_t
+	err = b.root.Lstat(path, &st)
+	if errors.Is(err, rrd.ErrOutside) {
+		return err
+	}
 	exists := err == nil
 	if exists && a.NoOverwrite {
 		return &librrdMessage{fmt.Sprintf("creating '%s': File exists", path), fs.ErrExist}
@@ -216,7 +220,7 @@ func (b *Backend) Create(ctx context.Context, file string, a rrdcached.CreateArg
 			return fmt.Errorf("create %s: %d acknowledged updates of the file are still spooled; spoold does not replace it under them (FLUSH it first)", file, len(pending))
 		}
 	}
-	if err := createFromArgs(path, a, sources, template, exists); err != nil {
+	if err := b.createFromArgs(path, a, sources, template, exists); err != nil {
 		return err
 	}
 	b.w.FileReplaced(key)
@@ -248,12 +252,12 @@ func (b *Backend) createSources(ctx context.Context, files []string) ([]string, 
 // createFromArgs creates dst from CREATE's arguments (rrd.CreateFrom):
 // linked into place (never replacing a file), or renamed over the old one
 // when replace.
-func createFromArgs(dst string, a rrdcached.CreateArgs, sources []string, template string, replace bool) error {
+func (b *Backend) createFromArgs(dst string, a rrdcached.CreateArgs, sources []string, template string, replace bool) error {
 	lastUp := int64(-1) // librrd's default: now - 10 s
 	if !a.Begin.IsZero() {
 		lastUp = a.Begin.Unix()
 	}
-	if err := rrd.CreateFrom(dst, uint64(a.Step/time.Second), lastUp, sources, template, a.Defs, replace); err != nil {
+	if err := b.root.CreateFrom(dst, uint64(a.Step/time.Second), lastUp, sources, template, a.Defs, replace); err != nil {
 		return createFailed(dst, a, err)
 	}
 	return nil

@@ -3,9 +3,10 @@ package spoolbackend
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
@@ -31,7 +32,8 @@ func (b *Backend) Flush(ctx context.Context, file string) (flushed bool, err err
 		return false, err
 	}
 	if !held {
-		if _, err := os.Stat(b.path(file)); err != nil {
+		var st unix.Stat_t
+		if err := b.statBeneath(file, &st); err != nil {
 			return false, fmt.Errorf("flush %s: %w", file, rrdcached.ErrNoSuchFile)
 		}
 		return false, nil

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/rrdcached"
 )

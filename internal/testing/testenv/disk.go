@@ -56,3 +56,18 @@ func FillDisk(t testing.TB, dir string) string {
 		}
 	}
 }
+
+// SwapForSymlink moves the directory dir into a new temporary directory
+// outside it and leaves in its place a symlink to where it went, as
+// someone who can write beside dir would, and returns the new path.
+func SwapForSymlink(tb testing.TB, dir string) string {
+	tb.Helper()
+	moved := filepath.Join(tb.TempDir(), filepath.Base(dir))
+	if err := os.Rename(dir, moved); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Symlink(moved, dir); err != nil {
+		tb.Fatal(err)
+	}
+	return moved
+}

@@ -1,4 +1,4 @@
-package rrdwriter
+package graph
 
 import (
 	"errors"
@@ -28,22 +28,22 @@ import (
 // A text is the rest of the line, or one string in double quotes (Go's
 // syntax) when it must start with a field's word or keep its spaces.
 
-// GraphLine is one line of a graph block: its number in the file and its
+// SourceLine is one line of a graph block: its number in the file and its
 // text (comments and blank lines already left out).
-type GraphLine struct {
+type SourceLine struct {
 	Line int
 	Text string
 }
 
-// GraphTemplateError is a problem in a graph block: the file and line and
+// TemplateError is a problem in a graph block: the file and line and
 // what is wrong.
-type GraphTemplateError struct {
+type TemplateError struct {
 	File string
 	Line int
 	Msg  string
 }
 
-func (e *GraphTemplateError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+func (e *TemplateError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
 var graphKeywords = map[string]bool{
 	"title": true, "vlabel": true, "lower": true, "upper": true, "base": true, "units": true,
@@ -51,35 +51,35 @@ var graphKeywords = map[string]bool{
 	"hrule": true, "gprint": true, "comment": true,
 }
 
-// IsGraphKeyword reports whether kw starts a line of a graph block: a
-// profiles parser gives ParseGraphTemplate the lines after "graph <name>"
+// IsKeyword reports whether kw starts a line of a graph block: a
+// profiles parser gives ParseTemplate the lines after "graph <name>"
 // as long as their first field is one of these.
-func IsGraphKeyword(kw string) bool { return graphKeywords[kw] }
+func IsKeyword(kw string) bool { return graphKeywords[kw] }
 
-// ParseGraphTemplate parses a graph block of file: header is its
+// ParseTemplate parses a graph block of file: header is its
 // "graph <name>" line and lines the ones that follow. Errors are
-// *GraphTemplateError naming file and the line at fault.
-func ParseGraphTemplate(file string, header GraphLine, lines []GraphLine) (*GraphTemplate, error) {
+// *TemplateError naming file and the line at fault.
+func ParseTemplate(file string, header SourceLine, lines []SourceLine) (*Template, error) {
 	f := strings.Fields(header.Text)
 	if len(f) != 2 || f[0] != "graph" {
-		return nil, &GraphTemplateError{file, header.Line, `want "graph <name>"`}
+		return nil, &TemplateError{file, header.Line, `want "graph <name>"`}
 	}
 	if len(lines) > maxTemplateElements+8 {
-		return nil, &GraphTemplateError{file, lines[maxTemplateElements+8].Line,
+		return nil, &TemplateError{file, lines[maxTemplateElements+8].Line,
 			fmt.Sprintf("graph %s: more than %d lines", f[1], maxTemplateElements+8)}
 	}
-	t := GraphTemplate{Name: f[1]}
+	t := Template{Name: f[1]}
 	elemLine := []int{}
 	seen := map[string]int{}
 	for _, l := range lines {
 		kw := peekField(l.Text)
 		if prev, dup := seen[kw]; dup && !isElementKeyword(kw) {
-			return nil, &GraphTemplateError{file, l.Line, fmt.Sprintf("graph %s: %s already set on line %d", t.Name, kw, prev)}
+			return nil, &TemplateError{file, l.Line, fmt.Sprintf("graph %s: %s already set on line %d", t.Name, kw, prev)}
 		}
 		seen[kw] = l.Line
 		e, err := parseGraphLine(&t, l.Text)
 		if err != nil {
-			return nil, &GraphTemplateError{file, l.Line, fmt.Sprintf("graph %s: %v", t.Name, err)}
+			return nil, &TemplateError{file, l.Line, fmt.Sprintf("graph %s: %v", t.Name, err)}
 		}
 		if e != nil {
 			t.Elements = append(t.Elements, *e)
@@ -97,7 +97,7 @@ func ParseGraphTemplate(file string, header GraphLine, lines []GraphLine) (*Grap
 		case at == atVLabel:
 			line = seen["vlabel"]
 		}
-		return nil, &GraphTemplateError{file, line, err.Error()}
+		return nil, &TemplateError{file, line, err.Error()}
 	}
 	return out, nil
 }
@@ -111,7 +111,7 @@ func isElementKeyword(kw string) bool {
 }
 
 // parseGraphLine applies a setting to t or returns the element of a line.
-func parseGraphLine(t *GraphTemplate, text string) (*GraphElement, error) {
+func parseGraphLine(t *Template, text string) (*Element, error) {
 	kw, rest := nextField(text)
 	switch kw {
 	case "title", "vlabel":
@@ -148,7 +148,7 @@ func parseGraphLine(t *GraphTemplate, text string) (*GraphElement, error) {
 		if len(f) < 2 || len(f) > 3 {
 			return nil, errors.New(`want "def <vname> <ds> [AVERAGE|MIN|MAX|LAST]"`)
 		}
-		e := &GraphElement{Kind: Def, VName: f[0], DS: f[1]}
+		e := &Element{Kind: Def, VName: f[0], DS: f[1]}
 		if len(f) == 3 {
 			e.CF = f[2]
 		}
@@ -162,7 +162,7 @@ func parseGraphLine(t *GraphTemplate, text string) (*GraphElement, error) {
 		if kw == "vdef" {
 			k = VDef
 		}
-		return &GraphElement{Kind: k, VName: f[0], RPN: f[1]}, nil
+		return &Element{Kind: k, VName: f[0], RPN: f[1]}, nil
 	case "area", "line", "hrule":
 		return parseDrawing(kw, rest)
 	case "gprint":
@@ -171,21 +171,21 @@ func parseGraphLine(t *GraphTemplate, text string) (*GraphElement, error) {
 		if name == "" || format == "" {
 			return nil, errors.New(`want "gprint <vname> <format>"`)
 		}
-		return &GraphElement{Kind: GPrint, VName: name, Format: format}, err
+		return &Element{Kind: GPrint, VName: name, Format: format}, err
 	case "comment":
 		s, err := parseText(rest)
-		return &GraphElement{Kind: Comment, Legend: s}, err
+		return &Element{Kind: Comment, Legend: s}, err
 	}
 	return nil, fmt.Errorf("unknown keyword %q: want title, vlabel, lower, upper, base, def, cdef, vdef, area, line, hrule, gprint or comment", kw)
 }
 
-func parseDrawing(kw, rest string) (*GraphElement, error) {
+func parseDrawing(kw, rest string) (*Element, error) {
 	name, rest := nextField(rest)
 	color, rest := nextField(rest)
 	if name == "" || color == "" {
 		return nil, fmt.Errorf(`want "%s <vname> <color> ..."`, kw)
 	}
-	e := &GraphElement{Kind: Area, VName: name, Color: color}
+	e := &Element{Kind: Area, VName: name, Color: color}
 	switch kw {
 	case "line":
 		e.Kind = Line

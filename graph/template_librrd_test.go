@@ -1,10 +1,9 @@
 //go:build cgo
 
-package rrdwriter
+package graph
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"image/png"
 	"math"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/rrd"
-	"github.com/spoold/spoold/spool"
 )
 
 // ifStep is the step of the interface files of these tests.
@@ -52,39 +50,30 @@ func hostProfile() rrd.Layout {
 
 const ifRows = 400 // polls written
 
-// writeRows polls key ifRows times, one step apart from t0: counters grow
-// by a varying amount per step (a rate of 1 + (i*7919 % 1000) per second
-// for counter j scaled by j+1), gauges take i's value.
-func writeRows(e *env, key string, p rrd.Layout) {
-	e.t.Helper()
-	counters := make([]uint64, len(p.DS))
-	for i := range ifRows {
-		var vals []spool.Value
-		for j, d := range p.DS {
+// writeRows creates the file of l at path and writes ifRows polls, one
+// step apart from t0: counters grow by a varying amount per step (a rate
+// of 1 + (i*7919 % 1000) per second for counter j scaled by j+1), gauges
+// take i's value.
+func writeRows(t *testing.T, path string, l rrd.Layout) {
+	t.Helper()
+	counters := make([]uint64, len(l.DS))
+	rows := make([]rrd.Row, ifRows)
+	for i := range rows {
+		rows[i].Time = t0 + int64(ifStep*i)
+		for j, d := range l.DS {
 			if d.Type == rrd.Counter {
 				counters[j] += uint64(ifStep * (1 + (i*7919+j*104729)%1000) * (j + 1))
-				vals = append(vals, cnt(d.Name, counters[j]))
+				rows[i].Values = append(rows[i].Values, strconv.FormatUint(counters[j], 10))
 			} else {
-				vals = append(vals, gauge(d.Name, float64(100+i%50)))
+				rows[i].Values = append(rows[i].Values, strconv.Itoa(100+i%50))
 			}
 		}
-		e.put(key, t0+int64(ifStep*i), 0, vals...)
 	}
-	if err := e.w.FlushKey(context.Background(), key); err != nil {
-		e.t.Fatal(err)
-	}
+	createFile(t, path, l, t0, rows)
 }
 
-func newGraphEnv(t *testing.T) *env {
-	return newLibEnv(t, func(o *Options) {
-		o.Layout = func(key string) (rrd.Layout, bool) {
-			if strings.HasPrefix(key, "host") {
-				return hostProfile(), true
-			}
-			return ifRowLayout(), true
-		}
-	})
-}
+// keyFile is the path of key's file below dir.
+func keyFile(dir, key string) string { return filepath.Join(dir, rrd.RRDPath(key)) }
 
 // graphRange covers the polls and a little more on each side.
 func graphRange() (time.Time, time.Time) {
@@ -92,22 +81,22 @@ func graphRange() (time.Time, time.Time) {
 }
 
 // TestBuiltinTemplatesDrawWithLibRRDAndRRDTool draws every built-in
-// template from real files with librrd (through Writer.Graph), and draws
+// template from real files with librrd (through Draw), and draws
 // the same arguments with the rrdtool command: both give a PNG of the
 // asked size plus legend.
 func TestBuiltinTemplatesDrawWithLibRRDAndRRDTool(t *testing.T) {
-	e := newGraphEnv(t)
-	writeRows(e, "sw1/ge-0_0_1", ifRowLayout())
-	writeRows(e, "host1", hostProfile())
+	dir := t.TempDir()
+	writeRows(t, keyFile(dir, "sw1/ge-0_0_1"), ifRowLayout())
+	writeRows(t, keyFile(dir, "host1"), hostProfile())
 	start, end := graphRange()
-	for _, tmpl := range BuiltinGraphTemplates() {
+	for _, tmpl := range Builtins() {
 		t.Run(tmpl.Name, func(t *testing.T) {
-			key, vars := "host1", GraphVars{Target: "host1", Key: "host1"}
+			key, vars := "host1", Vars{Target: "host1", Key: "host1"}
 			if !tmpl.Fits(hostProfile().DSNames()) {
-				key, vars = "sw1/ge-0_0_1", GraphVars{Target: "sw1", Instance: "ge-0/0/1", Alias: "uplink: core", Key: "sw1/ge-0_0_1"}
+				key, vars = "sw1/ge-0_0_1", Vars{Target: "sw1", Instance: "ge-0/0/1", Alias: "uplink: core", Key: "sw1/ge-0_0_1"}
 			}
-			o := GraphOptions{Template: tmpl, Vars: vars, Start: start, End: end, Width: 500, Height: 150}
-			img, err := e.w.Graph(context.Background(), key, o)
+			o := Options{Template: tmpl, Vars: vars, Start: start, End: end, Width: 500, Height: 150}
+			img, err := graphFile(t, keyFile(dir, key), o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,9 +104,9 @@ func TestBuiltinTemplatesDrawWithLibRRDAndRRDTool(t *testing.T) {
 			if err != nil || cfg.Width <= 500 || cfg.Height <= 150 {
 				t.Fatalf("librrd's image: %v, %dx%d, want a PNG larger than the 500x150 drawing area", err, cfg.Width, cfg.Height)
 			}
-			e.w.graphDefaults(&o)
+			o.setDefaults(time.Now())
 			out := filepath.Join(t.TempDir(), "cli.png")
-			testenv.RRDTool(t, tmpl.render(e.rrdPath(key), o).CLI(out)...)
+			testenv.RRDTool(t, tmpl.render(keyFile(dir, key), o).CLI(out)...)
 			b, err := os.ReadFile(out)
 			if err != nil {
 				t.Fatal(err)
@@ -135,14 +124,12 @@ func TestBuiltinTemplatesDrawWithLibRRDAndRRDTool(t *testing.T) {
 // rrdgraph_rpn(1) defines it: the known values sorted, the one at
 // round(0.95 × (n-1)).
 func TestTrafficPercentileMatchesFetch(t *testing.T) {
-	e := newGraphEnv(t)
-	key := "sw1/xe-1"
-	writeRows(e, key, ifRowLayout())
-	tmpl, _ := BuiltinGraphTemplate("traffic")
+	path := keyFile(t.TempDir(), "sw1/xe-1")
+	writeRows(t, path, ifRowLayout())
+	tmpl, _ := Builtin("traffic")
 	start, end := graphRange()
-	o := GraphOptions{Template: tmpl, Start: start, End: end}
-	e.w.graphDefaults(&o)
-	path := e.rrdPath(key)
+	o := Options{Template: tmpl, Start: start, End: end}
+	o.setDefaults(time.Now())
 	args := append(tmpl.render(path, o).CLI("/dev/null"), "PRINT:in_95:%.6lf", "PRINT:out_95:%.6lf")
 	lines := strings.Split(strings.TrimSpace(testenv.RRDTool(t, args...)), "\n")
 	if len(lines) != 3 {
@@ -199,8 +186,8 @@ func percentileNaN(vals []float64, p float64) float64 {
 // a template may use, and draws it with librrd: the whitelist holds only
 // operators librrd knows, with the arity it has.
 func TestEveryRPNOperatorIsAcceptedByLibRRD(t *testing.T) {
-	e := newGraphEnv(t)
-	writeRows(e, "sw1/ge-1", ifRowLayout())
+	path := keyFile(t.TempDir(), "sw1/ge-1")
+	writeRows(t, path, ifRowLayout())
 	start, end := graphRange()
 	for op, a := range rpnOps {
 		var toks []string
@@ -218,13 +205,13 @@ func TestEveryRPNOperatorIsAcceptedByLibRRD(t *testing.T) {
 			toks = append(toks, "POP")
 		}
 		rpn := strings.Join(toks, ",")
-		tmpl, err := NewGraphTemplate(GraphTemplate{Name: "op", Elements: []GraphElement{
+		tmpl, err := NewTemplate(Template{Name: "op", Elements: []Element{
 			{Kind: Def, VName: "in", DS: "in"}, {Kind: CDef, VName: "x", RPN: rpn},
 			{Kind: Line, VName: "x", Color: "FF0000", Legend: op}}})
 		if err != nil {
 			t.Fatalf("%s: %v", rpn, err)
 		}
-		img, err := e.w.Graph(context.Background(), "sw1/ge-1", GraphOptions{Template: tmpl, Start: start, End: end})
+		img, err := graphFile(t, path, Options{Template: tmpl, Start: start, End: end})
 		if err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
 			t.Errorf("CDEF %s: %v", rpn, err)
 		}
@@ -236,10 +223,10 @@ func TestEveryRPNOperatorIsAcceptedByLibRRD(t *testing.T) {
 // (a DEF smuggled into a legend, a comment, a title, an alias): the graph
 // draws, and the only RRD file opened is the key's.
 func TestHostileTemplateReadsOnlyTheKeysFile(t *testing.T) {
-	e := newGraphEnv(t)
-	writeRows(e, "sw1/ge-2", ifRowLayout())
-	writeRows(e, "secret", ifRowLayout())
-	other := e.rrdPath("secret")
+	dir := t.TempDir()
+	own, other := keyFile(dir, "sw1/ge-2"), keyFile(dir, "secret")
+	writeRows(t, own, ifRowLayout())
+	writeRows(t, other, ifRowLayout())
 	inject := ":DEF:z=" + escapeColons(other) + ":in:AVERAGE:LINE1:z#FF0000"
 	text := "graph evil\n" +
 		"title x" + inject + "\n" +
@@ -248,15 +235,15 @@ func TestHostileTemplateReadsOnlyTheKeysFile(t *testing.T) {
 		"comment c" + inject + "\n" +
 		"line in 0000FF {alias}\n"
 	tmpl := parseOne(t, text)
-	vars := GraphVars{Alias: "b" + inject + "\\n\\g\x00"}
+	vars := Vars{Alias: "b" + inject + "\\n\\g\x00"}
 	start, end := graphRange()
-	o := GraphOptions{Template: tmpl, Vars: vars, Start: start, End: end}
-	img, err := e.w.Graph(context.Background(), "sw1/ge-2", o)
+	o := Options{Template: tmpl, Vars: vars, Start: start, End: end}
+	img, err := graphFile(t, own, o)
 	if err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
 		t.Fatalf("graph: %v", err)
 	}
-	e.w.graphDefaults(&o)
-	call := tmpl.render(e.rrdPath("sw1/ge-2"), o)
+	o.setDefaults(time.Now())
+	call := tmpl.render(own, o)
 	defs := 0
 	for _, a := range call.Args {
 		if strings.HasPrefix(a, "DEF:") {
@@ -276,7 +263,7 @@ func TestHostileTemplateReadsOnlyTheKeysFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(b), other) || !strings.Contains(string(b), e.rrdPath("sw1/ge-2")) {
+	if strings.Contains(string(b), other) || !strings.Contains(string(b), own) {
 		t.Fatalf("rrdtool opened another file than the key's:\n%s", b)
 	}
 }

@@ -1,26 +1,28 @@
 //go:build cgo
 
-package rrdwriter
+package rrd
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spoold/spoold/internal/testing/testenv"
-	"github.com/spoold/spoold/rrd"
 )
 
 // TestFetchRowsMatchesLibrrd compares the estimate of rows with what
 // `rrdtool fetch` returns at its finest resolution, the most rows librrd
 // fetches for a DEF.
 func TestFetchRowsMatchesLibrrd(t *testing.T) {
-	p := wideProfile(2, 300*time.Second)
-	e := newLibEnv(t, func(o *Options) { o.Layout = func(string) (rrd.Layout, bool) { return p, true } })
-	e.putWide("r", t0, p)
-	path := e.rrdPath("r")
-	rras, err := rrd.ReadRRAs(path)
+	testenv.NeedRRDTool(t)
+	p := testLayout()
+	path := filepath.Join(t.TempDir(), "r.rrd")
+	if err := Create(path, p, t0); err != nil {
+		t.Fatal(err)
+	}
+	rras, err := ReadRRAs(path)
 	if err != nil || len(rras) != 8 || rras[1].Rows != 700 || rras[1].PDPs != 6 {
 		t.Fatalf("readRRAs: %+v, %v", rras, err)
 	}
@@ -29,9 +31,9 @@ func TestFetchRowsMatchesLibrrd(t *testing.T) {
 			start := t0 - int64(span/time.Second)
 			out := testenv.RRDTool(t, "fetch", path, "AVERAGE", "-s", fmt.Sprint(start), "-e", fmt.Sprint(t0))
 			rows := int64(strings.Count(out, "\n") - 2) // header, blank line
-			got := rrd.FetchRows(rras, "AVERAGE", p.Step, t0, start, t0)
+			got := FetchRows(rras, "AVERAGE", p.Step, t0, start, t0)
 			if got < rows || got > rows+2 {
-				t.Errorf("fetchRows = %d, rrdtool fetch gave %d rows", got, rows)
+				t.Errorf("FetchRows = %d, rrdtool fetch gave %d rows", got, rows)
 			}
 		})
 	}

@@ -1,31 +1,34 @@
-package rrdwriter
+package graph
 
 import (
-	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/spoold/spoold/rrd"
 )
 
 // parseBlock parses text, a "graph" line and its block, as the file
 // "profiles.conf" whose first line is text's first.
-func parseBlock(text string) (*GraphTemplate, error) {
-	var header GraphLine
-	var block []GraphLine
+func parseBlock(text string) (*Template, error) {
+	var header SourceLine
+	var block []SourceLine
 	for i, l := range strings.Split(text, "\n") {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
 		if header.Text == "" {
-			header = GraphLine{i + 1, l}
+			header = SourceLine{i + 1, l}
 			continue
 		}
-		block = append(block, GraphLine{i + 1, l})
+		block = append(block, SourceLine{i + 1, l})
 	}
-	return ParseGraphTemplate("profiles.conf", header, block)
+	return ParseTemplate("profiles.conf", header, block)
 }
 
-func parseOne(t *testing.T, text string) *GraphTemplate {
+func parseOne(t *testing.T, text string) *Template {
 	t.Helper()
 	tmpl, err := parseBlock(text)
 	if err != nil {
@@ -55,7 +58,7 @@ func TestParseGraphTemplate(t *testing.T) {
 		"AREA:b#00FF0080:stack\\: in:STACK", "LINE2.5:b#0000FF:out   wide", "HRULE:p#FF0000:95th",
 		"HRULE:1000000000#000000", "GPRINT:p:%6.2lf %sbit/s", "COMMENT:a note",
 	}
-	c := tmpl.render("/r/sw:1.rrd", GraphOptions{Vars: GraphVars{Target: "sw1", Instance: "ge-1"}})
+	c := tmpl.render("/r/sw:1.rrd", Options{Vars: Vars{Target: "sw1", Instance: "ge-1"}})
 	if strings.Join(c.Args, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rendered\n%s\nwant\n%s", strings.Join(c.Args, "\n"), strings.Join(want, "\n"))
 	}
@@ -114,9 +117,9 @@ func TestParseGraphTemplateErrorsNameFileAndLine(t *testing.T) {
 			lines := strings.Split(c.bad, "\n")
 			text := "graph t\ndef in in\nline in 000000\n" + c.bad
 			_, err := parseBlock(text)
-			var ge *GraphTemplateError
+			var ge *TemplateError
 			if !errors.As(err, &ge) {
-				t.Fatalf("error %v, want a *GraphTemplateError", err)
+				t.Fatalf("error %v, want a *TemplateError", err)
 			}
 			wantLine := 3 + len(lines) // the bad block's last line
 			if c.why == "not below" || c.why == "defined twice" {
@@ -140,7 +143,7 @@ func TestParseGraphTemplateBounds(t *testing.T) {
 		b.WriteString("line in 000000\n")
 	}
 	_, err := parseBlock(b.String())
-	var ge *GraphTemplateError
+	var ge *TemplateError
 	if !errors.As(err, &ge) || ge.Line != 2+maxTemplateElements+8 || !strings.Contains(ge.Msg, "more than") {
 		t.Fatalf("a block of 100,000 lines: %v, want an error at its %dth line", err, maxTemplateElements+8+1)
 	}
@@ -154,30 +157,28 @@ func TestParseGraphTemplateBounds(t *testing.T) {
 // TestTemplateGraphChecksTheFile: a template's data sources must be the
 // file's, and its DEFs count against MaxDS.
 func TestTemplateGraphChecksTheFile(t *testing.T) {
-	e := newEnv(t, newFake(), nil)
-	e.putCG("r", t0, 1, 1)
-	if err := e.w.FlushKey(context.Background(), "r"); err != nil {
-		t.Fatal(err)
-	}
-	traffic, _ := BuiltinGraphTemplate("traffic")
-	if _, err := e.w.Graph(context.Background(), "r", GraphOptions{Template: traffic}); !errors.Is(err, ErrNoDataSource) ||
+	fi := rrd.FileInfo{Last: t0, Step: 300 * time.Second, DS: []rrd.DSInfo{{Name: "c", Type: rrd.Counter}, {Name: "g", Type: rrd.Gauge}}}
+	path := filepath.Join(t.TempDir(), "r.rrd")
+	rec := &recorder{}
+	traffic, _ := Builtin("traffic")
+	if _, err := (Options{Template: traffic}).draw(path, fi, rec.graph); !errors.Is(err, ErrNoDataSource) ||
 		!strings.Contains(err.Error(), `"in" for graph template traffic`) {
 		t.Errorf("traffic of a file without in: %v", err)
 	}
 	three := parseOne(t, "graph three\ndef a c\ndef b g\ndef x c\nline a 000000")
-	if _, err := e.w.Graph(context.Background(), "r", GraphOptions{Template: three, MaxDS: 2}); !errors.Is(err, ErrGraphTooLarge) {
+	if _, err := (Options{Template: three, MaxDS: 2}).draw(path, fi, rec.graph); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("3 DEFs with MaxDS 2: %v", err)
 	}
-	if _, err := e.w.Graph(context.Background(), "r", GraphOptions{Template: three, MaxDS: 3}); err != nil {
+	if _, err := (Options{Template: three, MaxDS: 3}).draw(path, fi, rec.graph); err != nil {
 		t.Errorf("3 DEFs with MaxDS 3: %v", err)
 	}
 	// Each DEF fetches the whole file: 3 DEFs of 2 data sources over a
 	// day of 300 s rows are 3 × 2 × 290 × 8 bytes, above 10,000.
-	if _, err := e.w.Graph(context.Background(), "r", GraphOptions{Template: three, MaxBytes: 10_000}); !errors.Is(err, ErrGraphTooLarge) ||
+	if _, err := (Options{Template: three, MaxBytes: 10_000}).draw(path, fi, rec.graph); !errors.Is(err, ErrTooLarge) ||
 		!strings.Contains(err.Error(), "graph template three's 3 DEFs") {
 		t.Errorf("3 DEFs beyond MaxBytes: %v", err)
 	}
-	if _, err := e.w.Graph(context.Background(), "r", GraphOptions{Template: three, MaxBytes: 20_000}); err != nil {
+	if _, err := (Options{Template: three, MaxBytes: 20_000}).draw(path, fi, rec.graph); err != nil {
 		t.Errorf("3 DEFs within MaxBytes: %v", err)
 	}
 }
@@ -190,22 +191,22 @@ func TestBuiltinTemplatesFit(t *testing.T) {
 		"mem_total", "mem_avail", "mem_buffer", "mem_cached", "processes", "users"}
 	for name, ds := range map[string][]string{"traffic": ifRow, "packets": ifRow, "errors": ifRow,
 		"cpu": host, "load": host, "memory": host, "storage": {"units", "size", "used"}, "processor": {"load"}} {
-		tmpl, ok := BuiltinGraphTemplate(name)
+		tmpl, ok := Builtin(name)
 		if !ok || !tmpl.Fits(ds) {
 			t.Errorf("built-in %s: found %v, fits %v", name, ok, ok && tmpl.Fits(ds))
 		}
 	}
-	if n := len(BuiltinGraphTemplates()); n != 8 {
+	if n := len(Builtins()); n != 8 {
 		t.Errorf("%d built-in templates, want 8", n)
 	}
 }
 
-// FuzzParseGraphTemplate: whatever an operator's file says, a template
+// FuzzParseTemplate: whatever an operator's file says, a template
 // that parses renders to elements whose every DEF names the key's file (as
 // many DEFs as DS reports), whose texts cannot add a field (a colon of a
 // text is escaped), and that hold no control character, with hostile
 // variables too.
-func FuzzParseGraphTemplate(f *testing.F) {
+func FuzzParseTemplate(f *testing.F) {
 	f.Add(builtinGraphText[strings.Index(builtinGraphText, "graph traffic"):strings.Index(builtinGraphText, "graph packets")])
 	f.Add("graph x\ndef a in\narea a 00FF00 stack a:b\ncomment c:DEF:z=/etc/passwd:in:AVERAGE\nline a 000000 width=2 {alias}")
 	f.Add("graph y\ndef a in MAX\nvdef p a,95,PERCENT\nline a 000000\nhrule p FF0000 p\\l\ngprint p %6.2lf%s")
@@ -216,14 +217,14 @@ func FuzzParseGraphTemplate(f *testing.F) {
 		}
 		tmpl, err := parseBlock(text)
 		if err != nil {
-			var ge *GraphTemplateError
+			var ge *TemplateError
 			if !errors.As(err, &ge) || ge.File != "profiles.conf" || ge.Line < 1 {
-				t.Fatalf("error %v is not a GraphTemplateError naming the file and a line", err)
+				t.Fatalf("error %v is not a TemplateError naming the file and a line", err)
 			}
 			return
 		}
-		vars := GraphVars{Target: "t:1", Instance: "i\\:2", Alias: "a:DEF:z=/x:in:AVERAGE\n\\", Key: "k"}
-		c := tmpl.render(path, GraphOptions{Vars: vars})
+		vars := Vars{Target: "t:1", Instance: "i\\:2", Alias: "a:DEF:z=/x:in:AVERAGE\n\\", Key: "k"}
+		c := tmpl.render(path, Options{Vars: vars})
 		elems := c.Args[len(c.Args)-len(tmpl.Elements):]
 		defs := 0
 		for i, a := range elems {
@@ -273,11 +274,11 @@ func splitUnescaped(s string) []string {
 // TestLoadGraphIsLabelledLoad: the host profile's load graph says load on
 // its axis, and draws plain numbers (0.7), not SI prefixes (700 m).
 func TestLoadGraphIsLabelledLoad(t *testing.T) {
-	tmpl, ok := BuiltinGraphTemplate("load")
+	tmpl, ok := Builtin("load")
 	if !ok {
 		t.Fatal("no built-in load template")
 	}
-	c := tmpl.render("/r/h1.rrd", GraphOptions{Vars: GraphVars{Target: "h1"}})
+	c := tmpl.render("/r/h1.rrd", Options{Vars: Vars{Target: "h1"}})
 	if c.VLabel != "load" || !strings.Contains(strings.Join(c.Args, " "), "--units-exponent 0") {
 		t.Errorf("load graph: vlabel %q, args %q; want load and --units-exponent 0", c.VLabel, c.Args)
 	}

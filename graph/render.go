@@ -1,4 +1,4 @@
-package rrdwriter
+package graph
 
 import (
 	"strconv"
@@ -10,7 +10,7 @@ import (
 
 // render formats t for the RRD file at path: every DEF names path, every
 // text has its variables replaced and its colons escaped.
-func (t *GraphTemplate) render(path string, o GraphOptions) rrd.GraphCall {
+func (t *Template) render(path string, o Options) rrd.GraphCall {
 	c := rrd.GraphCall{Start: o.Start, End: o.End, Width: o.Width, Height: o.Height, Title: o.Title,
 		VLabel: expandVars(t.VLabel, o.Vars)}
 	if t.Title != "" {
@@ -35,7 +35,7 @@ func (t *GraphTemplate) render(path string, o GraphOptions) rrd.GraphCall {
 	return c
 }
 
-func (e *GraphElement) format(file string, v GraphVars) string {
+func (e *Element) format(file string, v Vars) string {
 	switch e.Kind {
 	case Def:
 		return "DEF:" + e.VName + "=" + file + ":" + e.DS + ":" + e.CF
@@ -79,7 +79,7 @@ func (e *GraphElement) format(file string, v GraphVars) string {
 // alias) or a name: its control characters and backslashes are dropped and
 // it is cut to maxVarValue runes, so it stays text. Without an alias, a
 // " ({alias})" of s is left out whole.
-func expandVars(s string, v GraphVars) string {
+func expandVars(s string, v Vars) string {
 	if !strings.Contains(s, "{") {
 		return s
 	}
@@ -112,13 +112,13 @@ func escapeColons(s string) string { return strings.ReplaceAll(s, ":", `\:`) }
 
 // lineTemplate draws each of ds as a line in its own color, with the data
 // source's name as its legend: Graph's drawing without a template.
-func lineTemplate(ds []string) *GraphTemplate {
-	t := &GraphTemplate{Name: "lines", Base: 1000}
+func lineTemplate(ds []string) *Template {
+	t := &Template{Name: "lines", Base: 1000}
 	for i, name := range ds {
 		v := "v" + strconv.Itoa(i)
 		t.Elements = append(t.Elements,
-			GraphElement{Kind: Def, VName: v, DS: name, CF: "AVERAGE"},
-			GraphElement{Kind: Line, VName: v, Color: graphColors[i%len(graphColors)], Legend: name})
+			Element{Kind: Def, VName: v, DS: name, CF: "AVERAGE"},
+			Element{Kind: Line, VName: v, Color: graphColors[i%len(graphColors)], Legend: name})
 	}
 	return t
 }

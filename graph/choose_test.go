@@ -1,4 +1,4 @@
-package main
+package graph_test
 
 import (
 	"slices"
@@ -6,10 +6,16 @@ import (
 	"testing"
 
 	"github.com/spoold/spoold/fleet"
-	"github.com/spoold/spoold/rrdwriter"
+	"github.com/spoold/spoold/graph"
 )
 
-// keyGraphs offers a profile's templates beside the built-ins: one of a
+// keyGraphs is what the daemon offers for a key of t.
+func keyGraphs(t *fleet.Target, key string) []*graph.Template {
+	ds, _ := t.KeyDS(key)
+	return graph.ForKey(t.Profile.Graphs, fleet.DSNames(ds))
+}
+
+// ForKey offers a profile's templates beside the built-ins: one of a
 // built-in's name replaces it, in its place, for that profile only; a
 // template is offered to the keys whose data sources it fits.
 func TestKeyGraphsOfAProfile(t *testing.T) {
@@ -28,7 +34,7 @@ func TestKeyGraphsOfAProfile(t *testing.T) {
 	}
 	sw := &fleet.Target{Name: "s1", Profile: ps["sw"]}
 	std := &fleet.Target{Name: "s2", Profile: fleet.IfMIBTableProfile()}
-	names := func(gs []*rrdwriter.GraphTemplate) (out []string) {
+	names := func(gs []*graph.Template) (out []string) {
 		for _, g := range gs {
 			out = append(out, g.Name)
 		}

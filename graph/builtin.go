@@ -1,4 +1,4 @@
-package rrdwriter
+package graph
 
 import (
 	"fmt"
@@ -162,15 +162,15 @@ graph processor
 
 var builtinGraphs = mustParseGraphs("built-in graph templates", builtinGraphText)
 
-// BuiltinGraphTemplates returns the built-in graph templates, in the order
+// Builtins returns the built-in graph templates, in the order
 // a page shows them: traffic, packets, errors (an interface), cpu, load,
 // memory (a host), storage and processor (a host's storage and processor
 // rows). The templates are
 // shared: do not change them.
-func BuiltinGraphTemplates() []*GraphTemplate { return append([]*GraphTemplate(nil), builtinGraphs...) }
+func Builtins() []*Template { return append([]*Template(nil), builtinGraphs...) }
 
-// BuiltinGraphTemplate returns the built-in template of that name.
-func BuiltinGraphTemplate(name string) (*GraphTemplate, bool) {
+// Builtin returns the built-in template of that name.
+func Builtin(name string) (*Template, bool) {
 	for _, t := range builtinGraphs {
 		if t.Name == name {
 			return t, true
@@ -180,15 +180,15 @@ func BuiltinGraphTemplate(name string) (*GraphTemplate, bool) {
 }
 
 // mustParseGraphs parses the graph blocks of text, which has nothing else.
-func mustParseGraphs(file, text string) []*GraphTemplate {
-	var out []*GraphTemplate
-	var header GraphLine
-	var block []GraphLine
+func mustParseGraphs(file, text string) []*Template {
+	var out []*Template
+	var header SourceLine
+	var block []SourceLine
 	flush := func() {
 		if header.Text == "" {
 			return
 		}
-		t, err := ParseGraphTemplate(file, header, block)
+		t, err := ParseTemplate(file, header, block)
 		if err != nil {
 			panic(fmt.Sprintf("built-in graph template: %v", err))
 		}
@@ -200,9 +200,9 @@ func mustParseGraphs(file, text string) []*GraphTemplate {
 		case line == "":
 		case strings.HasPrefix(line, "graph "):
 			flush()
-			header, block = GraphLine{i + 1, line}, nil
+			header, block = SourceLine{i + 1, line}, nil
 		default:
-			block = append(block, GraphLine{i + 1, line})
+			block = append(block, SourceLine{i + 1, line})
 		}
 	}
 	flush()

@@ -1,4 +1,4 @@
-package rrdwriter
+package graph
 
 import (
 	"errors"

@@ -1,0 +1,78 @@
+package graph
+
+import (
+	"time"
+
+	"github.com/spoold/spoold/rrd"
+)
+
+// Options say what Draw draws. With a Template, DS is ignored and the
+// template's DEFs are the data sources drawn. Without one, DS empty means
+// the file's first data sources, as many as MaxDS and MaxBytes allow. Zero
+// Start/End mean the last day; zero Width/Height mean 600×200; zero MaxDS
+// and MaxBytes mean DefaultMaxDS and DefaultMaxBytes (see cost.go).
+type Options struct {
+	DS            []string
+	Start, End    time.Time
+	Width, Height int
+	Title         string
+	// Template, when set, is how the graph is drawn (a built-in or a
+	// profile's); nil draws each data source of DS as a line. Vars are
+	// the values its title and legends name.
+	Template *Template
+	Vars     Vars
+	MaxDS    int   // most data sources drawn (DEFs of a template)
+	MaxBytes int64 // most bytes of values librrd may fetch
+}
+
+// Draw renders a PNG of the RRD file at path, whose header is fi: the
+// data sources o.DS or o.Template's DEFs, each checked against fi, at a
+// cost (see cost.go) within o.MaxDS and o.MaxBytes. The caller holds the
+// file still (rrdwriter.Writer.Graph calls Draw under the file's lock). A
+// data source the file lacks gives an error wrapping ErrNoDataSource; a
+// graph beyond the bounds, ErrTooLarge; the messages of both name no path
+// (they reach HTTP clients).
+func (o Options) Draw(path string, fi rrd.FileInfo) ([]byte, error) {
+	return o.draw(path, fi, rrd.Graph)
+}
+
+// draw is Draw drawing the rendered call with graph (rrd.Graph; tests
+// record what is drawn).
+func (o Options) draw(path string, fi rrd.FileInfo, graph func(string, rrd.GraphCall) ([]byte, error)) ([]byte, error) {
+	o.setDefaults(time.Now())
+	// Without archives (a header the Go reader cannot read, or no file)
+	// the cost is one row per step.
+	rras, _ := rrd.ReadRRAs(path)
+	ds, err := graphSelect(fi, rras, o)
+	if err != nil {
+		return nil, err
+	}
+	t := o.Template
+	if t == nil {
+		t = lineTemplate(ds)
+	}
+	return graph(path, t.render(path, o))
+}
+
+// setDefaults fills in what o leaves zero; now is the end of a graph
+// without one.
+func (o *Options) setDefaults(now time.Time) {
+	if o.End.IsZero() {
+		o.End = now
+	}
+	if o.Start.IsZero() {
+		o.Start = o.End.Add(-24 * time.Hour)
+	}
+	if o.Width <= 0 {
+		o.Width = 600
+	}
+	if o.Height <= 0 {
+		o.Height = 200
+	}
+	if o.MaxDS <= 0 {
+		o.MaxDS = DefaultMaxDS
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+}

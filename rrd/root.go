@@ -1,0 +1,389 @@
+package rrd
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Every open of an RRD file goes through a Root: the RRD directory held
+// open as a descriptor, beneath which each name is resolved by the kernel
+// at the moment of the open (OpenBeneath), so that a directory replaced by
+// a symlink to somewhere else after a name was checked cannot take an
+// update, a read or a create out of the directory. librrd, which opens
+// files by name, is handed "/proc/self/fd/N" of the confined descriptor:
+// it opens exactly that file.
+
+// ErrOutside is wrapped by the errors of names whose resolution leaves
+// the RRD directory.
+var ErrOutside = errors.New("leads out of the RRD directory")
+
+// OutsideError is an open refused because path leaves the RRD directory
+// Dir (through a symlink, or a ".." segment).
+type OutsideError struct {
+	Path, Dir string
+	Err       error // the system's error (EXDEV or ELOOP)
+}
+
+func (e *OutsideError) Error() string {
+	return fmt.Sprintf("open %s: %v %s (%v)", e.Path, ErrOutside, e.Dir, e.Err)
+}
+
+func (e *OutsideError) Unwrap() []error { return []error{ErrOutside, e.Err} }
+
+// OpenBeneath opens name, relative to the directory dirfd, with flags
+// (O_CLOEXEC is added) such that no symlink takes the open outside that
+// directory, not even one swapped in meanwhile: openat2(2) with
+// RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS, or, on kernels without openat2, a
+// walk that refuses every symlink. A name leaving the directory fails with
+// EXDEV or ELOOP (wrapped in an *os.PathError naming name).
+func OpenBeneath(dirfd int, name string, flags int, mode uint32) (int, error) {
+	how := unix.OpenHow{
+		Flags:   uint64(flags | unix.O_CLOEXEC),
+		Mode:    uint64(mode),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	for {
+		fd, err := unix.Openat2(dirfd, name, &how)
+		switch err {
+		case nil:
+			return fd, nil
+		case unix.EINTR, unix.EAGAIN:
+			continue
+		case unix.ENOSYS: // kernels before 5.6
+			return openNoSymlinks(dirfd, name, flags, mode)
+		}
+		return -1, &os.PathError{Op: "openat2", Path: name, Err: err}
+	}
+}
+
+// openNoSymlinks opens name segment by segment with O_NOFOLLOW, so that
+// any symlink fails the open with ELOOP, and any ".." with EXDEV.
+func openNoSymlinks(rootfd int, name string, flags int, mode uint32) (int, error) {
+	fail := func(err error) (int, error) {
+		return -1, &os.PathError{Op: "openat", Path: name, Err: err}
+	}
+	segs := strings.Split(name, "/")
+	dirfd := rootfd
+	for i, seg := range segs {
+		if seg == ".." {
+			if i > 0 {
+				unix.Close(dirfd)
+			}
+			return fail(unix.EXDEV)
+		}
+		last := i == len(segs)-1
+		fl := unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		if last {
+			fl = flags | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		}
+		fd, err := unix.Openat(dirfd, seg, fl, mode)
+		if err == nil {
+			var st unix.Stat_t
+			if err = unix.Fstat(fd, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				err = unix.ELOOP
+			}
+			if err != nil {
+				unix.Close(fd)
+			}
+		}
+		if i > 0 {
+			unix.Close(dirfd)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if last {
+			return fd, nil
+		}
+		dirfd = fd
+	}
+	return fail(unix.ENOENT)
+}
+
+// Root is an RRD directory, open for confined opens of the files beneath
+// it. Its methods take paths as the callers build them (the directory as
+// given to OpenRoot, "/", the file's relative name) and name them in
+// errors.
+type Root struct {
+	dir string // as given, cleaned
+	f   *os.File
+	fd  int // f's descriptor, read once
+}
+
+// OpenRoot opens dir, which must exist.
+func OpenRoot(dir string) (*Root, error) {
+	dir = filepath.Clean(dir)
+	f, err := os.OpenFile(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open RRD directory %s: %w", dir, err)
+	}
+	return &Root{dir: dir, f: f, fd: int(f.Fd())}, nil
+}
+
+// Dir returns the directory as given to OpenRoot, cleaned.
+func (r *Root) Dir() string { return r.dir }
+
+// Close releases the directory.
+func (r *Root) Close() error { return r.f.Close() }
+
+// rel returns path relative to the directory.
+func (r *Root) rel(p string) (string, error) {
+	prefix := r.dir + "/"
+	if r.dir == "/" {
+		prefix = "/"
+	}
+	rel, ok := strings.CutPrefix(filepath.Clean(p), prefix)
+	if !ok || rel == "" || !filepath.IsLocal(rel) {
+		return "", &OutsideError{Path: p, Dir: r.dir, Err: errors.New("not a name beneath it")}
+	}
+	return rel, nil
+}
+
+// Open opens the file at path, beneath the directory, with flags. A path
+// that leaves it gives an *OutsideError; a missing file an error wrapping
+// fs.ErrNotExist.
+func (r *Root) Open(p string, flags int) (int, error) {
+	rel, err := r.rel(p)
+	if err != nil {
+		return -1, err
+	}
+	return r.openat(r.fd, p, rel, flags, 0)
+}
+
+// openat is OpenBeneath of rel beneath dirfd, its errors naming p.
+func (r *Root) openat(dirfd int, p, rel string, flags int, mode uint32) (int, error) {
+	fd, err := OpenBeneath(dirfd, rel, flags, mode)
+	switch {
+	case err == nil:
+		return fd, nil
+	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP):
+		return -1, &OutsideError{Path: p, Dir: r.dir, Err: errors.Unwrap(err)}
+	}
+	return -1, &fs.PathError{Op: "open", Path: p, Err: errors.Unwrap(err)}
+}
+
+// ProcPath is the name under which a process reopens its descriptor fd:
+// librrd opening it opens exactly the file fd is.
+func ProcPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+
+// with opens path beneath the directory (O_PATH: no access is checked and
+// nothing blocks) and runs fn with the name librrd opens it by.
+func (r *Root) with(p string, fn func(open string) error) error {
+	fd, err := r.Open(p, unix.O_PATH)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return fn(ProcPath(fd))
+}
+
+// withLibrrd is with for a librrd call: a failed open (other than one
+// leaving the directory) is reported as librrd reports its own, "opening
+// '<path>': <reason>", wrapping the system's error.
+func (r *Root) withLibrrd(p string, fn func(open string) error) error {
+	err := r.with(p, fn)
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "open" && pe.Path == p {
+		return &openError{path: p, err: pe.Err}
+	}
+	return err
+}
+
+// openError is a failed open in librrd's words.
+type openError struct {
+	path string
+	err  error
+}
+
+// Error capitalizes the system's message as strerror(3) does.
+func (e *openError) Error() string {
+	msg := e.err.Error()
+	if msg != "" && msg[0] >= 'a' && msg[0] <= 'z' {
+		msg = string(msg[0]-'a'+'A') + msg[1:]
+	}
+	return fmt.Sprintf("opening '%s': %s", e.path, msg)
+}
+func (e *openError) Unwrap() error { return e.err }
+
+// Check reports whether the file at path opens beneath the directory now:
+// nil, or the error the open gives (an *OutsideError for a path leading
+// out of it).
+func (r *Root) Check(p string) error { return r.with(p, func(string) error { return nil }) }
+
+// With runs fn with a name under which the file at path, confined to the
+// directory, is opened (graph rendering hands it to librrd).
+func (r *Root) With(p string, fn func(open string) error) error { return r.with(p, fn) }
+
+// Update is Update of the file at path, confined.
+func (r *Root) Update(p string, template []string, rows []Row) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	var uerr error
+	err := r.withLibrrd(p, func(open string) error { uerr = update(p, open, template, rows); return uerr })
+	if err != nil && uerr == nil { // the open failed
+		return fmt.Errorf("update rrd %s: %w", p, err)
+	}
+	return err
+}
+
+// Info is Info of the file at path, confined.
+func (r *Root) Info(p string) (fi FileInfo, err error) {
+	err = r.with(p, func(open string) error { fi, err = info(p, open); return err })
+	return fi, err
+}
+
+// ReadHeader is ReadHeader of the file at path, confined.
+func (r *Root) ReadHeader(p string) (fi FileInfo, err error) {
+	err = r.with(p, func(open string) error { fi, err = readHeader(p, open); return err })
+	return fi, err
+}
+
+// ReadRRAs is ReadRRAs of the file at path, confined.
+func (r *Root) ReadRRAs(p string) (rras []RRADef, err error) {
+	err = r.with(p, func(open string) error { rras, err = readRRAs(p, open); return err })
+	return rras, err
+}
+
+// InfoItems is InfoItems of the file at path, confined; its "filename"
+// is path, not the name librrd opened.
+func (r *Root) InfoItems(p string) (items []InfoItem, err error) {
+	err = r.withLibrrd(p, func(open string) error { items, err = librrdInfo(open); return err })
+	for i := range items {
+		if items[i].Key == "filename" && items[i].Type == InfoStr {
+			items[i].Str = p
+		}
+	}
+	return items, err
+}
+
+// Fetch is Fetch of the file at path, confined.
+func (r *Root) Fetch(p, cf string, start, end time.Time, step time.Duration) (f Fetched, err error) {
+	err = r.withLibrrd(p, func(open string) error { f, err = librrdFetch(open, cf, start, end, step); return err })
+	return f, err
+}
+
+// First is First of the file at path, confined.
+func (r *Root) First(p string, rra int) (t int64, err error) {
+	err = r.withLibrrd(p, func(open string) error { t, err = librrdFirst(open, rra); return err })
+	return t, err
+}
+
+// OpenHeader is OpenHeader of the file at path, confined.
+func (r *Root) OpenHeader(p string) (int, error) {
+	var fd int
+	err := r.with(p, func(open string) (err error) { fd, err = openHeader(p, open); return err })
+	return fd, err
+}
+
+// OpenNoAtime is OpenNoAtime of the file at path, confined.
+func (r *Root) OpenNoAtime(p string) (int, error) {
+	var fd int
+	err := r.with(p, func(open string) (err error) { fd, err = OpenNoAtime(open); return err })
+	return fd, err
+}
+
+// Create is Create of the file at path, confined: the missing directories
+// above it are made beneath the directory, and the temp file is created
+// and published relative to its parent's descriptor.
+func (r *Root) Create(p string, l Layout, start int64) error {
+	dfd, base, err := r.parent(p)
+	if err != nil {
+		return fmt.Errorf("create rrd %s: %w", p, err)
+	}
+	defer unix.Close(dfd)
+	return create(p, parentAt{fd: dfd, dir: filepath.Dir(p), base: base}, l, start)
+}
+
+// CreateFrom is CreateFrom of the file at path, confined, its sources and
+// template (paths beneath the directory too) opened confined.
+func (r *Root) CreateFrom(p string, step uint64, lastUp int64, sources []string, template string, defs []string, replace bool) error {
+	var opened []string
+	var fds []int
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for _, s := range append(append([]string(nil), sources...), template) {
+		if s == "" {
+			continue
+		}
+		fd, err := r.Open(s, unix.O_PATH)
+		if err != nil {
+			return err
+		}
+		fds = append(fds, fd)
+		opened = append(opened, ProcPath(fd))
+	}
+	tmpl := ""
+	if template != "" {
+		tmpl, opened = opened[len(opened)-1], opened[:len(opened)-1]
+	}
+	dfd, base, err := r.parent(p)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	return createFrom(parentAt{fd: dfd, dir: filepath.Dir(p), base: base}, step, lastUp, opened, tmpl, defs, replace)
+}
+
+// parent opens the directory of path beneath the root, making the missing
+// ones, and returns it with the file's base name.
+func (r *Root) parent(p string) (int, string, error) {
+	rel, err := r.rel(p)
+	if err != nil {
+		return -1, "", err
+	}
+	dir, base := path.Split(rel)
+	fd, err := r.mkdirs(p, path.Clean("./"+dir))
+	return fd, base, err
+}
+
+// mkdirs opens the directory rel beneath the root, making it and its
+// missing parents (0750) first, each beneath the one above it.
+func (r *Root) mkdirs(p, rel string) (int, error) {
+	const flags = unix.O_PATH | unix.O_DIRECTORY
+	fd, err := r.openat(r.fd, p, rel, flags, 0)
+	if err == nil || rel == "." || !errors.Is(err, fs.ErrNotExist) {
+		return fd, err
+	}
+	up, base := path.Split(rel)
+	pfd, err := r.mkdirs(p, path.Clean("./"+up))
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(pfd)
+	if err := unix.Mkdirat(pfd, base, 0o750); err != nil && err != unix.EEXIST {
+		return -1, fmt.Errorf("create rrd directory %s: %w", filepath.Join(r.dir, rel), err)
+	}
+	return r.openat(pfd, p, base, flags, 0)
+}
+
+// Lstat is lstat(2) of the file at path: its directory resolved beneath
+// the root, the last name not followed.
+func (r *Root) Lstat(p string, st *unix.Stat_t) error {
+	rel, err := r.rel(p)
+	if err != nil {
+		return err
+	}
+	dir, base := path.Split(rel)
+	dfd, err := r.openat(r.fd, p, path.Clean("./"+dir), unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	if err := unix.Fstatat(dfd, base, st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &fs.PathError{Op: "lstat", Path: p, Err: err}
+	}
+	return nil
+}
