@@ -32,7 +32,13 @@ type Files struct {
 	lru   list.List                // front: the most recently used
 	not   map[string]notNativeFile
 	stats filesCounters
+	root  *Root // nil: files opened by their path as it is
 }
+
+// Beneath makes c open every file beneath r's directory (Root.Open), so a
+// path that leads out of it at the moment of the open is refused
+// (*OutsideError) and never written. Call it before the first Update.
+func (c *Files) Beneath(r *Root) { c.root = r }
 
 type cached struct {
 	path string
@@ -81,9 +87,9 @@ func NewFiles(size int) *Files {
 // A *NotNativeError (nothing written) is counted by its reason: the
 // caller then updates the file with librrd.
 func (c *Files) Update(path string, template []string, rows []Row) (int, error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	fd, err := c.open(path)
 	if err != nil {
-		return 0, &fs.PathError{Op: "open", Path: path, Err: err}
+		return 0, err
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
@@ -206,4 +212,16 @@ func (c *Files) Stats() FilesStats {
 		return true
 	})
 	return s
+}
+
+// open opens path for an update, beneath the root when c has one.
+func (c *Files) open(path string) (int, error) {
+	if c.root != nil {
+		return c.root.Open(path, unix.O_RDWR|unix.O_CLOEXEC)
+	}
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return fd, nil
 }

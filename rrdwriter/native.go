@@ -37,15 +37,6 @@ func (n *NativeRRD) Update(path string, template []string, rows []rrd.Row) error
 	if len(rows) == 0 {
 		return nil
 	}
-	// The native path opens and keeps files by name: the name must lead
-	// to a file beneath the RRD directory at each update, so that a
-	// directory swapped for a symlink (its files, open or not, moved out
-	// with it) is refused.
-	if n.root != nil {
-		if err := n.root.Check(path); err != nil {
-			return fmt.Errorf("update rrd %s: %w", path, err)
-		}
-	}
 	_, err := n.Files.Update(path, template, rows)
 	var nn *rrd.NotNativeError
 	switch {

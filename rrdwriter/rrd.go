@@ -64,6 +64,7 @@ func withRoot(r RRD, dir string) (RRD, error) {
 	}
 	if native {
 		n.libRRD = libRRD{root: root}
+		n.Files.Beneath(root)
 		return n, nil
 	}
 	return libRRD{root: root}, nil
