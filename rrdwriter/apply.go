@@ -34,9 +34,10 @@ func (w *Writer) apply(b shm.Batch) error {
 		w.succeed(b.Hash)
 	}
 	w.rq.add(unlink, func() {
-		w.ix.Done(b.Hash, settled, retryAt)
-		w.sp.Unseal(b.Hash) // after Done: a segment named as one of b's now is indexed as new
-		w.finish(b.Hash)
+		w.end(b.Hash, func() {
+			w.ix.Done(b.Hash, settled, retryAt)
+			w.sp.Unseal(b.Hash) // after Done: a segment named as one of b's now is indexed as new
+		})
 	})
 	return err
 }

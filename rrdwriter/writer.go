@@ -179,9 +179,19 @@ func (w *Writer) register(batches []shm.Batch) {
 	}
 }
 
-// finish ends the in-flight state of hash (after Done).
-func (w *Writer) finish(hash uint64) {
+// end ends the batch of hash in flight: done (the index's Done and the
+// spool's Unseal) runs under takeMu, then the in-flight state goes, before
+// takeMu is released. Between the index's Done and the end of the
+// in-flight state, no pass may take the key again (takeDue and FlushKey
+// take under takeMu): a batch taken there would have its names given back
+// by this batch's Unseal and its in-flight state ended by this one's end,
+// and a segment created meanwhile under one of its names would be counted
+// as a duplicate of it and forgotten, never written while the process runs.
+func (w *Writer) end(hash uint64, done func()) {
 	w.takeMu.Lock()
+	if done != nil {
+		done()
+	}
 	ch := w.inflight[hash]
 	delete(w.inflight, hash)
 	w.takeMu.Unlock()
@@ -419,8 +429,7 @@ func (w *Writer) applyAll(ctx context.Context, batches []shm.Batch, failed map[u
 
 // finishUntried gives a taken batch back untouched.
 func (w *Writer) finishUntried(b shm.Batch) {
-	w.ix.Done(b.Hash, nil, time.Time{})
-	w.finish(b.Hash)
+	w.end(b.Hash, func() { w.ix.Done(b.Hash, nil, time.Time{}) })
 }
 
 // waitInflight waits until no batch is in flight, or ctx ends.
