@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"golang.org/x/sys/unix"
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // Geometry is where an update reads and writes in an RRD file.
@@ -158,7 +158,7 @@ func ReadGeometry(fd int, path string, info bool) (*Geometry, FileInfo, error) {
 	} else {
 		ptrs = make([]byte, n)
 	}
-	if n, err := unix.Pread(fd, ptrs, l.ptrsOff()); err != nil || n != len(ptrs) {
+	if n, err := fileutil.PreadFull(fd, ptrs, l.ptrsOff()); err != nil || n != len(ptrs) {
 		return nil, FileInfo{}, fmt.Errorf("%w: read rra_ptr of %s: %d bytes, %v", ErrHeaderUnknown, path, n, err)
 	}
 	if err := l.setCurRows(ptrs); err != nil {

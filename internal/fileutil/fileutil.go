@@ -48,29 +48,28 @@ func Read(fd int, b []byte) (int, error) {
 // ReadFull reads from fd until b is full or the end of the file: n < len(b)
 // with a nil error is the end.
 func ReadFull(fd int, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		k, err := Read(fd, b[n:])
-		if err != nil {
-			return n, err
-		}
-		if k == 0 {
-			break
-		}
-		n += k
-	}
-	return n, nil
+	return fill(b, func(b []byte, _ int) (int, error) { return Read(fd, b) })
 }
 
 // PreadFull reads from fd at off until b is full or the end of the file:
 // n < len(b) with a nil error is the end.
 func PreadFull(fd int, b []byte, off int64) (int, error) {
+	return fill(b, func(b []byte, done int) (int, error) {
+		for {
+			k, err := unix.Pread(fd, b, off+int64(done))
+			if err != unix.EINTR {
+				return k, err
+			}
+		}
+	})
+}
+
+// fill calls read with the rest of b and how much of it is read until b is
+// full, read fails, or it reads nothing (the end of the file).
+func fill(b []byte, read func(rest []byte, done int) (int, error)) (int, error) {
 	n := 0
 	for n < len(b) {
-		k, err := unix.Pread(fd, b[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
+		k, err := read(b[n:], n)
 		if err != nil {
 			return n, err
 		}
