@@ -25,8 +25,13 @@ func readHeader(path, open string) (FileInfo, error) {
 		return FileInfo{}, err
 	}
 	defer unix.Close(fd)
+	return readHeaderAt(fd, path)
+}
+
+// readHeaderAt is readHeader of the file open at fd, locked for reading.
+func readHeaderAt(fd int, path string) (FileInfo, error) {
 	var fi FileInfo
-	_, err = readHead(fd, path, rrdHeaderRead, func(b []byte) (need int, err error) {
+	_, err := readHead(fd, path, rrdHeaderRead, func(b []byte) (need int, err error) {
 		fi, need, err = parseHeader(b)
 		return need, err
 	})
@@ -44,13 +49,24 @@ func openHeader(path, open string) (int, error) {
 	if err != nil {
 		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
+	if err := lockForRead(fd); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// lockForRead takes a shared fcntl lock of the file at fd, like
+// rrd_info_r's (a file librrd is writing makes it fail: the caller hands
+// the file to librrd, which waits or says why), and advises random reads
+// so that a read brings in only the pages asked for.
+func lockForRead(fd int) error {
 	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0}
 	if err := unix.FcntlFlock(uintptr(fd), unix.F_SETLK, &lk); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("%w: lock: %w", ErrHeaderUnknown, err)
+		return fmt.Errorf("%w: lock: %w", ErrHeaderUnknown, err)
 	}
 	_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM) // only a hint
-	return fd, nil
+	return nil
 }
 
 // readHead reads the start of the file at fd, size bytes first, then as

@@ -33,6 +33,24 @@ type DSInfo struct {
 // an error wrapping fs.ErrNotExist.
 func Info(path string) (FileInfo, error) { return info(path, path) }
 
+// InfoFD is Info of the file open for reading at fd (one opened beneath
+// a Root, say), which path names in errors: the header is read at fd, and
+// a file the Go reader does not recognize goes to rrd_info_r through
+// /proc/self/fd.
+func InfoFD(fd int, path string) (FileInfo, error) {
+	err := lockForRead(fd)
+	if err == nil {
+		var fi FileInfo
+		if fi, err = readHeaderAt(fd, path); err == nil {
+			return fi, nil
+		}
+	}
+	if !errors.Is(err, ErrHeaderUnknown) {
+		return FileInfo{}, fmt.Errorf("read rrd info %s: %w", path, err)
+	}
+	return infoByLibrrd(path, ProcPath(fd))
+}
+
 // info is Info of the file opened by the name open; path names it in
 // errors.
 func info(path, open string) (FileInfo, error) {

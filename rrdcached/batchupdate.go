@@ -17,6 +17,7 @@ const maxUpdateRun = 1024
 
 // updateRun is the UPDATEs of one file waiting to be carried out.
 type updateRun struct {
+	name     string // the file's name as the client sent it
 	rel, abs string
 	values   []string // every command's values, in order
 	cmds     []runCmd
@@ -32,22 +33,27 @@ type runCmd struct {
 // first when the command is of another file or the run is full. It
 // returns false when the connection is to end.
 func (c *conn) queueUpdate(spec *commandSpec, args []string) bool {
-	rel, abs, rep, good := c.file(spec, args)
-	if !good {
-		if !c.runUpdates() {
-			return false
-		}
-		c.s.m.command(spec.name, false)
-		return c.collect(rep, c.batchN)
-	}
 	r := &c.updates
-	if len(r.cmds) > 0 && (r.rel != rel || len(r.values)+len(args)-1 > maxUpdateRun) {
-		if !c.runUpdates() {
-			return false
+	// A command of the run's file is not resolved again: the name is
+	// checked once per run, and the Backend checks the file it writes at
+	// each Update (a file swapped under the name is caught there).
+	if len(r.cmds) == 0 || len(args) == 0 || args[0] != r.name || len(r.values)+len(args)-1 > maxUpdateRun {
+		rel, abs, rep, good := c.file(spec, args)
+		if !good {
+			if !c.runUpdates() {
+				return false
+			}
+			c.s.m.command(spec.name, false)
+			return c.collect(rep, c.batchN)
 		}
-	}
-	if len(r.cmds) == 0 {
-		r.rel, r.abs = rel, abs
+		if len(r.cmds) > 0 && (r.rel != rel || len(r.values)+len(args)-1 > maxUpdateRun) {
+			if !c.runUpdates() {
+				return false
+			}
+		}
+		if len(r.cmds) == 0 {
+			r.name, r.rel, r.abs = args[0], rel, abs
+		}
 	}
 	r.values = append(r.values, args[1:]...)
 	r.cmds = append(r.cmds, runCmd{n: c.batchN, end: len(r.values)})

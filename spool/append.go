@@ -154,10 +154,10 @@ func (s *Spool) AppendRun(es []Entry, created []Ref) (int, []Ref, error) {
 }
 
 // appendRun appends es[0] and, in the same write, the entries after it
-// that go into the same open segment (same key, later poll times, within
-// the segment's limits). A new segment is created with es[0] alone. It
-// returns how many it appended and the segment's name, and whether it is
-// new. sh is locked.
+// that go into the same segment (same key, later poll times, within the
+// segment's limits): the key's open segment, or a new one created with
+// them. It returns how many it appended and the segment's name, and
+// whether it is new. sh is locked.
 func (s *Spool) appendRun(sh *appendShard, hash uint64, es []Entry) (int, Ref, bool, error) {
 	e := &es[0]
 	// Encoded into the shard's buffer: an append allocates nothing once
@@ -178,32 +178,42 @@ func (s *Spool) appendRun(sh *appendShard, hash uint64, es []Entry) (int, Ref, b
 		s.closeOpen(sh, hash)
 		seg = nil
 	}
+	var entries int
+	var size int64
+	if seg != nil {
+		entries, size = seg.entries, seg.size
+	}
+	k, last, milli := 1, e.Time, e.Milli
+	for ; k < len(es) && entries+k < s.segMaxEntries; k++ {
+		x := &es[k]
+		if x.Key != e.Key || x.Time < last || x.Time == last && x.Milli <= milli {
+			break
+		}
+		more, err := x.AppendEncode(buf)
+		if err != nil || size+int64(len(more)) > s.segMaxBytes {
+			break // appended on its own, or refused, by the next call
+		}
+		buf, last, milli = more, x.Time, x.Milli
+	}
+	sh.enc = buf
 	if seg == nil {
-		ref, err := s.createFree(sh, Ref{Hash: hash, Time: e.Time}, buf)
+		ref, fd, err := s.createFree(sh, Ref{Hash: hash, Time: e.Time}, buf)
 		if err != nil {
 			return 0, Ref{}, false, err
 		}
 		if sh.open == nil {
 			sh.open = make(map[uint64]*openSegment)
 		}
-		sh.open[hash] = &openSegment{ref: ref, size: int64(len(buf)), entries: 1, last: e.Time, milli: e.Milli, fd: -1}
+		seg = &openSegment{ref: ref, size: int64(len(buf)), entries: k, last: last, milli: milli, fd: -1}
+		sh.open[hash] = seg
+		if !s.hold(sh, seg, fd) {
+			_ = unix.Close(fd) // written with write(2): nothing buffered to lose
+		}
 		s.c.segmentsCreated.Add(1)
-		s.count(1, len(buf))
-		return 1, ref, true, nil
+		s.c.appended.Add(uint64(k - 1))
+		s.count(k, len(buf))
+		return k, ref, true, nil
 	}
-	k, last, milli := 1, e.Time, e.Milli
-	for ; k < len(es) && seg.entries+k < s.segMaxEntries; k++ {
-		x := &es[k]
-		if x.Key != e.Key || x.Time < last || x.Time == last && x.Milli <= milli {
-			break
-		}
-		more, err := x.AppendEncode(buf)
-		if err != nil || seg.size+int64(len(more)) > s.segMaxBytes {
-			break // appended on its own, or refused, by the next call
-		}
-		buf, last, milli = more, x.Time, x.Milli
-	}
-	sh.enc = buf
 	if err := s.appendTo(sh, seg, buf, k); err != nil {
 		return 0, Ref{}, false, err
 	}
@@ -227,55 +237,54 @@ const nameTries = 60
 // within the second of the last poll, whose segment this process may not
 // append to) or the name is taken by a reader (SealNames), the latest free
 // second before it: a name is a lower bound of its entries' times. It
-// returns the name used. sh is locked.
-func (s *Spool) createFree(sh *appendShard, ref Ref, buf []byte) (Ref, error) {
-	err := fmt.Errorf("create spool segment %s: %w", s.EntryPath(ref), ErrDuplicateTime)
+// returns the name used and the new segment's descriptor, open for
+// appending. sh is locked.
+func (s *Spool) createFree(sh *appendShard, ref Ref, buf []byte) (Ref, int, error) {
 	taken := sh.taken[ref.Hash]
 	for i := int64(0); i < nameTries && ref.Time-i >= 0; i++ {
 		r := Ref{Hash: ref.Hash, Time: ref.Time - i}
 		if slices.Contains(taken, r.Time) {
 			continue
 		}
-		if err = s.create(r, buf); !errors.Is(err, ErrDuplicateTime) {
-			return r, err
+		if fd, err := s.create(r, buf); !errors.Is(err, ErrDuplicateTime) {
+			return r, fd, err
 		}
 	}
-	return Ref{}, err
+	return Ref{}, -1, fmt.Errorf("create spool segment %s: no free name in the %d seconds before: %w", s.EntryPath(ref), nameTries, ErrDuplicateTime)
 }
 
-// create writes buf as the first entry of a new segment ref.
-func (s *Spool) create(ref Ref, buf []byte) error {
+// create writes buf as the first entries of a new segment ref and returns
+// its descriptor, open for appending.
+func (s *Spool) create(ref Ref, buf []byte) (int, error) {
 	path := s.EntryPath(ref)
 	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_APPEND | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	fd, err := fileutil.Openat(unix.AT_FDCWD, path, flags, 0o640)
 	if errors.Is(err, unix.ENOENT) {
 		if merr := os.MkdirAll(filepath.Dir(path), 0o750); merr != nil {
-			return fmt.Errorf("create spool level directory for %s: %w", path, merr)
+			return -1, fmt.Errorf("create spool level directory for %s: %w", path, merr)
 		}
 		fd, err = fileutil.Openat(unix.AT_FDCWD, path, flags, 0o640)
 	}
 	if errors.Is(err, unix.EEXIST) {
-		return fmt.Errorf("create spool segment %s: %w", path, ErrDuplicateTime)
+		return -1, fmt.Errorf("create spool segment %s: %w", path, ErrDuplicateTime)
 	}
 	if err != nil {
-		return fmt.Errorf("create spool segment %s: %w", path, err)
+		return -1, fmt.Errorf("create spool segment %s: %w", path, err)
 	}
 	err = fileutil.WriteAll(fd, buf)
 	if err == nil && s.fsync == FsyncAlways {
 		err = unix.Fdatasync(fd)
 	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
+	if err == nil && s.fsync == FsyncAlways {
+		err = fileutil.SyncDir(filepath.Dir(path))
 	}
 	if err != nil {
 		// Never acknowledged, and no other entry is in it: take it back.
+		_ = unix.Close(fd)
 		_ = unix.Unlink(path)
-		return fmt.Errorf("write spool segment %s: %w", path, err)
+		return -1, fmt.Errorf("write spool segment %s: %w", path, err)
 	}
-	if s.fsync == FsyncAlways {
-		return fileutil.SyncDir(filepath.Dir(path))
-	}
-	return nil
+	return fd, nil
 }
 
 // appendTo appends buf, n entries, to the open segment seg in one write;
@@ -377,19 +386,25 @@ func (s *Spool) segmentFD(sh *appendShard, seg *openSegment) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("open spool segment %s for appending: %w", path, err)
 	}
-	if s.app.perShard == 0 {
-		return fd, nil
-	}
+	s.hold(sh, seg, fd) // if not held, used once: appendTo closes it
+	return fd, nil
+}
+
+// hold makes fd, a descriptor of seg's file, seg's held descriptor if
+// descriptors are held (closing the shard's oldest held one when it is
+// full), and reports whether it did; the caller closes one not held once
+// it is done with it. sh is locked.
+func (s *Spool) hold(sh *appendShard, seg *openSegment, fd int) bool {
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fd, nil // used once, as without a limit
+	if s.app.perShard == 0 || unix.Fstat(fd, &st) != nil {
+		return false
 	}
 	if len(sh.held) >= s.app.perShard {
 		s.release(sh, sh.held[0])
 	}
 	seg.fd, seg.held, seg.dev, seg.ino = fd, true, st.Dev, st.Ino
 	sh.held = append(sh.held, seg.ref.Hash)
-	return fd, nil
+	return true
 }
 
 // release closes the held descriptor of hash's open segment, if any; the

@@ -23,7 +23,7 @@ var metrics = statmetric.Table[Stats]{
 	statmetric.Counter("spoold_spool_syncs_total", "syncfs calls of the batch fsync policy.", func(s Stats) uint64 { return s.Syncs }),
 	statmetric.Counter("spoold_spool_noatime_denied_total", "Reads that could not use O_NOATIME.", func(s Stats) uint64 { return s.NoAtimeDenied }),
 	statmetric.Counter("spoold_spool_segments_created_total", "Spool segments started by appends (one per target and write window).", func(s Stats) uint64 { return s.SegmentsCreated }),
-	statmetric.Counter("spoold_spool_appended_entries_total", "Entries appended to an open segment (the rest started one).", func(s Stats) uint64 { return s.Appended }),
+	statmetric.Counter("spoold_spool_appended_entries_total", "Entries written after the first of their segment (each of the rest started one).", func(s Stats) uint64 { return s.Appended }),
 	statmetric.Counter("spoold_spool_segments_closed_total", "Open segments closed: taken by the writer, full, or after a clock step.", func(s Stats) uint64 { return s.SegmentsClosed }),
 	statmetric.Counter("spoold_spool_segments_read_total", "Spool segments read by the writer.", func(s Stats) uint64 { return s.SegmentsRead }),
 	statmetric.Gauge("spoold_spool_temp_foreign_files", "Files in tmp/ that spoold did not make, left alone (at the last clean-up).", func(s Stats) float64 { return float64(s.TempForeign) }),

@@ -196,9 +196,10 @@ func writeCalls(t *testing.T) int64 {
 }
 
 // TestAppendRunIsOneWrite: a run of entries of one key goes into its open
-// segment with one write, as the same entries appended one by one would
-// (the same segment, the same bytes); it stops at an entry Append would
-// refuse, with the entries before it appended.
+// segment, or the new segment it starts, with one write, as the same
+// entries appended one by one would (the same segment, the same bytes);
+// it stops at an entry Append would refuse, with the entries before it
+// appended.
 func TestAppendRunIsOneWrite(t *testing.T) {
 	one := openTest(t, filepath.Join(t.TempDir(), "one"), FsyncNone)
 	run := openTest(t, filepath.Join(t.TempDir(), "run"), FsyncNone)
@@ -211,11 +212,18 @@ func TestAppendRunIsOneWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	before := writeCalls(t)
 	n, created, err := run.AppendRun(es[:2], nil) // creates the segment and holds its descriptor
 	if n != 2 || len(created) != 1 || err != nil {
 		t.Fatalf("AppendRun of 2 = %d, %v, %v; want 2, one segment created", n, created, err)
 	}
-	before := writeCalls(t)
+	if w := writeCalls(t) - before; w != 1 {
+		t.Fatalf("AppendRun of 2 starting a segment made %d write calls; want 1", w)
+	}
+	if st := run.Stats(); st.SegmentsCreated != 1 || st.Appended != 1 || st.Written != 2 {
+		t.Fatalf("stats after the new segment's run: %+v; want 1 created, 1 appended, 2 written", st)
+	}
+	before = writeCalls(t)
 	n, created, err = run.AppendRun(es[2:], created[:0])
 	if n != 12 || len(created) != 0 || err != nil {
 		t.Fatalf("AppendRun of 12 = %d, %v, %v; want 12 appended to the open segment", n, created, err)

@@ -123,7 +123,8 @@ type Stats struct {
 	TempForeign   uint64 `json:"temp_foreign"`   // files in tmp/ spoold did not make, left alone (at the last RemoveStaleTemp)
 	Syncs         uint64 `json:"syncs"`          // syncfs(2) calls of the batch policy
 	NoAtimeDenied uint64 `json:"noatime_denied"` // reads that could not use O_NOATIME (not the file's owner)
-	// Segments: created by Append, entries Appended to an open one, closed
+	// Segments: created by Append, entries Appended after the first of
+	// their segment (to an open one, or with the first to a new one), closed
 	// (sealed, full, or out of order), and read by ReadSegment.
 	SegmentsCreated uint64 `json:"segments_created"`
 	Appended        uint64 `json:"appended"`

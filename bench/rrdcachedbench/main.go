@@ -13,7 +13,9 @@
 // must stay in the foreground.
 //
 // It prints one line per server, "<name>: acked_per_s=<n>
-// written_per_s=<n> lost=<n> kills=<n> acked=<n>", then the
+// written_per_s=<n> acked_cpu_us=<n> written_cpu_us=<n> lost=<n> kills=<n>
+// acked=<n>" (the cpu figures: the server process's CPU time per update
+// until the last acknowledgement and until the flush returned), then the
 // rrdcached_proto summary line when both ran.
 package main
 
@@ -31,6 +33,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/rrdwriter"
@@ -52,8 +56,13 @@ const epoch = int64(1_700_000_000)
 
 type result struct {
 	acked, written float64 // per second
-	lost, kills    int
-	ackedTotal     int
+	// ackedCPU and writtenCPU are the server's CPU time (user and
+	// system) per update until the last acknowledgement and until the
+	// flush returned, in µs: what a loaded machine changes less than the
+	// rates.
+	ackedCPU, writtenCPU float64
+	lost, kills          int
+	ackedTotal           int
 }
 
 func main() {
@@ -72,7 +81,7 @@ func main() {
 			log.Fatalf("rrdcachedbench: %s: %v", s.name, err)
 		}
 		res[s.name] = r
-		fmt.Printf("%s: acked_per_s=%.0f written_per_s=%.0f lost=%d kills=%d acked=%d\n", s.name, r.acked, r.written, r.lost, r.kills, r.ackedTotal)
+		fmt.Printf("%s: acked_per_s=%.0f written_per_s=%.0f acked_cpu_us=%.1f written_cpu_us=%.1f lost=%d kills=%d acked=%d\n", s.name, r.acked, r.written, r.ackedCPU, r.writtenCPU, r.lost, r.kills, r.ackedTotal)
 	}
 	sp, ok1 := res["spoold"]
 	rc, ok2 := res["rrdcached"]
@@ -114,16 +123,18 @@ func runServer(name, cmdline string) (result, error) {
 		return result{}, err
 	}
 	var res result
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), s.cpu()
 	acked, err := round(ctx, c, 0)
 	if err != nil {
 		return result{}, err
 	}
 	res.acked = float64(acked) / time.Since(t0).Seconds()
+	res.ackedCPU = float64((s.cpu() - cpu0).Microseconds()) / float64(acked)
 	if err := flushAll(ctx, c); err != nil {
 		return result{}, err
 	}
 	res.written = float64(acked) / time.Since(t0).Seconds()
+	res.writtenCPU = float64((s.cpu() - cpu0).Microseconds()) / float64(acked)
 	res.ackedTotal = acked
 	for k := 1; k <= *kills; k++ {
 		n, err := round(ctx, c, k)
@@ -290,6 +301,20 @@ func (s *server) stop() error {
 		<-s.done
 		return errors.New("the server did not exit within 30 minutes of SIGTERM")
 	}
+}
+
+// cpu is the server process's user and system time so far (0 if it
+// cannot be read).
+func (s *server) cpu() time.Duration {
+	p, err := procfs.NewProc(s.cmd.Process.Pid)
+	if err != nil {
+		return 0
+	}
+	st, err := p.Stat()
+	if err != nil {
+		return 0
+	}
+	return time.Duration(st.CPUTime() * float64(time.Second))
 }
 
 func (s *server) kill() {

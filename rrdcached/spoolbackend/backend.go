@@ -368,13 +368,19 @@ func (b *Backend) refresh(ctx context.Context, f *protoFile, file, key string) e
 	if f.loaded && idOf(&st) == f.id && st.Mode&unix.S_IFMT == unix.S_IFREG {
 		return nil // the file its header was read from, as resolved beneath the directory then
 	}
-	if err := b.statBeneath(file, &st); err != nil {
+	// Opened beneath the directory to be read: non-blocking, so that a
+	// FIFO put in its place is refused, not waited on.
+	fd, err := b.root.Open(b.path(file), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY)
+	if err != nil {
+		return statError(file, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fstat(fd, &st); err != nil {
 		return statError(file, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return refuse(RefusedFile, "Not a regular file: %s", file)
 	}
-	path := b.path(file)
 	id := idOf(&st)
 	replaced := !f.loaded || f.id.dev != id.dev || f.id.ino != id.ino
 	var spooled stamp
@@ -387,7 +393,7 @@ func (b *Backend) refresh(ctx context.Context, f *protoFile, file, key string) e
 			spooled = stamp{entries[n-1].Time, entries[n-1].Milli}
 		}
 	}
-	fi, err := b.root.Info(path)
+	fi, err := rrd.InfoFD(fd, b.path(file))
 	if err != nil {
 		return refuse(RefusedFile, "RRD Error: %v", err)
 	}
@@ -411,21 +417,6 @@ func statError(file string, err error) error {
 		return refuse(RefusedFile, "%s leads out of the RRD directory through a symlink", file)
 	}
 	return refuse(RefusedFile, "stat %s: %v", file, err)
-}
-
-// statBeneath stats file resolved beneath the RRD directory (b.root, so
-// openat2 with RESOLVE_BENEATH): no symlink takes it outside, not even one
-// swapped in meanwhile (EXDEV). refresh does it whenever the file is not
-// the one whose header it read, so an update is checked against a file
-// outside the directory never, and against a file inside it read through
-// a name that was resolved beneath it.
-func (b *Backend) statBeneath(file string, st *unix.Stat_t) error {
-	fd, err := b.root.Open(b.path(file), unix.O_PATH)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	return unix.Fstat(fd, st)
 }
 
 func max2(a, b stamp) stamp {

@@ -32,10 +32,11 @@ func (b *Backend) Flush(ctx context.Context, file string) (flushed bool, err err
 		return false, err
 	}
 	if !held {
-		var st unix.Stat_t
-		if err := b.statBeneath(file, &st); err != nil {
+		fd, err := b.root.Open(b.path(file), unix.O_PATH) // beneath the directory
+		if err != nil {
 			return false, fmt.Errorf("flush %s: %w", file, rrdcached.ErrNoSuchFile)
 		}
+		unix.Close(fd)
 		return false, nil
 	}
 	if err := b.w.FlushKey(ctx, key); err != nil {

@@ -161,6 +161,11 @@ func parseUpdateValue(v string, t rrd.DSType) (spool.Value, error) {
 			return parseUnsigned(v, "unsigned")
 		}
 	}
+	if len(v) <= 15 && allDigits(v) {
+		// Exact as a float64 (below 2^53), and what ParseFloat gives.
+		n, _ := strconv.ParseUint(v, 10, 64)
+		return spool.Value{Type: spool.Gauge, Gauge: float64(n)}, nil
+	}
 	f, err := strconv.ParseFloat(v, 64)
 	switch {
 	case err != nil || strings.IndexByte(v, '_') >= 0:

@@ -3,6 +3,7 @@ package spoolbackend
 import (
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +119,7 @@ func sameEntry(a, b spool.Entry) bool {
 // source and a positive time, and its formatting (what the writer hands
 // librrd, and PENDING shows) parses back to an entry formatted the same.
 func FuzzParseUpdate(f *testing.F) {
-	for _, s := range []string{"1700000000:1:2:3:4:5", "N:U:-3:1.5:1e-300:U", "1700000000.5:1:2:3:4", "x@1:2"} {
+	for _, s := range []string{"1700000000:1:2:3:4:5", "N:U:-3:1.5:1e-300:U", "1700000000.5:1:2:3:4", "x@1:2", "1700000000:1:2:3:000000000000123:5", "1700000000:1:2:3:999999999999999:5", "1700000000:1:2:3:9999999999999999:5"} {
 		f.Add(s)
 	}
 	now := time.Unix(1_700_000_000, 0)
@@ -133,6 +134,12 @@ func FuzzParseUpdate(f *testing.F) {
 		}
 		if e.Time <= 0 || e.Milli > 999 || len(e.Values) != len(protoDS) {
 			t.Fatalf("accepted %q as %+v", s, e)
+		}
+		// A GAUGE's value is the number strtod reads, as ParseFloat does.
+		if vals := strings.Split(s, ":"); len(vals) == len(protoDS)+1 && e.Values[3].Type == spool.Gauge {
+			if want, err := strconv.ParseFloat(vals[4], 64); err != nil || e.Values[3].Gauge != want {
+				t.Fatalf("%q: GAUGE value %v; ParseFloat reads %v, %v", s, e.Values[3].Gauge, want, err)
+			}
 		}
 		// librrd gets the same text back: "-0" and "0.0" may come back as
 		// counters, but the values are librrd's same numbers.
