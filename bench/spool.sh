@@ -11,7 +11,7 @@
 # block device (/proc/diskstats sectors, from a syncfs before the first
 # write to after a syncfs that follows the last); and the drain, as the
 # writer does it target by target: file: read + unlink each file; seg:
-# Seal, ReadSegment + unlink each segment.
+# Seal, ReadSegmentInto (a reused buffer, as the writer) + unlink each segment.
 #   drain_x = file drain wall µs per poll / seg drain wall µs per poll
 #   (read + unlink; the syncfs after the drain and the device KiB are in
 #   the detail lines, not in the ratio).

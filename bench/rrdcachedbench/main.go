@@ -51,8 +51,12 @@ var (
 	spooldCmd = flag.String("spoold", "", "spoold's command line, e.g. \"spoold --listen unix:{SOCK} --rrd-dir {DIR} --spool-dir {WORK}/spool ...\" (empty: skip)")
 )
 
-// epoch is the first update's time (the files accept updates after it).
-const epoch = int64(1_700_000_000)
+// epoch is the first update's time (the files accept updates after it):
+// just far enough back that the last round's updates are not in the
+// future, so that the updates are dated now, as clients send them (a
+// server holds them for its write delay, rrdcached's -w, as it holds a
+// client's; older ones would be a backlog spoold writes at once).
+var epoch int64
 
 type result struct {
 	acked, written float64 // per second
@@ -71,6 +75,7 @@ func main() {
 	if *work == "" || *files < 1 || *dsCount < 1 || *updates < 1 || *kills < 0 {
 		log.Fatal("rrdcachedbench: need -dir, and positive -files, -ds, -updates")
 	}
+	epoch = time.Now().Unix() - int64((*kills+1)**updates) - 1
 	res := map[string]result{}
 	for _, s := range []struct{ name, cmd string }{{"rrdcached", *rrdcachedCmd}, {"spoold", *spooldCmd}} {
 		if s.cmd == "" {

@@ -8,7 +8,8 @@
 //   - seg: spool.Spool.Append with the default segment options; the 12
 //     polls of a target go to its open segment (the write window: every poll
 //     of a target before the writer takes it); drained with Seal, one
-//     Dir.ReadSegment and one Dir.Remove per segment.
+//     Dir.ReadSegmentInto (into a reused buffer, as the writer reads) and
+//     one Dir.Remove per segment.
 //
 // Polls are made in the poller's order (every target of cycle 1, then every
 // target of cycle 2, ...) from one goroutine. Each round gets a fresh spool
@@ -60,7 +61,7 @@ type round struct {
 	WriteKiB      float64 `json:"write_kib"`        // device KiB per poll, writes + syncfs
 	WriteSyncMs   float64 `json:"write_sync_ms"`    // the syncfs after the writes, ms
 	DrainUs       float64 `json:"drain_us"`         // wall µs per poll, read + unlink
-	DrainReadUs   float64 `json:"drain_read_us"`    // wall µs per poll in the reads (seg: ReadSegment)
+	DrainReadUs   float64 `json:"drain_read_us"`    // wall µs per poll in the reads (seg: ReadSegmentInto)
 	DrainUnlinkUs float64 `json:"drain_unlink_us"`  // wall µs per poll in the unlinks
 	DrainCPUUs    float64 `json:"drain_cpu_us"`     // process CPU µs per poll, drain
 	DrainKiB      float64 `json:"drain_kib"`        // device KiB per poll, drain + syncfs

@@ -161,8 +161,10 @@ func closeHeld(ts []target) error {
 }
 
 // drain reads and removes every spool file of every target, target by
-// target, as the writer does: one level directory opened per target.
+// target, as the writer does: one level directory opened per target, the
+// segments decoded into one reused buffer.
 func drain(sp *spool.Spool, mode string, ts []target, r *round) error {
+	var buf spool.SegmentBuffer
 	for i := range ts {
 		t := &ts[i]
 		if mode == "seg" {
@@ -174,7 +176,7 @@ func drain(sp *spool.Spool, mode string, ts []target, r *round) error {
 		}
 		for _, ref := range t.refs {
 			t0 := time.Now()
-			if err := readOne(d, mode, ref, r); err != nil {
+			if err := readOne(d, mode, ref, &buf, r); err != nil {
 				d.Close()
 				return err
 			}
@@ -193,7 +195,7 @@ func drain(sp *spool.Spool, mode string, ts []target, r *round) error {
 	return nil
 }
 
-func readOne(d *spool.Dir, mode string, ref spool.Ref, r *round) error {
+func readOne(d *spool.Dir, mode string, ref spool.Ref, buf *spool.SegmentBuffer, r *round) error {
 	if mode == "file" {
 		if _, err := d.Read(ref); err != nil {
 			return err
@@ -201,7 +203,7 @@ func readOne(d *spool.Dir, mode string, ref spool.Ref, r *round) error {
 		r.EntriesRead++
 		return nil
 	}
-	g, err := d.ReadSegment(ref)
+	g, err := d.ReadSegmentInto(ref, buf)
 	if err != nil {
 		return err
 	}

@@ -119,7 +119,7 @@ func parseUpdateTime(s string, now time.Time) (sec int64, milli uint16, err erro
 		return now.Unix(), uint16(now.Nanosecond() / 1e6), nil
 	}
 	whole, frac, _ := strings.Cut(s, ".")
-	if !allDigits(whole) || strings.Trim(frac, "0123456789") != "" {
+	if !allDigits(whole) || frac != "" && !allDigits(frac) {
 		return 0, 0, errors.New("want N or Unix seconds")
 	}
 	sec, err = strconv.ParseInt(whole, 10, 64)
@@ -136,7 +136,12 @@ func parseUpdateTime(s string, now time.Time) (sec int64, milli uint16, err erro
 }
 
 func allDigits(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // parseUpdateValue parses one value for a data source of type t.
