@@ -19,10 +19,12 @@ import (
 )
 
 // relay forwards SNMP between the poller and an agent while up is set,
-// and drops every request otherwise (a device that went down).
+// and drops every request otherwise (a device that went down). With
+// lastOne set, it forwards one more request and then goes down.
 type relay struct {
-	conn *net.UDPConn
-	up   atomic.Bool
+	conn    *net.UDPConn
+	up      atomic.Bool
+	lastOne atomic.Bool
 }
 
 func startRelay(t *testing.T, agent string) *relay {
@@ -48,6 +50,9 @@ func startRelay(t *testing.T, agent string) *relay {
 			}
 			if !r.up.Load() {
 				continue
+			}
+			if r.lastOne.CompareAndSwap(true, false) {
+				r.up.Store(false)
 			}
 			up, err := net.DialUDP("udp", nil, to)
 			if err != nil {
