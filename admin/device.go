@@ -165,16 +165,6 @@ func (h *handler) devicePage(t TargetStatus, rows []RowStatus, tmpl string, page
 	}
 	d := devicePage{Style: template.CSS(pageCSS), Script: template.JS(pageJS), Path: DeviceURL(t.Name),
 		Target: targetViewOf(t, s.Now, gq), Total: len(rows), Width: pageGraphWidth, Height: pageGraphHeight}
-	// link is this page's URL with a template, a span and more.
-	link := func(tmpl string, span, more url.Values) string {
-		v := url.Values{}
-		if tmpl != "" {
-			v.Set("template", tmpl)
-		}
-		maps.Copy(v, span)
-		maps.Copy(v, more)
-		return d.Path + "?" + v.Encode()
-	}
 	for _, g := range t.Graphs {
 		d.Own = append(d.Own, graphView{g, GraphKeyURL(t.Name, g, gq)})
 	}
@@ -205,21 +195,14 @@ func (h *handler) devicePage(t TargetStatus, rows []RowStatus, tmpl string, page
 	}
 	for i := range d.Templates {
 		l := &d.Templates[i]
-		l.Selected, l.URL = l.Name == tmpl, link(l.Name, span, nil)
+		l.Selected, l.URL = l.Name == tmpl, deviceLink(d.Path, l.Name, span, nil)
 	}
 	per := h.o.DeviceRows
 	d.Pages = max(1, (len(rows)+per-1)/per)
 	d.Page = min(page, d.Pages)
 	lo, hi := (d.Page-1)*per, min(d.Page*per, len(rows))
-	pageURL := func(p int) string { return link(tmpl, span, url.Values{"page": {strconv.Itoa(p)}}) }
-	for _, r := range GraphRanges {
-		chosen := span.Get("range") == r.Name || len(span) == 0 && h.o.PageGraphSpan == r.Span
-		more := url.Values{"range": {r.Name}}
-		if d.Page > 1 {
-			more.Set("page", strconv.Itoa(d.Page))
-		}
-		d.Ranges = append(d.Ranges, templateLink{r.Name, link(tmpl, nil, more), chosen})
-	}
+	pageURL := func(p int) string { return deviceLink(d.Path, tmpl, span, url.Values{"page": {strconv.Itoa(p)}}) }
+	d.Ranges = h.rangeLinks(d.Path, tmpl, d.Page, span)
 	if d.Page > 1 {
 		d.Prev = pageURL(d.Page - 1)
 	}
@@ -235,4 +218,31 @@ func (h *handler) devicePage(t TargetStatus, rows []RowStatus, tmpl string, page
 		d.Rows = append(d.Rows, v)
 	}
 	return d
+}
+
+// deviceLink is the device page at path with a template, a span and more.
+func deviceLink(path, tmpl string, span, more url.Values) string {
+	v := url.Values{}
+	if tmpl != "" {
+		v.Set("template", tmpl)
+	}
+	maps.Copy(v, span)
+	maps.Copy(v, more)
+	return path + "?" + v.Encode()
+}
+
+// rangeLinks are the device page's links to each of GraphRanges, keeping
+// the template and page; the one of span, or of the pages' default span
+// when none is given, is chosen.
+func (h *handler) rangeLinks(path, tmpl string, page int, span url.Values) []templateLink {
+	var links []templateLink
+	for _, r := range GraphRanges {
+		more := url.Values{"range": {r.Name}}
+		if page > 1 {
+			more.Set("page", strconv.Itoa(page))
+		}
+		chosen := span.Get("range") == r.Name || len(span) == 0 && h.o.PageGraphSpan == r.Span
+		links = append(links, templateLink{r.Name, deviceLink(path, tmpl, nil, more), chosen})
+	}
+	return links
 }
