@@ -4,11 +4,15 @@ import (
 	"bytes"
 	_ "embed"
 	"errors"
+	"fmt"
 	"html/template"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // The device page, /device/{target}: a target's own graphs, then its table
@@ -17,11 +21,18 @@ import (
 // time. The graphs are loaded lazily by page.js (an IntersectionObserver
 // starts a graph as it comes near the window, a few at a time), so a
 // device of thousands of interfaces costs the graphs on screen, not all.
+// The page's "range", "start" and "end" (checked as /graph checks them)
+// choose the time range of every graph on it and are passed on to each
+// graph's URL and to the page's other links.
 
 //go:embed device.html
 var deviceHTML string
 
 var deviceTemplate = template.Must(template.New("device").Parse(deviceHTML))
+
+// deviceCSP is the pages' policy with the device page's range form allowed
+// to submit to the page itself.
+var deviceCSP = strings.Replace(pageCSP, "form-action 'none'", "form-action 'self'", 1)
 
 type devicePage struct {
 	Style     template.CSS
@@ -40,6 +51,11 @@ type devicePage struct {
 	Next      string
 	Width     int
 	Height    int
+	Path      string // the page's own, the range form's action
+	Ranges    []templateLink
+	// Start and End are the custom range's inputs as given; SpanError
+	// says which of range, start or end is wrong, and how.
+	Start, End, SpanError string
 }
 
 type graphView struct{ Name, URL string }
@@ -102,20 +118,52 @@ func (h *handler) device(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	d := h.devicePage(*t, rows, q.Get("template"), page, s)
+	span, spanErr := graphSpanOf(q, h.o.Now())
+	d := h.devicePage(*t, rows, q.Get("template"), page, s, span)
+	code := http.StatusOK
+	if spanErr != nil {
+		code, d.SpanError = http.StatusBadRequest, spanErr.Error()
+	}
+	d.Start, d.End = q.Get("start"), q.Get("end")
 	var buf bytes.Buffer
 	if err := deviceTemplate.Execute(&buf, d); err != nil {
 		h.log.Error("render device page", "err", err)
 		httpError(w, http.StatusInternalServerError, "render page: see the log")
 		return
 	}
-	w.Header().Set("Content-Security-Policy", pageCSP)
-	writeBody(w, http.StatusOK, "text/html; charset=utf-8", buf.Bytes())
+	w.Header().Set("Content-Security-Policy", deviceCSP)
+	writeBody(w, code, "text/html; charset=utf-8", buf.Bytes())
 }
 
-func (h *handler) devicePage(t TargetStatus, rows []RowStatus, tmpl string, page int, s Status) devicePage {
+// graphSpanOf returns the range, start and end given in q, checked as
+// /graph checks them; on an error it returns none, so the page shows its
+// default range with the error.
+func graphSpanOf(q url.Values, now time.Time) (url.Values, error) {
+	span := url.Values{}
+	for _, k := range []string{"range", "start", "end"} {
+		if v := q.Get(k); v != "" {
+			span.Set(k, v)
+		}
+	}
+	if _, _, err := parseGraphSpan(span, now); err != nil {
+		var qe *GraphQueryError
+		if errors.As(err, &qe) {
+			err = fmt.Errorf("bad %s %q: %s", qe.Param, qe.Value, qe.Why)
+		}
+		return nil, err
+	}
+	return span, nil
+}
+
+// devicePage lays out the page; span is the range of its graphs (none: the
+// pages' default).
+func (h *handler) devicePage(t TargetStatus, rows []RowStatus, tmpl string, page int, s Status, span url.Values) devicePage {
 	gq := h.pageGraphQuery()
-	d := devicePage{Style: template.CSS(pageCSS), Script: template.JS(pageJS),
+	if len(span) > 0 {
+		delete(gq, "start")
+		maps.Copy(gq, span)
+	}
+	d := devicePage{Style: template.CSS(pageCSS), Script: template.JS(pageJS), Path: DeviceURL(t.Name),
 		Target: targetViewOf(t, s.Now, gq), Total: len(rows), Width: pageGraphWidth, Height: pageGraphHeight}
 	for _, g := range t.Graphs {
 		d.Own = append(d.Own, graphView{g, GraphKeyURL(t.Name, g, gq)})
@@ -147,15 +195,14 @@ func (h *handler) devicePage(t TargetStatus, rows []RowStatus, tmpl string, page
 	}
 	for i := range d.Templates {
 		l := &d.Templates[i]
-		l.Selected, l.URL = l.Name == tmpl, DeviceURL(t.Name)+"?"+url.Values{"template": {l.Name}}.Encode()
+		l.Selected, l.URL = l.Name == tmpl, deviceLink(d.Path, l.Name, span, nil)
 	}
 	per := h.o.DeviceRows
 	d.Pages = max(1, (len(rows)+per-1)/per)
 	d.Page = min(page, d.Pages)
 	lo, hi := (d.Page-1)*per, min(d.Page*per, len(rows))
-	pageURL := func(p int) string {
-		return DeviceURL(t.Name) + "?" + url.Values{"template": {tmpl}, "page": {strconv.Itoa(p)}}.Encode()
-	}
+	pageURL := func(p int) string { return deviceLink(d.Path, tmpl, span, url.Values{"page": {strconv.Itoa(p)}}) }
+	d.Ranges = h.rangeLinks(d.Path, tmpl, d.Page, span)
 	if d.Page > 1 {
 		d.Prev = pageURL(d.Page - 1)
 	}
@@ -171,4 +218,31 @@ func (h *handler) devicePage(t TargetStatus, rows []RowStatus, tmpl string, page
 		d.Rows = append(d.Rows, v)
 	}
 	return d
+}
+
+// deviceLink is the device page at path with a template, a span and more.
+func deviceLink(path, tmpl string, span, more url.Values) string {
+	v := url.Values{}
+	if tmpl != "" {
+		v.Set("template", tmpl)
+	}
+	maps.Copy(v, span)
+	maps.Copy(v, more)
+	return path + "?" + v.Encode()
+}
+
+// rangeLinks are the device page's links to each of GraphRanges, keeping
+// the template and page; the one of span, or of the pages' default span
+// when none is given, is chosen.
+func (h *handler) rangeLinks(path, tmpl string, page int, span url.Values) []templateLink {
+	var links []templateLink
+	for _, r := range GraphRanges {
+		more := url.Values{"range": {r.Name}}
+		if page > 1 {
+			more.Set("page", strconv.Itoa(page))
+		}
+		chosen := span.Get("range") == r.Name || len(span) == 0 && h.o.PageGraphSpan == r.Span
+		links = append(links, templateLink{r.Name, deviceLink(path, tmpl, nil, more), chosen})
+	}
+	return links
 }

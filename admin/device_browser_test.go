@@ -3,6 +3,7 @@ package admin
 import (
 	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -145,5 +146,100 @@ func BenchmarkDevicePageChromium(b *testing.B) {
 		b.ReportMetric(l.paint/n, l.name+"-first-paint-ms")
 		b.ReportMetric(l.run/n, l.name+"-chromium-run-ms")
 		b.ReportMetric(l.requests/n, l.name+"-graph-requests")
+	}
+}
+
+// pageImages is what the device page shows once its image script settled.
+type pageImages struct {
+	Search string
+	Error  string
+	Images []struct {
+		Src   string
+		Width int
+	}
+}
+
+// settledImages waits in the page for its image script to settle and
+// returns the page's query, its range error and its images.
+func settledImages(b *browsertest.Browser) pageImages {
+	var p pageImages
+	b.Eval(`new Promise(resolve => {
+		const body = document.body, done = () => body.getAttribute("data-images-done") === "1";
+		const report = () => resolve({Search: location.search,
+			Error: (document.getElementById("range-error") || {}).textContent || "",
+			Images: Array.from(document.images, i => ({Src: i.currentSrc || i.src, Width: i.naturalWidth}))});
+		if (done()) return report();
+		new MutationObserver((_, o) => { if (done()) { o.disconnect(); report(); } }).observe(body, {attributes: true});
+	})`, &p)
+	return p
+}
+
+// TestDeviceRangesInChromium clicks the device page's week link and then
+// types a custom start and end in headless Chromium: after each, the page's
+// URL keeps the choice, every graph image's URL carries it and rendered
+// (naturalWidth > 0), and the daemon drew each graph over that span. A bad
+// start or end shows an error that names the field.
+func TestDeviceRangesInChromium(t *testing.T) {
+	bin := browsertest.Binary(t)
+	fb, h := pagedDevice(3, "traffic")
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	b := browsertest.Start(t, bin, "--window-size=1200,2000")
+	b.Navigate(srv.URL + DeviceURL("sw1"))
+	if p := settledImages(b); len(p.Images) != 3 { // the device's own graph and a page of 2 rows
+		t.Fatalf("%d graph images on the page, want 3: %+v", len(p.Images), p)
+	}
+
+	check := func(step string, carried url.Values, start, end time.Time) {
+		t.Helper()
+		p := settledImages(b)
+		at, _ := url.ParseQuery(strings.TrimPrefix(p.Search, "?"))
+		for k := range carried {
+			if at.Get(k) != carried.Get(k) || p.Error != "" {
+				t.Errorf("%s: the page is at %q with error %q, want %s=%s", step, p.Search, p.Error, k, carried.Get(k))
+			}
+		}
+		if len(p.Images) != 3 { // the device's own graph and a page of 2 rows
+			t.Errorf("%s: %d graph images, want 3", step, len(p.Images))
+		}
+		for _, img := range p.Images {
+			u, err := url.Parse(img.Src)
+			if err != nil || img.Width == 0 {
+				t.Errorf("%s: image %q did not render (naturalWidth %d)", step, img.Src, img.Width)
+				continue
+			}
+			for k := range carried {
+				if u.Query().Get(k) != carried.Get(k) {
+					t.Errorf("%s: image %s lacks %s=%s", step, u, k, carried.Get(k))
+				}
+			}
+		}
+		calls := fb.graphCalls()
+		if len(calls) < len(p.Images) {
+			t.Fatalf("%s: %d graphs drawn for %d images", step, len(calls), len(p.Images))
+		}
+		for _, c := range calls[len(calls)-len(p.Images):] {
+			if !c.o.Start.Equal(start) || !c.o.End.Equal(end) {
+				t.Errorf("%s: %s drawn over %v..%v, want %v..%v", step, c.target, c.o.Start, c.o.End, start, end)
+			}
+		}
+	}
+	b.ClickAndWait(`a[data-range="week"]`)
+	check("week", url.Values{"range": {"week"}}, testNow.Add(-7*24*time.Hour), testNow)
+
+	b.Type(`form.custom input[name="start"]`, "-3d")
+	b.Type(`form.custom input[name="end"]`, "-1d")
+	b.ClickAndWait(`form.custom button`)
+	check("custom", url.Values{"start": {"-3d"}, "end": {"-1d"}},
+		testNow.Add(-3*24*time.Hour), testNow.Add(-24*time.Hour))
+
+	for _, c := range []struct{ field, value string }{{"start", "yesterday"}, {"end", "-2x"}} {
+		b.Type(`form.custom input[name="`+c.field+`"]`, c.value)
+		b.ClickAndWait(`form.custom button`)
+		p := settledImages(b)
+		if want := "bad " + c.field + ` "` + c.value + `"`; !strings.HasPrefix(p.Error, want) {
+			t.Errorf("%s=%s: the page's error is %q, want one starting %q", c.field, c.value, p.Error, want)
+		}
+		b.Type(`form.custom input[name="`+c.field+`"]`, map[string]string{"start": "-3d", "end": "-1d"}[c.field])
 	}
 }

@@ -15,12 +15,14 @@
 //	GET  /status            JSON (see Status.MarshalJSON)
 //	GET  /metrics           Prometheus exposition (promhttp): spoold_ metrics
 //	                        (NewCollector) and the registry's others
-//	GET  /graph/{target}.png?ds=&start=&end=&width=&height=&template=
-//	GET  /graph?key=&template=&start=&end=&width=&height=
+//	GET  /graph/{target}.png?ds=&range=&start=&end=&width=&height=&template=
+//	GET  /graph?key=&template=&range=&start=&end=&width=&height=
 //	                        key: a target or a table row <target>/<instance>
-//	GET  /device/{target}?template=&page=
+//	GET  /device/{target}?template=&page=&range=&start=&end=
 //	                        a device's own graphs and its rows (name, alias,
-//	                        state), each with a graph of the template chosen;
+//	                        state), each with a graph of the template chosen,
+//	                        all over the range chosen (links day, week,
+//	                        month, year; a form for start and end);
 //	                        Options.DeviceRows rows a page, graphs loaded as
 //	                        they scroll into view (page.js), 3 at a time
 //	POST /flush             write every pending entry now
@@ -33,6 +35,8 @@
 //	        at most 32); none means every data source
 //	template a graph template of the key (Daemon.GraphTemplate: a built-in
 //	        or a profile's, graph.Template); not with ds
+//	range   day, week, month or year: start is end - 1, 7, 31 or 366 days
+//	        (GraphRanges); not with start
 //	start   unix seconds, "now", or a negative offset from now: "-6h", "-90m",
 //	        "-2d", "-1w" (s, m, h, d, w and Go durations such as "-1h30m");
 //	        default end - 1 day

@@ -28,6 +28,30 @@ const (
 	MaxGraphSpan = 20 * 366 * 24 * time.Hour
 )
 
+// GraphRange is a named time range of a graph's "range" parameter: the
+// graph starts Span before its end.
+type GraphRange struct {
+	Name string
+	Span time.Duration
+}
+
+// GraphRanges are the names "range" accepts, shortest first: day (1 day),
+// week (7 days), month (31 days) and year (366 days), so that a month or a
+// year always shows the whole of the last calendar one.
+var GraphRanges = []GraphRange{
+	{"day", 24 * time.Hour}, {"week", 7 * 24 * time.Hour},
+	{"month", 31 * 24 * time.Hour}, {"year", 366 * 24 * time.Hour},
+}
+
+func graphRangeSpan(name string) (time.Duration, bool) {
+	for _, r := range GraphRanges {
+		if r.Name == name {
+			return r.Span, true
+		}
+	}
+	return 0, false
+}
+
 // ValidTargetName reports whether name may be a target name in a URL: 1 to
 // 255 bytes of valid UTF-8 without control characters, '/' or '\\', and not
 // starting with '.'. It checks syntax only (the Daemon decides what is
@@ -67,7 +91,7 @@ func ValidGraphKey(key string) bool {
 // GraphQueryError is a bad graph request parameter; the handler answers 400
 // with its message.
 type GraphQueryError struct {
-	Param string // "ds", "start", "end", "width", "height", "template", "key", or the unknown name
+	Param string // "ds", "range", "start", "end", "width", "height", "template", "key", or the unknown name
 	Value string
 	Why   string
 }
@@ -86,12 +110,12 @@ func ParseGraphQuery(q url.Values, now time.Time) (graph.Options, error) {
 	o := graph.Options{Width: DefaultGraphWidth, Height: DefaultGraphHeight}
 	for k, vs := range q {
 		switch k {
-		case "ds", "start", "end", "width", "height", "template", "key":
+		case "ds", "range", "start", "end", "width", "height", "template", "key":
 			if k != "ds" && len(vs) > 1 {
 				return o, &GraphQueryError{k, strings.Join(vs, ","), "given more than once"}
 			}
 		default:
-			return o, &GraphQueryError{k, strings.Join(vs, ","), "unknown parameter (want key, template, ds, start, end, width, height)"}
+			return o, &GraphQueryError{k, strings.Join(vs, ","), "unknown parameter (want key, template, ds, range, start, end, width, height)"}
 		}
 	}
 	if v, ok := q["template"]; ok && !graph.ValidTemplateName(v[0]) {
@@ -113,25 +137,42 @@ func ParseGraphQuery(q url.Values, now time.Time) (graph.Options, error) {
 	if o.Height, err = parseSize(q, "height", DefaultGraphHeight, MinGraphHeight, MaxGraphHeight); err != nil {
 		return o, err
 	}
-	o.End = now
+	o.Start, o.End, err = parseGraphSpan(q, now)
+	return o, err
+}
+
+// parseGraphSpan returns the time range of q's "range", "start" and "end":
+// end defaults to now, start to a day (or the range's span) before end.
+func parseGraphSpan(q url.Values, now time.Time) (start, end time.Time, err error) {
+	span := 24 * time.Hour
+	if v := q.Get("range"); q.Has("range") {
+		var known bool
+		if span, known = graphRangeSpan(v); !known {
+			return start, end, &GraphQueryError{"range", v, "want day, week, month or year"}
+		}
+		if q.Get("start") != "" {
+			return start, end, &GraphQueryError{"range", v, "give range or start, not both"}
+		}
+	}
+	end = now
 	if v := q.Get("end"); v != "" {
-		if o.End, err = parseGraphTime(v, now); err != nil {
-			return o, &GraphQueryError{"end", v, err.Error()}
+		if end, err = parseGraphTime(v, now); err != nil {
+			return start, end, &GraphQueryError{"end", v, err.Error()}
 		}
 	}
-	o.Start = o.End.Add(-24 * time.Hour)
+	start = end.Add(-span)
 	if v := q.Get("start"); v != "" {
-		if o.Start, err = parseGraphTime(v, now); err != nil {
-			return o, &GraphQueryError{"start", v, err.Error()}
+		if start, err = parseGraphTime(v, now); err != nil {
+			return start, end, &GraphQueryError{"start", v, err.Error()}
 		}
 	}
-	if !o.Start.Before(o.End) {
-		return o, &GraphQueryError{"start", q.Get("start"), "must be before end"}
+	if !start.Before(end) {
+		return start, end, &GraphQueryError{"start", q.Get("start"), "must be before end"}
 	}
-	if o.End.Sub(o.Start) > MaxGraphSpan {
-		return o, &GraphQueryError{"start", q.Get("start"), "range longer than 20 years"}
+	if end.Sub(start) > MaxGraphSpan {
+		return start, end, &GraphQueryError{"start", q.Get("start"), "range longer than 20 years"}
 	}
-	return o, nil
+	return start, end, nil
 }
 
 func parseDS(vs []string) ([]string, error) {

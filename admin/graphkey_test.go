@@ -1,12 +1,15 @@
 package admin
 
 import (
+	"html"
 	"io"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestGraphByKeyAndTemplate: /graph?key=&template= draws the key's template
@@ -97,19 +100,25 @@ func TestPageOfTablesOnlyTarget(t *testing.T) {
 	}
 }
 
+// pagedDevice is a target "sw1" of n rows p0, p1, ... with the graphs
+// given, 2 rows a device page.
+func pagedDevice(n int, graphs ...string) (*fakeDaemon, http.Handler) {
+	fb := newFakeDaemon(okTarget("sw1"))
+	fb.rows = map[string][]RowStatus{}
+	for i := range n {
+		fb.rows["sw1"] = append(fb.rows["sw1"], RowStatus{Key: "sw1/p" + strconv.Itoa(i), Instance: "p" + strconv.Itoa(i),
+			State: "up", Graphs: graphs})
+	}
+	o := testOptions()
+	o.DeviceRows = 2
+	return fb, NewHandler(fb, o)
+}
+
 // TestDevicePages: rows beyond Options.DeviceRows go to further pages with
 // previous and next links that keep the template; a page past the last
 // shows the last.
 func TestDevicePages(t *testing.T) {
-	fb := newFakeDaemon(okTarget("sw1"))
-	fb.rows = map[string][]RowStatus{}
-	for i := range 5 {
-		fb.rows["sw1"] = append(fb.rows["sw1"], RowStatus{Key: "sw1/p" + strconv.Itoa(i), Instance: "p" + strconv.Itoa(i),
-			State: "up", Graphs: []string{"traffic", "packets"}})
-	}
-	o := testOptions()
-	o.DeviceRows = 2
-	h := NewHandler(fb, o)
+	_, h := pagedDevice(5, "traffic", "packets")
 	for _, c := range []struct {
 		query string
 		rows  []string
@@ -159,5 +168,87 @@ func TestDevicePageKeepsTablesApart(t *testing.T) {
 			!strings.Contains(page, "of "+strconv.Itoa(len(want))) {
 			t.Errorf("template %s: rows %q, want %q:\n%s", tmpl, shown, want, page)
 		}
+	}
+}
+
+// TestDevicePageRanges: a range or a custom start and end in the device
+// page's query is carried by every graph image of the page and by its
+// template, page and range links; a bad one is answered 400 with the page,
+// its error naming the field, and graphs of the default range.
+func TestDevicePageRanges(t *testing.T) {
+	fb, h := pagedDevice(3, "traffic", "packets")
+	srcs := regexp.MustCompile(`data-src="([^"]+)"`)
+	links := regexp.MustCompile(`<a (?:class="tmpl" )?href="(/device/sw1\?[^"]+)"`)
+	rangeLinks := regexp.MustCompile(`<a class="range" data-range="(\w+)" href="([^"]+)"`)
+	for _, c := range []struct {
+		query, carried, chosen, err string
+	}{
+		{"?range=week", "range=week", "week", ""},
+		{"?range=year&template=packets&page=2", "range=year", "year", ""},
+		{"?start=-3d&end=-1d", "end=-1d&start=-3d", "", ""},
+		{"?start=1700000000", "start=1700000000", "", ""},
+		{"", "start=-86400s", "day", ""},
+		{"?start=yesterday", "start=-86400s", "day", `bad start &#34;yesterday&#34;: want Unix seconds`},
+		{"?start=-1d&end=-2d", "start=-86400s", "day", `bad start &#34;-1d&#34;: must be before end`},
+		{"?range=fortnight", "start=-86400s", "day", `bad range &#34;fortnight&#34;: want day, week, month or year`},
+		{"?range=week&end=soon", "start=-86400s", "day", `bad end &#34;soon&#34;`},
+	} {
+		resp := do(t, h, "GET", DeviceURL("sw1")+c.query, "")
+		page := readBody(t, resp)
+		if want := map[bool]int{true: 200, false: 400}[c.err == ""]; resp.StatusCode != want {
+			t.Errorf("%s: status %d, want %d", c.query, resp.StatusCode, want)
+		}
+		if c.err != "" && !strings.Contains(page, `<p class="bad" id="range-error">`+c.err) {
+			t.Errorf("%s: no error %q on the page:\n%s", c.query, c.err, page)
+		}
+		imgs := srcs.FindAllStringSubmatch(page, -1)
+		if len(imgs) < 2 {
+			t.Fatalf("%s: %d graph images", c.query, len(imgs))
+		}
+		for _, m := range imgs {
+			u, _ := url.Parse(html.UnescapeString(m[1]))
+			got := url.Values{}
+			for _, k := range []string{"range", "start", "end"} {
+				if v := u.Query().Get(k); v != "" {
+					got.Set(k, v)
+				}
+			}
+			if got.Encode() != c.carried {
+				t.Errorf("%s: graph %s carries %q, want %q", c.query, u, got.Encode(), c.carried)
+			}
+			if resp := do(t, h, "GET", u.String(), ""); resp.StatusCode != 200 {
+				t.Errorf("%s: graph %s: status %d", c.query, u, resp.StatusCode)
+			}
+		}
+		if ls := links.FindAllStringSubmatch(page, -1); c.err == "" && len(ls) < 2 {
+			t.Errorf("%s: %d template and page links", c.query, len(ls))
+		}
+		for _, m := range links.FindAllStringSubmatch(page, -1) {
+			u, _ := url.Parse(html.UnescapeString(m[1]))
+			want, _ := url.ParseQuery(c.carried)
+			for k := range want {
+				if c.chosen != "day" && u.Query().Get(k) != want.Get(k) { // the default is not in the page's links
+					t.Errorf("%s: link %s drops %s=%s", c.query, u, k, want.Get(k))
+				}
+			}
+		}
+		rl := rangeLinks.FindAllStringSubmatch(page, -1)
+		if want := len(GraphRanges) - map[bool]int{true: 1, false: 0}[c.chosen != ""]; len(rl) != want ||
+			c.chosen != "" && !strings.Contains(page, `<span class="chip ok">`+c.chosen+`</span>`) {
+			t.Errorf("%s: %d range links, want %d and %q shown chosen", c.query, len(rl), want, c.chosen)
+		}
+		for _, m := range rl {
+			u, _ := url.Parse(html.UnescapeString(m[2]))
+			if u.Query().Get("range") != m[1] || u.Query().Has("start") || u.Query().Has("end") {
+				t.Errorf("%s: the %s link is %s", c.query, m[1], u)
+			}
+		}
+	}
+	// The named ranges reach the daemon as the spans they stand for.
+	before := len(fb.graphCalls())
+	do(t, h, "GET", "/graph?key=sw1/p0&template=traffic&range=month", "")
+	calls := fb.graphCalls()[before:]
+	if len(calls) != 1 || calls[0].o.End.Sub(calls[0].o.Start) != 31*24*time.Hour {
+		t.Errorf("range=month drew %+v, want 31 days", calls)
 	}
 }

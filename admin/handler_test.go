@@ -268,6 +268,10 @@ func TestGraphQueryValidation(t *testing.T) {
 		{"ds=a,,b", "ds"},
 		{"ds=" + strings.Repeat("a,", 33) + "a", "ds"},
 		{"colour=red", "colour"},
+		{"range=fortnight", "range"},
+		{"range=day&range=week", "range"},
+		{"range=week&start=-1d", "range"},
+		{"range=week&end=0", "end"},
 	} {
 		t.Run(c.query, func(t *testing.T) {
 			resp := do(t, h, "GET", "/graph/core-1.png?"+c.query, "")
@@ -294,6 +298,11 @@ func TestParseGraphQueryForms(t *testing.T) {
 		{"start=-1h30m&end=now", testNow.Add(-90 * time.Minute), testNow, 600, 200},
 		{"start=1700000000&end=1700086400&width=100&height=50", time.Unix(1700000000, 0), time.Unix(1700086400, 0), 100, 50},
 		{"end=1700086400&width=2000&height=1000", time.Unix(1700000000, 0), time.Unix(1700086400, 0), 2000, 1000},
+		{"range=day", testNow.Add(-24 * time.Hour), testNow, 600, 200},
+		{"range=week", testNow.Add(-7 * 24 * time.Hour), testNow, 600, 200},
+		{"range=month&end=-1d", testNow.Add(-32 * 24 * time.Hour), testNow.Add(-24 * time.Hour), 600, 200},
+		{"range=year&end=1700086400", time.Unix(1700086400-366*86400, 0), time.Unix(1700086400, 0), 600, 200},
+		{"range=week&start=", testNow.Add(-7 * 24 * time.Hour), testNow, 600, 200},
 	} {
 		t.Run(c.query, func(t *testing.T) {
 			q, _ := url.ParseQuery(c.query)

@@ -102,7 +102,8 @@ type cycleView struct {
 	Seq                          uint64
 	Ago, Duration, Interval      string
 	Devices, OK, Failed, Skipped int
-	Overrun, Values, Unknown     int
+	Overrun, Stopped, Values     int
+	Unknown                      int
 	Load                         float64 // duration / interval
 }
 
@@ -164,7 +165,7 @@ func (h *handler) pageData(s Status) pageData {
 		d.Cycle = &cycleView{
 			Seq: c.Seq, Ago: ago(now, c.Start), Duration: humanDuration(c.Duration),
 			Interval: humanDuration(s.PollInterval), Devices: c.Devices, OK: c.OK,
-			Failed: c.Failed, Skipped: c.Skipped, Overrun: c.Overrun, Values: c.Values,
+			Failed: c.Failed, Skipped: c.Skipped, Overrun: c.Overrun, Stopped: c.Stopped, Values: c.Values,
 			Unknown: c.Unknown,
 		}
 		if s.PollInterval > 0 {

@@ -1,7 +1,8 @@
 // Loads the page's graph images and records on <body> how it went:
 // data-images-total (graph images on the page), -requested (given a src),
-// -loaded, -failed, and data-images-done="1" once every requested image
-// has loaded or failed and none waits; a failed image gets class "broken".
+// -loaded, -failed, and data-images-done="1" once the observer has placed
+// every lazy image and every requested image has loaded or failed and none
+// waits; a failed image gets class "broken".
 // Images with a src load at once; those with data-src (class "lazy") are
 // requested only when they come within 300px of the window
 // (IntersectionObserver), at most 3 at a time, so a device page of
@@ -11,13 +12,13 @@
 (function () {
   var b = document.body, MAX = 3;
   var imgs = Array.prototype.slice.call(document.querySelectorAll("img"));
-  var requested = 0, loaded = 0, failed = 0, active = 0, queue = [];
+  var requested = 0, loaded = 0, failed = 0, active = 0, queue = [], unplaced = 0;
   function show() {
     b.setAttribute("data-images-total", imgs.length);
     b.setAttribute("data-images-requested", requested);
     b.setAttribute("data-images-loaded", loaded);
     b.setAttribute("data-images-failed", failed);
-    if (loaded + failed === requested && queue.length === 0) b.setAttribute("data-images-done", "1");
+    if (loaded + failed === requested && queue.length === 0 && unplaced === 0) b.setAttribute("data-images-done", "1");
     else b.removeAttribute("data-images-done");
   }
   function settle(img, lazy) {
@@ -42,8 +43,13 @@
   var lazy = imgs.filter(function (img) { return img.hasAttribute("data-src"); });
   imgs.forEach(function (img) { if (!img.hasAttribute("data-src")) watch(img, false); });
   if (lazy.length > 0 && "IntersectionObserver" in window) {
+    // The observer reports each image once as it starts; until then an
+    // image's place (near the window or not) is unknown.
+    var placed = new WeakSet();
+    unplaced = lazy.length;
     var io = new IntersectionObserver(function (entries) {
       entries.forEach(function (e) {
+        if (!placed.has(e.target)) { placed.add(e.target); unplaced--; }
         if (!e.isIntersecting) return;
         io.unobserve(e.target);
         queue.push(e.target);

@@ -5,7 +5,8 @@
 // the choice of the templates that fit a key's file (ForKey), and drawing
 // (Options.Draw): which data sources a graph may fetch at what cost
 // (cost.go, select.go), the template rendered as rrd_graph's arguments
-// (render.go), and the call through package rrd.
+// (render.go), a range without a known value drawn as "no data yet"
+// (nodata.go), and the call through package rrd.
 //
 // A template names data sources only: every DEF is of the key's own file,
 // and its texts are escaped when it is rendered into librrd's arguments,

@@ -31,7 +31,9 @@ type Options struct {
 // file still (rrdwriter.Writer.Graph calls Draw under the file's lock). A
 // data source the file lacks gives an error wrapping ErrNoDataSource; a
 // graph beyond the bounds, ErrTooLarge; the messages of both name no path
-// (they reach HTTP clients).
+// (they reach HTTP clients). A range in which the drawn data sources have
+// no known value (a file not updated yet, a range before its first poll)
+// is drawn with NoDataLegend in place of the legend's values.
 func (o Options) Draw(path string, fi rrd.FileInfo) ([]byte, error) {
 	return o.draw(path, fi, rrd.Graph)
 }
@@ -50,6 +52,11 @@ func (o Options) draw(path string, fi rrd.FileInfo, graph func(string, rrd.Graph
 	t := o.Template
 	if t == nil {
 		t = lineTemplate(ds)
+	}
+	// A fetch that fails draws as if there were data: librrd, drawing,
+	// says what is wrong.
+	if known, err := rangeHasData(path, t, o); err == nil && !known {
+		t = t.withoutValues()
 	}
 	return graph(path, t.render(path, o))
 }

@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,9 +43,10 @@ func freeUDPPort(t *testing.T) int {
 	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
-// startAgent runs cmd until the end of the test and waits until it answers
-// a v2c Get of sysUpTime with community.
-func startAgent(t *testing.T, cmd *exec.Cmd, port int, community, logPath string) {
+// startAgent runs cmd until the end of the test, or until stop (SIGTERM,
+// then a wait; safe to call twice), and waits until it answers a v2c Get
+// of sysUpTime with community.
+func startAgent(t *testing.T, cmd *exec.Cmd, port int, community, logPath string) (stop func()) {
 	t.Helper()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", cmd.Path, err)
@@ -54,9 +57,15 @@ func startAgent(t *testing.T, cmd *exec.Cmd, port int, community, logPath string
 		log, _ := os.ReadFile(logPath)
 		return fmt.Sprintf("%s log:\n%s", filepath.Base(cmd.Path), log)
 	}
+	var once sync.Once
+	end := func(sig os.Signal) {
+		once.Do(func() {
+			_ = cmd.Process.Signal(sig)
+			<-exited
+		})
+	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
+		end(os.Kill)
 		if t.Failed() {
 			t.Log(showLog())
 		}
@@ -70,7 +79,7 @@ func startAgent(t *testing.T, cmd *exec.Cmd, port int, community, logPath string
 		default:
 		}
 		if _, err := getV2c(port, community, poller.OIDSysUpTime); err == nil {
-			return
+			return func() { end(syscall.SIGTERM) }
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s did not answer on 127.0.0.1:%d within 20s", filepath.Base(cmd.Path), port)
@@ -101,24 +110,31 @@ const (
 // startSnmpd runs net-snmp's snmpd with a v2c community "public" and a v3
 // user with SHA/AES, all state in a temporary directory.
 func startSnmpd(t *testing.T) int {
-	bin := needBinary(t, "snmpd")
-	dir := t.TempDir()
 	port := freeUDPPort(t)
+	startSnmpdIn(t, t.TempDir(), port)
+	return port
+}
+
+// startSnmpdIn runs startSnmpd's snmpd on port with its configuration and
+// its persistent state (engine ID, boots) in dir: started again in the
+// same dir after stop, it is the same SNMP engine, rebooted.
+func startSnmpdIn(t *testing.T, dir string, port int) (stop func()) {
+	bin := needBinary(t, "snmpd")
 	conf := fmt.Sprintf(`agentaddress udp:127.0.0.1:%d
 rocommunity public 127.0.0.1
 rouser %s priv
 createUser %s SHA "%s" AES "%s"
 `, port, v3User, v3User, v3AuthPass, v3PrivPass)
-	confPath := filepath.Join(dir, "snmpd.conf")
+	confPath, persist := filepath.Join(dir, "snmpd.conf"), filepath.Join(dir, "persist")
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	logPath := filepath.Join(dir, "snmpd.log")
-	// -f: foreground; -C -c: only our config; -M /dev/null: no MIB files.
-	cmd := exec.Command(bin, "-f", "-Lf", logPath, "-C", "-c", confPath, "-p", filepath.Join(dir, "pid"), "-M", "/dev/null")
-	cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+filepath.Join(dir, "persist"), "SNMPCONFPATH="+dir)
-	startAgent(t, cmd, port, "public", logPath)
-	return port
+	// -f: foreground; -c and SNMPCONFPATH: only our config and the
+	// persistent state, saved at a stop; -M /dev/null: no MIB files.
+	cmd := exec.Command(bin, "-f", "-Lf", logPath, "-c", confPath, "-p", filepath.Join(dir, "pid"), "-M", "/dev/null")
+	cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+persist, "SNMPCONFPATH="+persist)
+	return startAgent(t, cmd, port, "public", logPath)
 }
 
 func parseOne(t *testing.T, line string) []*fleet.Target {

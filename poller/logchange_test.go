@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"strings"
 	"sync"
@@ -11,15 +12,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
 )
 
 // relay forwards SNMP between the poller and an agent while up is set,
-// and drops every request otherwise (a device that went down).
+// and drops every request otherwise (a device that went down). With
+// lastOne set, it forwards one more request and then goes down.
 type relay struct {
-	conn *net.UDPConn
-	up   atomic.Bool
+	conn    *net.UDPConn
+	up      atomic.Bool
+	lastOne atomic.Bool
 }
 
 func startRelay(t *testing.T, agent string) *relay {
@@ -45,6 +50,9 @@ func startRelay(t *testing.T, agent string) *relay {
 			}
 			if !r.up.Load() {
 				continue
+			}
+			if r.lastOne.CompareAndSwap(true, false) {
+				r.up.Store(false)
 			}
 			up, err := net.DialUDP("udp", nil, to)
 			if err != nil {
@@ -97,7 +105,8 @@ func TestDownDeviceLoggedOnChange(t *testing.T) {
 }
 
 // TestStoppedCycleIsNoOverrun: the devices of a cycle a stop cut short are
-// counted as stopped, not as overrun.
+// counted as stopped, not as overrun, in the cycle's summary and in
+// spoold_poller_last_cycle_devices alike.
 func TestStoppedCycleIsNoOverrun(t *testing.T) {
 	sim := startSim(t, simOptions(1))
 	rl := startRelay(t, sim.Addr().String()) // down: the poll waits for its timeout
@@ -115,6 +124,23 @@ func TestStoppedCycleIsNoOverrun(t *testing.T) {
 	st := p.Cycle(ctx)
 	if st.Overrun != 0 || st.Stopped != 1 {
 		t.Errorf("a cycle cut by a stop: overrun=%d stopped=%d, want 0 and 1", st.Overrun, st.Stopped)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(poller.NewCollector(func() poller.CycleStats { return st }))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() == "spoold_poller_last_cycle_devices" {
+			for _, m := range mf.GetMetric() {
+				got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	if want := map[string]float64{"ok": 0, "failed": 0, "skipped": 0, "overrun": 0, "stopped": 1}; !maps.Equal(got, want) {
+		t.Errorf("spoold_poller_last_cycle_devices by result: %v, want %v as the cycle counts", got, want)
 	}
 }
 

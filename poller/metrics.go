@@ -35,12 +35,13 @@ var metrics = statmetric.Table[CycleStats]{
 	cycleGauge("spoold_poller_last_cycle_seq", "Sequence number of the last poll cycle.", func(c CycleStats) float64 { return float64(c.Seq) }),
 	cycleGauge("spoold_poller_last_cycle_start_time_seconds", "When the last poll cycle started, Unix seconds.", func(c CycleStats) float64 { return statmetric.UnixSeconds(c.Start) }),
 	cycleGauge("spoold_poller_last_cycle_duration_seconds", "Duration of the last poll cycle.", func(c CycleStats) float64 { return c.Duration.Seconds() }),
-	cycleVec("spoold_poller_last_cycle_devices", "Devices of the last poll cycle by result: ok (answered), failed (no answer), skipped (backoff), overrun (cut by the cycle deadline).",
+	cycleVec("spoold_poller_last_cycle_devices", "Devices of the last poll cycle by result: ok (answered), failed (no answer), skipped (backoff), overrun (cut by the cycle deadline), stopped (not polled, or cut short, because the daemon stopped).",
 		[]string{"result"}, func(c CycleStats, emit statmetric.Emit) {
 			emit(float64(c.OK), "ok")
 			emit(float64(c.Failed), "failed")
 			emit(float64(c.Skipped), "skipped")
 			emit(float64(c.Overrun), "overrun")
+			emit(float64(c.Stopped), "stopped")
 		}),
 	cycleVec("spoold_poller_last_cycle_failures", "Failed polls of the last cycle by kind: timeout (no usable answer in time: silent, late, or answers that do not match the request), malformed (bytes that do not parse as SNMP), agent_error (an error status), other.",
 		[]string{"kind"}, func(c CycleStats, emit statmetric.Emit) {

@@ -167,7 +167,16 @@ func librrdFetch(path, cf string, start, end time.Time, step time.Duration) (Fet
 		return Fetched{}, err
 	}
 	defer r.FreeValues()
-	return Fetched{Start: r.Start, End: r.End, Step: r.Step, DS: r.DsNames, Values: r.Values()}, nil
+	// The binding counts one row more than rrd_fetch_r returns (its
+	// RowCnt): only the rows from Start + Step to End are read.
+	rows := int(r.End.Sub(r.Start) / max(r.Step, time.Second))
+	vals := make([]float64, 0, rows*len(r.DsNames))
+	for row := range min(rows, r.RowCnt) {
+		for ds := range r.DsNames {
+			vals = append(vals, r.ValueAt(ds, row))
+		}
+	}
+	return Fetched{Start: r.Start, End: r.End, Step: r.Step, DS: r.DsNames, Values: vals}, nil
 }
 
 // librrdCreate calls rrd_create_r2, never overwriting a file.

@@ -422,6 +422,32 @@ func TestCollectdThroughSpoold(t *testing.T) {
 	}
 }
 
+// TestCollectdThroughSpooldRRDCached: collectd's rrdcached plugin writing
+// into `spoold rrdcached` started with Debian's rrdcached line (the socket,
+// base and journal directories it names, rrdcached's -w 300), the data
+// directory inside the base directory as -B wants: spoold's STATS counts
+// exactly the updates collectd was given, and after rrdtool flushcached
+// --daemon the files hold every value once, each at its time.
+func TestCollectdThroughSpooldRRDCached(t *testing.T) {
+	requireRRDTool(t)
+	dir := t.TempDir()
+	opts := debianOpts(t, dir)
+	base := filepath.Join(dir, "var/lib/rrdcached/db")
+	for _, d := range []string{base, filepath.Join(dir, "var/run")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startDaemon(t, append(append([]string{"rrdcached"}, opts...), "--", "--admin-listen", "127.0.0.1:0")...)
+	sock := protoAddr(t, p)
+	peer := collectdPeer{addr: "unix:" + sock, dataDir: filepath.Join(base, "collectd"),
+		updates: func() (float64, error) { return statsValue(sock, "UpdatesReceived") }}
+	runCollectd(t, peer, flushcached(t, peer.addr))
+	if err := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("spoold rrdcached's stop: %v\n%s", err, p.stderr)
+	}
+}
+
 // checkCollectdCommands: every UPDATE collectd sent was accepted, and the
 // only errors are librrd's FORGETs: collectd makes each file itself with
 // librrd's rrd_create, which, when its client is connected (from the

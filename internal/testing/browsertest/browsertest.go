@@ -1,6 +1,7 @@
 // Package browsertest runs headless Chromium (Debian's chromium) for tests
 // of the admin page: a DOM dump after the page's scripts ran, and a
-// screenshot. It starts one chromium process per call and waits for it.
+// screenshot (Run: one chromium process per call, waited for), or a page
+// driven over the DevTools protocol, clicked and typed into (Start).
 package browsertest
 
 import (
@@ -32,10 +33,7 @@ func Run(t testing.TB, bin string, args ...string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-dev-shm-usage", "--hide-scrollbars", "--user-data-dir=" + t.TempDir()}
-	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	cmd := exec.CommandContext(ctx, bin, append(baseFlags(t), args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
@@ -43,6 +41,14 @@ func Run(t testing.TB, bin string, args ...string) []byte {
 		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
 	}
 	return stdout.Bytes()
+}
+
+// baseFlags keep chromium headless, off the network and quiet, with a
+// profile of its own.
+func baseFlags(t testing.TB) []string {
+	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--hide-scrollbars", "--user-data-dir=" + t.TempDir()}
 }
 
 // Images reads what the admin page's script wrote on <body> once every
