@@ -9,6 +9,8 @@
 # the RRD files. Written is the rate from the first
 # UPDATE until a FLUSH of every file returned. Prints each server's line and
 #   rrdcached_proto: spoold_acked_per_s=<n> rrdcached_acked_per_s=<n> spoold_written_per_s=<n> rrdcached_written_per_s=<n> spoold_lost=<n> rrdcached_lost=<n>
+# Run as root, both servers' directories are on a scratch ext4 of their own
+# (bench/scratchfs.sh), as on a server; the output says which.
 # Usage: bench/rrdcached.sh [FILES] [KILLS]   (FSYNC=batch bench/rrdcached.sh for --fsync batch)
 # Until spoold's --listen is wired it measures rrdcached alone and exits 1.
 set -euo pipefail
@@ -21,16 +23,20 @@ FSYNC=${FSYNC:-none}
 export CGO_ENABLED=1
 command -v rrdcached >/dev/null || scripts/install-deps.sh
 WORK=$(mktemp -d /tmp/spoold-bench-rrdcached.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+. bench/scratchfs.sh
+trap 'scratchfs_cleanup; rm -rf "$WORK"' EXIT
+scratchfs_mount "$WORK" 8G "$WORK/fs"
 go build -o "$WORK/bin/rrdcachedbench" ./bench/rrdcachedbench
 go build -o "$WORK/bin/spoold" ./cmd/spoold
 SPOOLD=""
 if "$WORK/bin/spoold" --help 2>&1 | grep -q -- '--listen '; then
-	: >"$WORK/targets.conf"
-	SPOOLD="$WORK/bin/spoold --listen unix:{SOCK} --rrd-dir {DIR} --spool-dir {WORK}/spool --targets $WORK/targets.conf --admin-listen= --fsync $FSYNC --shutdown-timeout 30m --log-level warn"
+	# rrdcached's own command line, through spoold rrdcached: the journal
+	# directory is the spool.
+	SPOOLD="$WORK/bin/spoold rrdcached -g -l unix:{SOCK} -b {DIR} -B -R -F -j {WORK}/spool -p {WORK}/pid -w 3600 -f 7200 -- --admin-listen= --fsync $FSYNC --shutdown-timeout 30m --log-level warn"
 else
 	echo "bench/rrdcached.sh: this spoold has no --listen (its rrdcached server is not wired yet): rrdcached only" >&2
 fi
-echo "# bench/rrdcached.sh $FILES $KILLS (DS=$DS UPDATES=$UPDATES FSYNC=$FSYNC) on $(uname -r), $(nproc) cores, $(date -u +%Y-%m-%d)"
-"$WORK/bin/rrdcachedbench" -dir "$WORK" -files "$FILES" -ds "$DS" -updates "$UPDATES" -kills "$KILLS" -spoold "$SPOOLD"
+echo "# bench/rrdcached.sh $FILES $KILLS (DS=$DS UPDATES=$UPDATES FSYNC=$FSYNC) on $(uname -r), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%d)"
+echo "# both servers' files: $SCRATCH_FS"
+"$WORK/bin/rrdcachedbench" -dir "$WORK/fs" -files "$FILES" -ds "$DS" -updates "$UPDATES" -kills "$KILLS" -spoold "$SPOOLD"
 [ -n "$SPOOLD" ]

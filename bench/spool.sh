@@ -46,22 +46,17 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 WORK=$(mktemp -d /tmp/spoold-bench-spool.XXXXXX)
-LOOP=""
-cleanup() {
-	if mountpoint -q "$WORK/mnt" 2>/dev/null; then umount "$WORK/mnt" || umount -l "$WORK/mnt" || true; fi
-	if [ -n "$LOOP" ]; then losetup -d "$LOOP" || true; fi
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
+. bench/scratchfs.sh
+trap 'scratchfs_cleanup; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
 go build -o "$WORK/spoolbench" ./bench/spoolbench
-truncate -s 2G "$WORK/fs.img"
-mkfs.ext4 -q -F -i 8192 -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$WORK/fs.img"
-LOOP=$(losetup -f --show "$WORK/fs.img")
-mkdir "$WORK/mnt"
-mount -o noatime,nodiscard "$LOOP" "$WORK/mnt"
-echo "spool fs: ext4 on $LOOP ($(findmnt -no OPTIONS "$WORK/mnt")), 2 GiB sparse image $WORK/fs.img, no discard; root fs: $(findmnt -no OPTIONS /)"
+scratchfs_mount "$WORK" 2G "$WORK/mnt" -i 8192
+if [ -z "$SCRATCH_DIR" ]; then
+	echo "bench/spool.sh: could not mount the scratch ext4 file system" >&2
+	exit 1
+fi
+echo "spool fs: $SCRATCH_FS"
 echo "machine: $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)"
 "$WORK/spoolbench" --dir "$WORK/mnt" --targets "$TARGETS" --polls "$POLLS" --counters "$COUNTERS" \
 	--order "$ORDER" ${CPUPROFILE:+--cpuprofile "$CPUPROFILE"}
