@@ -12,7 +12,7 @@
 # bench/warmup/main.go documents each figure of the line it prints:
 #   warmup: files=<n> walk_s=<s> first_write_s=<s> drained_s=<s> graph_p99_ms=<ms> graph_failed=<n>
 # after a "# mode=..." header line. Run as root, the spool and RRD files
-# live on a loop-mounted ext4 image (noatime, no discard), removed on exit;
+# live on a loop-mounted ext4 image (bench/scratchfs.sh), removed on exit;
 # otherwise in a temp directory on /tmp, whatever its file system does.
 # Disk: about 100 KB per RRD file (2 data sources, default RRAs), one
 # mode's files at a time.
@@ -25,25 +25,14 @@ TARGETS=${1:-20000}
 POLLS=${2:-12}
 export CGO_ENABLED=1
 WORK=$(mktemp -d /tmp/spoold-bench-warmup.XXXXXX)
-MNT=""
-cleanup() {
-	if [ -n "$MNT" ]; then umount "$MNT" || true; fi
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
+. bench/scratchfs.sh
+trap 'scratchfs_cleanup; rm -rf "$WORK"' EXIT
 
 go build -o "$WORK/spoold" ./cmd/spoold
 go build -o "$WORK/warmup" ./bench/warmup
 DATA="$WORK/data"
-mkdir -p "$DATA"
-FS="temp directory $WORK on $(df --output=target "$WORK" | tail -1) ($(findmnt -no OPTIONS -T "$WORK"))"
-if [ "$(id -u)" = 0 ] &&
-	truncate -s 8G "$WORK/fs.img" &&
-	mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$WORK/fs.img" &&
-	mount -o loop,noatime "$WORK/fs.img" "$DATA"; then
-	MNT="$DATA"
-	FS="loop-mounted ext4 image (noatime, no discard)"
-fi
+scratchfs_mount "$WORK" 8G "$DATA"
+FS=$SCRATCH_FS
 
 for mode in ${MODES:-segments files}; do
 	echo "# mode=$mode targets=$TARGETS polls=$POLLS fs=$FS"
