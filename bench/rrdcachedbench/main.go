@@ -13,10 +13,12 @@
 // must stay in the foreground.
 //
 // It prints one line per server, "<name>: acked_per_s=<n>
-// written_per_s=<n> acked_cpu_us=<n> written_cpu_us=<n> lost=<n> kills=<n>
-// acked=<n>" (the cpu figures: the server process's CPU time per update
-// until the last acknowledgement and until the flush returned), then the
-// rrdcached_proto summary line when both ran.
+// written_per_s=<n> acked_cpu_us=<n> written_cpu_us=<n> again_acked_per_s=<n>
+// again_cpu_us=<n> lost=<n> kills=<n> acked=<n>" (the cpu figures: the
+// server process's CPU time per update until the last acknowledgement and
+// until the flush returned; again: the first kill round's acknowledgements,
+// each file's second BATCH, -1 without kills), then the rrdcached_proto
+// summary line when both ran.
 package main
 
 import (
@@ -65,8 +67,12 @@ type result struct {
 	// flush returned, in µs: what a loaded machine changes less than the
 	// rates.
 	ackedCPU, writtenCPU float64
-	lost, kills          int
-	ackedTotal           int
+	// again and againCPU are acked and ackedCPU of the first kill round:
+	// each file's next BATCH, as a client sends one every interval (-1:
+	// no kill round ran).
+	again, againCPU float64
+	lost, kills     int
+	ackedTotal      int
 }
 
 func main() {
@@ -86,7 +92,8 @@ func main() {
 			log.Fatalf("rrdcachedbench: %s: %v", s.name, err)
 		}
 		res[s.name] = r
-		fmt.Printf("%s: acked_per_s=%.0f written_per_s=%.0f acked_cpu_us=%.1f written_cpu_us=%.1f lost=%d kills=%d acked=%d\n", s.name, r.acked, r.written, r.ackedCPU, r.writtenCPU, r.lost, r.kills, r.ackedTotal)
+		fmt.Printf("%s: acked_per_s=%.0f written_per_s=%.0f acked_cpu_us=%.1f written_cpu_us=%.1f again_acked_per_s=%.0f again_cpu_us=%.1f lost=%d kills=%d acked=%d\n",
+			s.name, r.acked, r.written, r.ackedCPU, r.writtenCPU, r.again, r.againCPU, r.lost, r.kills, r.ackedTotal)
 	}
 	sp, ok1 := res["spoold"]
 	rc, ok2 := res["rrdcached"]
@@ -141,10 +148,16 @@ func runServer(name, cmdline string) (result, error) {
 	res.written = float64(acked) / time.Since(t0).Seconds()
 	res.writtenCPU = float64((s.cpu() - cpu0).Microseconds()) / float64(acked)
 	res.ackedTotal = acked
+	res.again, res.againCPU = -1, -1
 	for k := 1; k <= *kills; k++ {
+		t0, cpu0 := time.Now(), s.cpu()
 		n, err := round(ctx, c, k)
 		if err != nil {
 			return result{}, err
+		}
+		if k == 1 {
+			res.again = float64(n) / time.Since(t0).Seconds()
+			res.againCPU = float64((s.cpu() - cpu0).Microseconds()) / float64(n)
 		}
 		s.kill() // right after the last acknowledgement
 		c.Close()
