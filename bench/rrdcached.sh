@@ -12,7 +12,6 @@
 # Run as root, both servers' directories are on a scratch ext4 of their own
 # (bench/scratchfs.sh), as on a server; the output says which.
 # Usage: bench/rrdcached.sh [FILES] [KILLS]   (FSYNC=batch bench/rrdcached.sh for --fsync batch)
-# Until spoold's --listen is wired it measures rrdcached alone and exits 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FILES=${1:-10000}
@@ -28,15 +27,9 @@ trap 'scratchfs_cleanup; rm -rf "$WORK"' EXIT
 scratchfs_mount "$WORK" 8G "$WORK/fs"
 go build -o "$WORK/bin/rrdcachedbench" ./bench/rrdcachedbench
 go build -o "$WORK/bin/spoold" ./cmd/spoold
-SPOOLD=""
-if "$WORK/bin/spoold" --help 2>&1 | grep -q -- '--listen '; then
-	# rrdcached's own command line, through spoold rrdcached: the journal
-	# directory is the spool.
-	SPOOLD="$WORK/bin/spoold rrdcached -g -l unix:{SOCK} -b {DIR} -B -R -F -j {WORK}/spool -p {WORK}/pid -w 3600 -f 7200 -- --admin-listen= --fsync $FSYNC --shutdown-timeout 30m --log-level warn"
-else
-	echo "bench/rrdcached.sh: this spoold has no --listen (its rrdcached server is not wired yet): rrdcached only" >&2
-fi
+# rrdcached's own command line, through spoold rrdcached: the journal
+# directory is the spool.
+SPOOLD="$WORK/bin/spoold rrdcached -g -l unix:{SOCK} -b {DIR} -B -R -F -j {WORK}/spool -p {WORK}/pid -w 3600 -f 7200 -- --admin-listen= --fsync $FSYNC --shutdown-timeout 30m --log-level warn"
 echo "# bench/rrdcached.sh $FILES $KILLS (DS=$DS UPDATES=$UPDATES FSYNC=$FSYNC) on $(uname -r), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%d)"
 echo "# both servers' files: $SCRATCH_FS"
 "$WORK/bin/rrdcachedbench" -dir "$WORK/fs" -files "$FILES" -ds "$DS" -updates "$UPDATES" -kills "$KILLS" -spoold "$SPOOLD"
-[ -n "$SPOOLD" ]
