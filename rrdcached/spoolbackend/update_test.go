@@ -135,10 +135,18 @@ func FuzzParseUpdate(f *testing.F) {
 		if e.Time <= 0 || e.Milli > 999 || len(e.Values) != len(protoDS) {
 			t.Fatalf("accepted %q as %+v", s, e)
 		}
-		// A GAUGE's value is the number strtod reads, as ParseFloat does.
-		if vals := strings.Split(s, ":"); len(vals) == len(protoDS)+1 && e.Values[3].Type == spool.Gauge {
-			if want, err := strconv.ParseFloat(vals[4], 64); err != nil || e.Values[3].Gauge != want {
-				t.Fatalf("%q: GAUGE value %v; ParseFloat reads %v, %v", s, e.Values[3].Gauge, want, err)
+		// A GAUGE's value is the number strtod reads, as ParseFloat does;
+		// a COUNTER's the integer ParseUint reads.
+		if vals := strings.Split(s, ":"); len(vals) == len(protoDS)+1 {
+			if e.Values[3].Type == spool.Gauge {
+				if want, err := strconv.ParseFloat(vals[4], 64); err != nil || e.Values[3].Gauge != want {
+					t.Fatalf("%q: GAUGE value %v; ParseFloat reads %v, %v", s, e.Values[3].Gauge, want, err)
+				}
+			}
+			if e.Values[0].Type == spool.Counter {
+				if want, err := strconv.ParseUint(vals[1], 10, 64); err != nil || e.Values[0].Counter != want {
+					t.Fatalf("%q: COUNTER value %v; ParseUint reads %v, %v", s, e.Values[0].Counter, want, err)
+				}
 			}
 		}
 		// librrd gets the same text back: "-0" and "0.0" may come back as
