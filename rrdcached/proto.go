@@ -30,7 +30,8 @@ var ErrBrokenCommand = errors.New("parse command: the command word ends in a lon
 // Command. The only error is ErrBrokenCommand.
 func ParseCommand(line []byte) (Command, error) {
 	fields := make([]string, 0, 1+bytes.Count(line, []byte{' '}))
-	var field []byte // a field with escapes, built byte by byte
+	str := string(line) // one copy: the fields without escapes are parts of it
+	var field []byte    // a field with escapes, built byte by byte
 	start, escaped, broken := 0, false, false
 	for i := 0; i < len(line); i++ {
 		switch b := line[i]; b {
@@ -38,7 +39,7 @@ func ParseCommand(line []byte) (Command, error) {
 			if escaped {
 				fields = append(fields, string(field))
 			} else {
-				fields = append(fields, string(line[start:i]))
+				fields = append(fields, str[start:i])
 			}
 			start, escaped = i+1, false
 		case '\\':
@@ -62,7 +63,7 @@ func ParseCommand(line []byte) (Command, error) {
 	case escaped:
 		fields = append(fields, string(field))
 	default:
-		fields = append(fields, string(line[start:]))
+		fields = append(fields, str[start:])
 	}
 	if len(fields) == 0 {
 		return Command{}, ErrBrokenCommand
