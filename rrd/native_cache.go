@@ -307,6 +307,22 @@ func (s *headerSet) find(b []byte) (*Header, *plan) {
 	return nil, nil
 }
 
+// parse is ParseHeader(b) through s: the static bytes of a header seen
+// before are compared, not parsed again. The header is shared: read only.
+func (s *headerSet) parse(b []byte) (*Header, int, error) {
+	if h, _ := s.find(b); h != nil {
+		return h, int(h.liveOff), nil
+	}
+	h, need, err := ParseHeader(b)
+	if h != nil {
+		s.add(h, nil)
+	}
+	return h, need, err
+}
+
+// readHeaders keeps the headers of the Go readers (Info, ReadGeometry).
+var readHeaders headerSet
+
 func (s *headerSet) add(h *Header, p *plan) {
 	s.mu.Lock()
 	if len(s.m) >= maxKnownHeaders || s.m == nil {
