@@ -56,7 +56,8 @@ func TimeOf(sec int64, milli uint16) (int64, int64) {
 // update or tune, rrdcached, another spoold) holds the file's lock.
 var ErrLocked = errors.New("could not lock RRD")
 
-// File is an RRD file open for native updates. It is not safe for
+// File is an RRD file open for native updates (Files opens and closes
+// it for each batch; tests, with Open). It is not safe for
 // concurrent use, and the caller serializes the updates of one file: the
 // lock, librrd's, excludes other processes only.
 type File struct {
@@ -73,46 +74,8 @@ type File struct {
 	writeHead func(fd int, b []byte, off int64) error
 }
 
-// Open opens path for native updates and reads its header. A file the
-// native path does not handle gives a *NotNativeError (and no File).
-func Open(path string) (*File, error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM) // a hint: no read-ahead
-	f := openedFile(path, fd)
-	if _, err := f.readHeader(); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	return f, nil
-}
-
 func openedFile(path string, fd int) *File {
 	return &File{path: path, fd: fd, writeHead: fileutil.PwriteAll}
-}
-
-// Path is the file's path as opened.
-func (f *File) Path() string { return f.path }
-
-// Header is the file's static header as last read.
-func (f *File) Header() *Header { return f.h }
-
-// Fd is the open descriptor (for the caller's checks, fstat).
-func (f *File) Fd() int { return f.fd }
-
-// Close closes the file; a second Close does nothing.
-func (f *File) Close() error {
-	if f.fd < 0 {
-		return nil
-	}
-	err := unix.Close(f.fd)
-	f.fd = -1
-	if err != nil {
-		return &fs.PathError{Op: "close", Path: f.path, Err: err}
-	}
-	return nil
 }
 
 // readHeader reads the whole header into f.buf (grown as needed) and

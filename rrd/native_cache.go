@@ -236,8 +236,10 @@ func (c *Files) Close() error {
 	clear(c.kept)
 	clear(c.not)
 	c.lru.prev, c.lru.next = &c.lru, &c.lru
-	c.known.clear()
 	c.mu.Unlock()
+	c.known.mu.Lock()
+	c.known.m = nil
+	c.known.mu.Unlock()
 	return nil
 }
 
@@ -331,10 +333,4 @@ func (s *headerSet) add(h *Header, p *plan) {
 	s.m[string(h.raw)] = parsedHeader{h, p}
 	s.mu.Unlock()
 	s.last.Store(h.headerLen)
-}
-
-func (s *headerSet) clear() {
-	s.mu.Lock()
-	s.m = nil
-	s.mu.Unlock()
 }
