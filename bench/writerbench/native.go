@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -23,8 +24,8 @@ import (
 //
 // CPU is this process's user + system time over the updates only: the
 // rows are formatted before the clock starts, as rrdfloor's are (into one
-// string, which the garbage collector does not scan); pages read
-// are /proc/vmstat pgpgin (every process: the machine should be quiet);
+// string, which the garbage collector does not scan); pages read are
+// this process's, /proc/self/io read_bytes, as rrdfloor counts them;
 // head pages are the pages the live head of the first file spans (its
 // last update, PDP and CDP prep and row pointers).
 func runNative() error {
@@ -53,7 +54,7 @@ func runNative() error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	pages0, cpu0, t0 := pagesRead(), selfCPU(), time.Now()
+	pages0, cpu0, t0 := selfReadPages(), selfCPU(), time.Now()
 	var next atomic.Int64
 	errs := make(chan error, *writers)
 	var wg sync.WaitGroup
@@ -81,7 +82,7 @@ func runNative() error {
 		}()
 	}
 	wg.Wait()
-	wall, cpu, pages := time.Since(t0), selfCPU()-cpu0, pagesRead()-pages0
+	wall, cpu, pages := time.Since(t0), selfCPU()-cpu0, selfReadPages()-pages0
 	close(errs)
 	if err := <-errs; err != nil {
 		return err
@@ -131,6 +132,19 @@ func headPages(path string) (pages int64, rras int, err error) {
 	}
 	off, n := h.LiveRange()
 	return (off+n-1)/4096 - off/4096 + 1, len(h.RRA), nil
+}
+
+// selfReadPages is the 4 KiB pages this process had read from the
+// storage layer (/proc/self/io read_bytes).
+func selfReadPages() float64 {
+	b, _ := os.ReadFile("/proc/self/io")
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "read_bytes: "); ok {
+			n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return n / 4096
+		}
+	}
+	return 0
 }
 
 // selfCPU is this process's user and system CPU time so far.
