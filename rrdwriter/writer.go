@@ -73,7 +73,7 @@ func New(sp *spool.Spool, ix *shm.Index, o Options) (*Writer, error) {
 		lim:      newLimiter(o.WriteRate),
 	}
 	w.rm = newRemover(w)
-	w.rq = newRemovals(w)
+	w.rq = newRemovals(func(r spool.Ref) { w.removeSegment(w.sp, r) }, w.o.Writers)
 	w.segBufs.New = func() any { return new(spool.SegmentBuffer) }
 	w.rowBufs.New = func() any { return new(rowScratch) }
 	w.fwd, _ = o.RRD.(*forwarder)
