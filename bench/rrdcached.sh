@@ -25,7 +25,10 @@ trap 'rm -rf "$WORK"' EXIT
 go build -o "$WORK/bin/rrdcachedbench" ./bench/rrdcachedbench
 go build -o "$WORK/bin/spoold" ./cmd/spoold
 SPOOLD=""
-if "$WORK/bin/spoold" --help 2>&1 | grep -q -- '--listen '; then
+# The help read whole first: grep -q stops at the first match, and the
+# SIGPIPE it leaves spoold would fail the pipe (pipefail).
+HELP=$("$WORK/bin/spoold" --help 2>&1 || true)
+if grep -q -- '--listen ' <<<"$HELP"; then
 	: >"$WORK/targets.conf"
 	SPOOLD="$WORK/bin/spoold --listen unix:{SOCK} --rrd-dir {DIR} --spool-dir {WORK}/spool --targets $WORK/targets.conf --admin-listen= --fsync $FSYNC --shutdown-timeout 30m --log-level warn"
 else
