@@ -7,10 +7,12 @@
  * per file with all of its rows, nothing else (no protocol, no journal, no
  * spool). It prints on stdout
  *
- *   <values/s> <µs of CPU per file>
+ *   <values/s> <µs of CPU per file> <4 KiB pages read from the device per file>
  *
  * CPU is getrusage(RUSAGE_SELF), user + system of all threads, over the
- * updates only; the rows are formatted before the clock starts. With -c
+ * updates only; the rows are formatted before the clock starts. Pages
+ * read are this process's: /proc/self/io read_bytes over the updates
+ * (librrd's page faults on its mapping, and its reads). With -c
  * (cold) every file is synced and dropped from the page cache
  * (posix_fadvise DONTNEED) first, as writerbench -cold does for the other
  * modes. THREADS threads (default 1) take the files in turn, as rrdcached's
@@ -58,6 +60,21 @@ static double now_seconds(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* read_bytes is /proc/self/io's read_bytes: bytes this process had read
+ * from the storage layer. */
+static long long read_bytes(void)
+{
+	FILE *f = fopen("/proc/self/io", "r");
+	char line[128];
+	long long n = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "read_bytes: %lld", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
 }
 
 /* drop writes path back and drops it from the page cache. */
@@ -136,6 +153,7 @@ int main(int argc, char **argv)
 	if (cold)
 		for (long i = 0; i < files; i++)
 			drop(paths[i]);
+	long long r0 = read_bytes();
 	double c0 = cpu_seconds(), t0 = now_seconds();
 	for (long t = 0; t < threads; t++)
 		if (pthread_create(&tids[t], NULL, updater, NULL) != 0) {
@@ -145,6 +163,7 @@ int main(int argc, char **argv)
 	for (long t = 0; t < threads; t++)
 		pthread_join(tids[t], NULL);
 	double el = now_seconds() - t0, cpu = cpu_seconds() - c0;
-	printf("%.0f %.0f\n", files * values * ds / el, cpu * 1e6 / files);
+	double pages = (read_bytes() - r0) / 4096.0 / files;
+	printf("%.0f %.0f %.1f\n", files * values * ds / el, cpu * 1e6 / files, pages);
 	return 0;
 }

@@ -35,12 +35,14 @@
 # (CPU: user + system of the process over its timed part.) native_us is
 # the same for the native update path (writerbench -mode native: one
 # rrd.Files.Update a file with all its rows, WRITERS goroutines), on a
-# fourth set made after the third is removed. With COLD=1 also, for those
-# two sets:
-#   writer_pages: librrd_pages_per_file=<4 KiB pages read in from disk per
-#   file by rrdfloor (/proc/vmstat pgpgin around it)> native_pages_per_file=
-#   <the same for the native path> head_pages=<pages the live head of a
-#   file spans> rras_per_file=<its archives>
+# copy of rrdfloor's files made before rrdfloor ran (synced, and dropped
+# from the page cache with COLD=1). With COLD=1 also, for those updates
+# of the same files:
+#   writer_pages: librrd_pages_per_file=<4 KiB pages read from the device
+#   per file by rrdfloor (its own /proc/self/io read_bytes: librrd's page
+#   faults and reads)> native_pages_per_file=<the same for the native
+#   path> head_pages=<pages the live head of a file spans>
+#   rras_per_file=<its archives>
 # Goal: native_pages_per_file <= librrd_pages_per_file and <= head_pages +
 # rras_per_file + 1.
 # FS=loop (root only) runs everything (RRD files, spool, rrdcached's
@@ -54,7 +56,7 @@
 # through the loop device: compare writer_limit only without FS=loop.
 # Usage: bench/writer.sh [FILES] [CLI_FILES]   (defaults 10000 500)
 # Disk: each file is about 1.8 MB (40 DS x 5,744 rows x 8 B); the script
-# creates three sets of FILES files plus CLI_FILES, in a temp directory.
+# creates four sets of FILES files plus CLI_FILES, in a temp directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FILES=${1:-10000}
@@ -86,9 +88,9 @@ if [ "${FS:-}" = loop ]; then
 		echo "bench/writer.sh: FS=loop needs root (it loop-mounts a scratch ext4 file system)" >&2
 		exit 1
 	fi
-	# Three sets of RRD files, the CLI set, fio's file (at most 4 GiB)
+	# Four sets of RRD files, the CLI set, fio's file (at most 4 GiB)
 	# and room for the spool and the journal.
-	img_gib=$(((3 * FILES + CLI_FILES) * 2 / 1000 + 6))
+	img_gib=$(((4 * FILES + CLI_FILES) * 2 / 1000 + 6))
 	truncate -s "${img_gib}G" "$WORK/fs.img"
 	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$WORK/fs.img"
 	LOOP=$(losetup -f --show --direct-io=on "$WORK/fs.img")
@@ -138,23 +140,22 @@ for _ in $(seq 100); do [ -S "$WORK/sock" ] && break; sleep 0.1; done
 rrdcached=$($B -mode rrdcached -pid "$CACHED_PID" -dir "$DATA/cached-rrd" -sock "$WORK/sock")
 kill "$CACHED_PID"; wait "$CACHED_PID" 2>/dev/null || true; CACHED_PID=""
 
-# Made now, not with the others: three sets at once may not all stay in
+# Made now, not with the others: four sets at once may not all stay in
 # the page cache (COLD=0), and the first two are done with.
+# librrd and the native path update the same files: a set and its copy
+# (the same bytes, the same current rows; rrdtool create picks those at
+# random), with the same rows.
 $B -mode create -dir "$DATA/floor-rrd"
-pgpgin() { awk '$1 == "pgpgin" { print $2 }' /proc/vmstat; }
-in0=$(pgpgin)
+cp -a "$DATA/floor-rrd" "$DATA/native-rrd"
 floor=$("$WORK/rrdfloor" ${COLDFLAG:+-c} "$DATA/floor-rrd" "$FILES" "$DS" "$VALUES" "$WRITERS")
-floor_pages=$(python3 -c "print(round(($(pgpgin) - $in0) / 4 / $FILES, 1))")
-rm -rf "$DATA/floor-rrd"
-$B -mode create -dir "$DATA/native-rrd"
 native=$($B -mode native -dir "$DATA/native-rrd" -writers "$WRITERS")
-rm -rf "$DATA/native-rrd"
+rm -rf "$DATA/floor-rrd" "$DATA/native-rrd"
 
 cli=$($B -mode cli -files "$CLI_FILES" -dir "$DATA/cli-rrd")
 
 read -r s s_pages s_rps s_cpu <<<"$spoold"
 read -r c c_pages c_cpu <<<"$rrdcached"
-read -r f f_cpu <<<"$floor"
+read -r f f_cpu floor_pages <<<"$floor"
 read -r n n_cpu n_pages head_pages rras <<<"$native"
 python3 - "$s" "$c" "$cli" "$s_pages" "$c_pages" "$FILES" "$VALUES" "$COLD" <<'PY'
 import sys

@@ -255,9 +255,16 @@ func (h *Header) sameStatic(b []byte) bool {
 // live is a file's live head, read in one piece (b: live_head_t through
 // rra_ptr_t) and changed in place, so that bytes an update does not touch
 // (padding, parameters of other archive kinds) are written back as read.
+// pdpBase, cdpBase and ptrBase are where its parts start in b (set).
 type live struct {
-	h *Header
-	b []byte
+	h                         *Header
+	b                         []byte
+	pdpBase, cdpBase, ptrBase int
+}
+
+// set makes l the live head b of a file of header h.
+func (l *live) set(h *Header, b []byte) {
+	*l = live{h: h, b: b, pdpBase: int(h.pdpOff - h.liveOff), cdpBase: int(h.cdpOff - h.liveOff), ptrBase: int(h.ptrOff - h.liveOff)}
 }
 
 func (l *live) lastUp() int64   { return int64(ne.Uint64(l.b[0:])) }
@@ -267,11 +274,16 @@ func (l *live) setLast(sec, usec int64) {
 	ne.PutUint64(l.b[8:], uint64(usec))
 }
 
-// pdp returns the offset in b of data source i's pdp_prep_t.
-func (l *live) pdp(i int) int { return int(l.h.pdpOff-l.h.liveOff) + i*pdpPrepSize }
+// pdpPrep is one pdp_prep_t in place.
+type pdpPrep [pdpPrepSize]byte
+
+func (l *live) pdp(i int) *pdpPrep {
+	o := l.pdpBase + i*pdpPrepSize
+	return (*pdpPrep)(l.b[o : o+pdpPrepSize])
+}
 
 // lastDS returns data source i's last_ds bytes (30, NUL-padded).
-func (l *live) lastDS(i int) []byte { o := l.pdp(i); return l.b[o : o+lastDSLen] }
+func (l *live) lastDS(i int) []byte { return l.pdp(i)[:lastDSLen] }
 
 // setLastDS stores s as librrd does: its first 29 bytes, NUL-padded.
 func (l *live) setLastDS(i int, s string) {
@@ -280,31 +292,33 @@ func (l *live) setLastDS(i int, s string) {
 	clear(d[n:])
 }
 
-func (l *live) pdpCnt(i, k int) uint64        { return ne.Uint64(l.b[l.pdp(i)+32+8*k:]) }
-func (l *live) setPDPCnt(i, k int, v uint64)  { ne.PutUint64(l.b[l.pdp(i)+32+8*k:], v) }
-func (l *live) pdpVal(i, k int) float64       { return math.Float64frombits(l.pdpCnt(i, k)) }
-func (l *live) setPDPVal(i, k int, v float64) { l.setPDPCnt(i, k, math.Float64bits(v)) }
+func (p *pdpPrep) cnt(k int) uint64        { return ne.Uint64(p[32+8*k:]) }
+func (p *pdpPrep) setCnt(k int, v uint64)  { ne.PutUint64(p[32+8*k:], v) }
+func (p *pdpPrep) val(k int) float64       { return math.Float64frombits(p.cnt(k)) }
+func (p *pdpPrep) setVal(k int, v float64) { p.setCnt(k, math.Float64bits(v)) }
 
-// cdp returns the cdp_prep_t of archive r, data source i.
-func (l *live) cdp(r, i int) cdpPrep {
-	o := int(l.h.cdpOff-l.h.liveOff) + (r*len(l.h.DS)+i)*cdpPrepSize
-	return cdpPrep(l.b[o : o+cdpPrepSize : o+cdpPrepSize])
+// cdps returns the cdp_prep_t of archive r, one a data source.
+func (l *live) cdps(r int) []byte {
+	n := len(l.h.DS) * cdpPrepSize
+	o := l.cdpBase + r*n
+	return l.b[o : o+n]
+}
+
+// cdpAt returns the i-th cdp_prep_t of cdps.
+func cdpAt(cdps []byte, i int) *cdpPrep {
+	return (*cdpPrep)(cdps[i*cdpPrepSize : (i+1)*cdpPrepSize])
 }
 
 // cdpPrep is one cdp_prep_t in place: its scratch array.
-type cdpPrep []byte
+type cdpPrep [cdpPrepSize]byte
 
-func (c cdpPrep) cnt(k int) uint64        { return ne.Uint64(c[8*k:]) }
-func (c cdpPrep) setCnt(k int, v uint64)  { ne.PutUint64(c[8*k:], v) }
-func (c cdpPrep) val(k int) float64       { return math.Float64frombits(c.cnt(k)) }
-func (c cdpPrep) setVal(k int, v float64) { c.setCnt(k, math.Float64bits(v)) }
+func (c *cdpPrep) cnt(k int) uint64        { return ne.Uint64(c[8*k:]) }
+func (c *cdpPrep) setCnt(k int, v uint64)  { ne.PutUint64(c[8*k:], v) }
+func (c *cdpPrep) val(k int) float64       { return math.Float64frombits(c.cnt(k)) }
+func (c *cdpPrep) setVal(k int, v float64) { c.setCnt(k, math.Float64bits(v)) }
 
-func (l *live) curRow(r int) uint64 {
-	return ne.Uint64(l.b[int(l.h.ptrOff-l.h.liveOff)+r*rraPtrSize:])
-}
-func (l *live) setCurRow(r int, v uint64) {
-	ne.PutUint64(l.b[int(l.h.ptrOff-l.h.liveOff)+r*rraPtrSize:], v)
-}
+func (l *live) curRow(r int) uint64       { return ne.Uint64(l.b[l.ptrBase+r*rraPtrSize:]) }
+func (l *live) setCurRow(r int, v uint64) { ne.PutUint64(l.b[l.ptrBase+r*rraPtrSize:], v) }
 
 // check reports a live head librrd would not have written: a current row
 // outside its archive.

@@ -44,7 +44,7 @@ func parseGeometry(b []byte) (l Geometry, need int, err error) {
 // and the live head at the start of b; need > len(b) (and no error) when b
 // is too short.
 func parseDefs(b []byte) (l Geometry, need int, err error) {
-	h, need, err := ParseHeader(b)
+	h, need, err := readHeaders.parse(b)
 	if err != nil || h == nil {
 		return Geometry{}, need, err
 	}

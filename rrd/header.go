@@ -20,7 +20,7 @@ var ErrHeaderUnknown = errors.New("rrd header not recognized by the Go reader")
 // the header takes need bytes. A file it does not recognize gives an
 // error wrapping ErrHeaderUnknown.
 func parseHeader(b []byte) (fi FileInfo, need int, err error) {
-	h, need, err := ParseHeader(b)
+	h, need, err := readHeaders.parse(b)
 	if err != nil || h == nil {
 		return FileInfo{}, need, err
 	}

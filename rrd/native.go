@@ -56,7 +56,8 @@ func TimeOf(sec int64, milli uint16) (int64, int64) {
 // update or tune, rrdcached, another spoold) holds the file's lock.
 var ErrLocked = errors.New("could not lock RRD")
 
-// File is an RRD file open for native updates. It is not safe for
+// File is an RRD file open for native updates (Files opens and closes
+// it for each batch; tests, with Open). It is not safe for
 // concurrent use, and the caller serializes the updates of one file: the
 // lock, librrd's, excludes other processes only.
 type File struct {
@@ -65,75 +66,46 @@ type File struct {
 	h    *Header
 	p    *plan
 	s    *stepper
-	wbuf []byte // rows being written
+	hs   *headerSet // nil: every header parsed
+	buf  []byte     // the header read
+	wbuf []byte     // rows being written
 
 	// writeHead writes the live head; tests replace it to cut the write.
 	writeHead func(fd int, b []byte, off int64) error
-}
-
-// Open opens path for native updates and reads its header. A file the
-// native path does not handle gives a *NotNativeError (and no File).
-func Open(path string) (*File, error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM) // a hint: no read-ahead
-	f := openedFile(path, fd)
-	bp := headBufs.Get().(*[]byte)
-	defer headBufs.Put(bp)
-	if _, err := f.readHeader(bp); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	return f, nil
 }
 
 func openedFile(path string, fd int) *File {
 	return &File{path: path, fd: fd, writeHead: fileutil.PwriteAll}
 }
 
-// Path is the file's path as opened.
-func (f *File) Path() string { return f.path }
-
-// Header is the file's static header as last read.
-func (f *File) Header() *Header { return f.h }
-
-// Fd is the open descriptor (for the caller's checks, fstat).
-func (f *File) Fd() int { return f.fd }
-
-// Close closes the file; a second Close does nothing.
-func (f *File) Close() error {
-	if f.fd < 0 {
-		return nil
-	}
-	err := unix.Close(f.fd)
-	f.fd = -1
-	if err != nil {
-		return &fs.PathError{Op: "close", Path: f.path, Err: err}
-	}
-	return nil
-}
-
-// readHeader reads the whole header into *bp (grown as needed) and
-// parses its static part unless it is the one parsed already; it returns
-// the header's bytes.
-func (f *File) readHeader(bp *[]byte) ([]byte, error) {
+// readHeader reads the whole header into f.buf (grown as needed) and
+// parses its static part unless it is the one parsed already (or, with a
+// headerSet, one parsed for another file); it returns the header's bytes.
+func (f *File) readHeader() ([]byte, error) {
 	size := rrdHeaderRead
-	if f.h != nil {
+	switch {
+	case f.h != nil:
 		size = int(f.h.headerLen)
+	case f.hs != nil:
+		size = max(size, int(f.hs.last.Load()))
 	}
 	for {
-		if cap(*bp) < size {
-			*bp = make([]byte, size)
+		if cap(f.buf) < size {
+			f.buf = make([]byte, size)
 		}
-		n, err := fileutil.PreadFull(f.fd, (*bp)[:size], 0)
+		n, err := fileutil.PreadFull(f.fd, f.buf[:size], 0)
 		if err != nil {
 			return nil, &fs.PathError{Op: "read", Path: f.path, Err: err}
 		}
-		b := (*bp)[:n]
+		b := f.buf[:n]
 		if f.h != nil && f.h.sameStatic(b) && n >= int(f.h.headerLen) {
 			return b, nil
+		}
+		if f.hs != nil {
+			if h, p := f.hs.find(b); h != nil && n >= int(h.headerLen) {
+				f.h, f.p = h, p
+				return b, nil
+			}
 		}
 		h, need, err := ParseHeader(b)
 		if err != nil {
@@ -148,6 +120,9 @@ func (f *File) readHeader(bp *[]byte) ([]byte, error) {
 				return nil, err
 			}
 			f.h, f.p = h, p
+			if f.hs != nil {
+				f.hs.add(h, p)
+			}
 			return b, nil
 		}
 		if n < size { // the file ends inside its header
@@ -168,9 +143,7 @@ func (f *File) Update(template []string, rows []Row) (int, error) {
 		return 0, err
 	}
 	defer f.lock(unix.F_UNLCK)
-	bp := headBufs.Get().(*[]byte)
-	defer headBufs.Put(bp)
-	head, err := f.readHeader(bp)
+	head, err := f.readHeader()
 	if err != nil {
 		return 0, err
 	}

@@ -1,7 +1,6 @@
 package rrd
 
 import (
-	"container/list"
 	"errors"
 	"io/fs"
 	"sync"
@@ -20,7 +19,11 @@ import (
 // batch. A file tuned or truncated in place is caught by the update
 // itself, which reads the whole header under the lock and parses it again
 // when its static part changed, and refuses a file shorter than its
-// header says. Files the native path does not handle are remembered by
+// header says. Files of the same static header bytes (one profile's)
+// share one parsed header (headerSet): a file without a kept header is
+// read and compared, and parsed only if its kind is new; the buffers and
+// arithmetic state of an update are reused from file to file, so that an
+// update allocates nothing once warm. Files the native path does not handle are remembered by
 // inode, size and mtime, so their headers are not read again until the
 // file changes. Safe for concurrent use; a file is used by one update at
 // a time (a second concurrent update of the same path parses it once
@@ -28,11 +31,13 @@ import (
 type Files struct {
 	mu    sync.Mutex
 	max   int
-	kept  map[string]*list.Element // of *cached, in lru
-	lru   list.List                // front: the most recently used
+	kept  map[string]*cached
+	lru   cached // the ring's anchor: next is the most recently used
 	not   map[string]notNativeFile
 	stats filesCounters
 	root  *Root // nil: files opened by their path as it is
+	known headerSet
+	work  sync.Pool // of *File: buffers, stepper and rows, reused file after file
 }
 
 // Beneath makes c open every file beneath r's directory (Root.Open), so a
@@ -40,10 +45,13 @@ type Files struct {
 // (*OutsideError) and never written. Call it before the first Update.
 func (c *Files) Beneath(r *Root) { c.root = r }
 
+// cached is a kept header, in the ring of most recent use.
 type cached struct {
-	path string
-	f    *File // its descriptor open only during a batch
-	ino  fileID
+	path       string
+	h          *Header // shared by every file of the same static bytes (headerSet)
+	p          *plan
+	ino        fileID
+	prev, next *cached
 }
 
 // fileID says which file a path named and how it looked.
@@ -80,7 +88,9 @@ type FilesStats struct {
 
 // NewFiles returns a cache of at most size parsed headers (at least 1).
 func NewFiles(size int) *Files {
-	return &Files{max: max(size, 1), kept: map[string]*list.Element{}, not: map[string]notNativeFile{}}
+	c := &Files{max: max(size, 1), kept: map[string]*cached{}, not: map[string]notNativeFile{}}
+	c.lru.prev, c.lru.next = &c.lru, &c.lru
+	return c
 }
 
 // Update applies rows to the file at path natively, as File.Update does.
@@ -102,71 +112,104 @@ func (c *Files) Update(path string, template []string, rows []Row) (int, error) 
 		return 0, err
 	}
 	_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM) // a hint: no read-ahead
-	e.f.fd = fd
-	n, err := e.f.Update(template, rows)
-	e.f.fd = -1
+	f, _ := c.work.Get().(*File)
+	if f == nil {
+		f = openedFile("", -1)
+		f.hs = &c.known
+	}
+	f.path, f.fd, f.h, f.p = path, fd, e.h, e.p
+	n, err := f.Update(template, rows)
+	e.h, e.p = f.h, f.p // e is this update's until put
+	f.path, f.fd = "", -1
+	c.work.Put(f)
 	if n > 0 {
 		c.stats.updates.Add(1)
 		c.stats.applied.Add(uint64(n))
 	}
-	var nn *NotNativeError
-	switch {
-	case errors.As(err, &nn) && (nn.Reason == ReasonValue || nn.Reason == ReasonTemplate):
-		c.countFallback(err) // this batch's: the file stays native
-	case errors.As(err, &nn):
-		c.countFallback(err)
-		if unix.Fstat(fd, &st) == nil {
-			c.remember(path, idOf(&st), nn)
-		}
+	if err != nil && !c.failed(path, fd, n, err) {
 		return n, err
-	case err != nil && !errors.Is(err, ErrLocked) && n == 0 && !isRefusal(err):
-		return n, err // an I/O error: parse it afresh next time
 	}
 	c.put(e)
 	return n, err
 }
 
+// failed counts an update of the file at path (open as fd) that gave err
+// after applying n rows, and reports whether its header stays kept.
+func (c *Files) failed(path string, fd, n int, err error) (keep bool) {
+	var nn *NotNativeError
+	switch {
+	case errors.As(err, &nn) && (nn.Reason == ReasonValue || nn.Reason == ReasonTemplate):
+		c.countFallback(err) // this batch's: the file stays native
+		return true
+	case errors.As(err, &nn):
+		c.countFallback(err)
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil {
+			c.remember(path, idOf(&st), nn)
+		}
+		return false
+	}
+	// An I/O error: parse it afresh next time.
+	return errors.Is(err, ErrLocked) || n > 0 || isRefusal(err)
+}
+
 // take returns the kept header of the file id at path, or a new entry for
-// it.
+// it, out of the ring until put.
 func (c *Files) take(path string, id fileID) (*cached, error) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if n, ok := c.not[path]; ok {
 		if n.id == id {
-			c.mu.Unlock()
 			return nil, n.err
 		}
 		delete(c.not, path)
 	}
-	var e *cached
-	if el, ok := c.kept[path]; ok {
-		e = c.lru.Remove(el).(*cached)
-		delete(c.kept, path)
-	}
-	c.mu.Unlock()
-	if e != nil && e.ino.dev == id.dev && e.ino.ino == id.ino {
-		return e, nil
-	}
+	e := c.kept[path]
 	if e != nil {
+		delete(c.kept, path)
+		e.unlink()
+		if e.ino.dev == id.dev && e.ino.ino == id.ino {
+			return e, nil
+		}
 		c.stats.replaced.Add(1)
 	}
 	c.stats.parses.Add(1)
-	return &cached{path: path, f: openedFile(path, -1), ino: id}, nil
+	if e == nil && len(c.kept) >= c.max {
+		e = c.evict() // reused for path
+	}
+	if e == nil {
+		e = new(cached)
+	}
+	*e = cached{path: path, ino: id}
+	return e, nil
 }
 
-// put returns e to the cache, dropping the least recently used headers
-// beyond the bound.
+// put returns e to the cache as the most recently used.
 func (c *Files) put(e *cached) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.kept[e.path]; ok { // a concurrent update parsed it too
-		c.lru.Remove(old)
+		old.unlink()
+	} else if len(c.kept) >= c.max {
+		c.evict()
 	}
-	c.kept[e.path] = c.lru.PushFront(e)
-	for c.lru.Len() > c.max {
-		old := c.lru.Remove(c.lru.Back()).(*cached)
-		delete(c.kept, old.path)
-		c.stats.evictions.Add(1)
-	}
+	c.kept[e.path] = e
+	e.prev, e.next = &c.lru, c.lru.next
+	e.next.prev, c.lru.next = e, e
+}
+
+// evict drops the least recently used header and returns its entry.
+func (c *Files) evict() *cached {
+	e := c.lru.prev
+	delete(c.kept, e.path)
+	e.unlink()
+	c.stats.evictions.Add(1)
+	return e
+}
+
+func (e *cached) unlink() {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
 }
 
 func (c *Files) remember(path string, id fileID, err *NotNativeError) {
@@ -192,15 +235,18 @@ func (c *Files) Close() error {
 	c.mu.Lock()
 	clear(c.kept)
 	clear(c.not)
-	c.lru.Init()
+	c.lru.prev, c.lru.next = &c.lru, &c.lru
 	c.mu.Unlock()
+	c.known.mu.Lock()
+	c.known.m = nil
+	c.known.mu.Unlock()
 	return nil
 }
 
 // Stats returns the counters.
 func (c *Files) Stats() FilesStats {
 	c.mu.Lock()
-	kept := c.lru.Len()
+	kept := len(c.kept)
 	c.mu.Unlock()
 	s := FilesStats{
 		Headers: kept, Updates: c.stats.updates.Load(), Applied: c.stats.applied.Load(),
@@ -224,4 +270,67 @@ func (c *Files) open(path string) (int, error) {
 		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	return fd, nil
+}
+
+// headerSet keeps the headers parsed, by their static bytes, so that files
+// made from one profile (every file of a kind, in a daemon) share one
+// parsed header and plan: a file met without a kept header is read, and
+// compared, not parsed. At most maxKnownHeaders are kept (then all are
+// forgotten rather than grow). Safe for concurrent use.
+type headerSet struct {
+	mu   sync.Mutex
+	m    map[string]parsedHeader
+	last atomic.Int64 // the header length last found: the size of a first read
+}
+
+type parsedHeader struct {
+	h *Header
+	p *plan
+}
+
+const maxKnownHeaders = 64
+
+// find returns the header kept for the static bytes b starts with, if b
+// holds them.
+func (s *headerSet) find(b []byte) (*Header, *plan) {
+	ds, rra, _, need, err := parseStatHead(b)
+	if err != nil || need > len(b) {
+		return nil, nil
+	}
+	if end := statHeadSize + ds*dsDefSize + rra*rraDefSize; end <= uint64(len(b)) {
+		s.mu.Lock()
+		k, ok := s.m[string(b[:end])]
+		s.mu.Unlock()
+		if ok {
+			s.last.Store(k.h.headerLen)
+			return k.h, k.p
+		}
+	}
+	return nil, nil
+}
+
+// parse is ParseHeader(b) through s: the static bytes of a header seen
+// before are compared, not parsed again. The header is shared: read only.
+func (s *headerSet) parse(b []byte) (*Header, int, error) {
+	if h, _ := s.find(b); h != nil {
+		return h, int(h.liveOff), nil
+	}
+	h, need, err := ParseHeader(b)
+	if h != nil {
+		s.add(h, nil)
+	}
+	return h, need, err
+}
+
+// readHeaders keeps the headers of the Go readers (Info, ReadGeometry).
+var readHeaders headerSet
+
+func (s *headerSet) add(h *Header, p *plan) {
+	s.mu.Lock()
+	if len(s.m) >= maxKnownHeaders || s.m == nil {
+		s.m = map[string]parsedHeader{}
+	}
+	s.m[string(h.raw)] = parsedHeader{h, p}
+	s.mu.Unlock()
+	s.last.Store(h.headerLen)
 }

@@ -120,3 +120,51 @@ func openDescriptors(t *testing.T, dir string) int {
 	}
 	return n
 }
+
+// TestFilesShareHeaders: files made from one set of definitions share one
+// parsed header, even when the bound keeps none of them between their
+// batches (more files than the bound, as in a daemon), and an update of
+// such a file allocates nothing but the open's path.
+func TestFilesShareHeaders(t *testing.T) {
+	dir := t.TempDir()
+	defs := []string{"DS:a:COUNTER:600:0:U", "DS:b:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:100", "RRA:MAX:0.5:6:20"}
+	paths := make([]string, 3)
+	for i := range paths {
+		paths[i] = filepath.Join(dir, fmt.Sprint(i, ".rrd"))
+		createRRD(t, paths[i], t0, 300, defs...)
+	}
+	other := filepath.Join(dir, "other.rrd")
+	createRRD(t, other, t0, 300, "DS:a:COUNTER:900:0:U", "DS:b:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:100", "RRA:MAX:0.5:6:20")
+	c := NewFiles(1)
+	defer c.Close()
+	k := 0
+	vals := []string{"", ""}
+	rows := []Row{{Values: vals}, {Values: vals}}
+	update := func(path string) {
+		for r := range rows {
+			k++
+			rows[r].Time = t0 + int64(k)*300
+		}
+		vals[0], vals[1] = "1000", "7"
+		if _, err := c.Update(path, nil, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range append(paths, other) {
+		update(p)
+	}
+	if n := len(c.known.m); n != 2 {
+		t.Errorf("%d headers parsed for 2 kinds of file", n)
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(20, func() {
+		update(paths[i%len(paths)])
+		i++
+	})
+	if allocs > 1 {
+		t.Errorf("%.1f allocations an update, want at most 1 (the open's path)", allocs)
+	}
+	if s := c.Stats(); s.Parses != 4+21 || s.Headers != 1 {
+		t.Errorf("stats %+v, want every update a file without a kept header", s)
+	}
+}

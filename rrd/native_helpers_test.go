@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/spoold/spoold/internal/testing/testenv"
 )
@@ -229,4 +232,37 @@ func describeOffset(h *Header, off int64) string {
 		}
 	}
 	return "?"
+}
+
+// Open opens path for native updates and reads its header, as Files
+// does for each batch. A file the native path does not handle gives a
+// *NotNativeError (and no File).
+func Open(path string) (*File, error) {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM) // a hint: no read-ahead
+	f := openedFile(path, fd)
+	if _, err := f.readHeader(); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return f, nil
+}
+
+// Header is the file's static header as last read.
+func (f *File) Header() *Header { return f.h }
+
+// Close closes the file; a second Close does nothing.
+func (f *File) Close() error {
+	if f.fd < 0 {
+		return nil
+	}
+	err := unix.Close(f.fd)
+	f.fd = -1
+	if err != nil {
+		return &fs.PathError{Op: "close", Path: f.path, Err: err}
+	}
+	return nil
 }

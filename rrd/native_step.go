@@ -149,7 +149,7 @@ func (r *rowRun) last(rows uint64, ds int) (start uint64, vals []float64) {
 func newStepper(h *Header, p *plan) *stepper {
 	n := len(h.DS)
 	return &stepper{
-		h: h, p: p, l: live{h: h},
+		h: h, p: p,
 		vals: make([]string, n), pdpNew: make([]float64, n), openNew: make([]float64, n),
 		pdpTemp: make([]float64, n), steps: make([]uint64, len(h.RRA)), stack: make([]float64, 0, maxRPNNodes),
 		runs: make([]rowRun, len(h.RRA)),
@@ -158,7 +158,7 @@ func newStepper(h *Header, p *plan) *stepper {
 
 // reset makes s apply updates to the live head b.
 func (s *stepper) reset(b []byte) {
-	s.l.b = b
+	s.l.set(s.h, b)
 	for r := range s.runs {
 		s.runs[r] = rowRun{first: s.l.curRow(r), vals: s.runs[r].vals[:0]}
 	}
@@ -264,13 +264,19 @@ func (s *stepper) newPDP(i int, k dsKind, v string, interval float64) (rate floa
 	lastKnown := s.l.lastDS(i)[0] != 'U'
 	switch k {
 	case dsCounter, dsDerive:
-		if !integerString(v, k == dsDerive) {
+		a, small := smallInteger(v)
+		if !small && !integerString(v, k == dsDerive) {
 			return 0, notNative(ReasonValue, "%s value %q of %s", s.h.DS[i].Type, v, s.h.DS[i].Name)
 		}
 		if !lastKnown {
 			return dnan, nil
 		}
-		d := diffIntegers(v, last)
+		var d float64
+		if b, ok := smallInteger(last); small && ok {
+			d = accumulate(a - b) // diffIntegers' result, without its scans
+		} else {
+			d = diffIntegers(v, last)
+		}
 		if k == dsCounter && d < 0 {
 			// librrd's wrap: 2^32-1 (sic), then 2^64-2^32.
 			if d += 4294967295.0; d < 0 {
@@ -329,13 +335,14 @@ func (s *stepper) elapsedSteps(t, usec int64, interval float64) (elapsed uint64,
 // addToPDPs adds pdpNew to the open PDPs: no boundary was passed.
 func (s *stepper) addToPDPs(interval float64) {
 	for i, v := range s.pdpNew {
-		switch cur := s.l.pdpVal(i, pdpValue); {
+		p := s.l.pdp(i)
+		switch cur := p.val(pdpValue); {
 		case math.IsNaN(v):
-			s.l.setPDPCnt(i, pdpUnknSec, uint64(float64(s.l.pdpCnt(i, pdpUnknSec))+math.Floor(interval)))
+			p.setCnt(pdpUnknSec, uint64(float64(p.cnt(pdpUnknSec))+math.Floor(interval)))
 		case math.IsNaN(cur):
-			s.l.setPDPVal(i, pdpValue, v)
+			p.setVal(pdpValue, v)
 		default:
-			s.l.setPDPVal(i, pdpValue, cur+v)
+			p.setVal(pdpValue, cur+v)
 		}
 	}
 }
@@ -346,31 +353,32 @@ func (s *stepper) addToPDPs(interval float64) {
 func (s *stepper) closePDPs(interval, pre, post float64, elapsed uint64, pdpNew []float64) {
 	diff := elapsed * s.h.Step
 	for i, v := range pdpNew {
+		p := s.l.pdp(i)
 		preUnknown := 0.0
 		if math.IsNaN(v) {
 			preUnknown = pre
 		} else {
-			cur := s.l.pdpVal(i, pdpValue)
+			cur := p.val(pdpValue)
 			if math.IsNaN(cur) {
 				cur = 0
 			}
-			s.l.setPDPVal(i, pdpValue, cur+float64(v/interval*pre))
+			p.setVal(pdpValue, cur+float64(v/interval*pre))
 		}
-		unkn := s.l.pdpCnt(i, pdpUnknSec)
+		unkn := p.cnt(pdpUnknSec)
 		if interval > float64(s.h.DS[i].Heartbeat()) || float64(s.h.Step)/2.0 < float64(int32(unkn)) {
 			s.pdpTemp[i] = dnan
 		} else {
-			s.pdpTemp[i] = s.l.pdpVal(i, pdpValue) / (float64(diff-unkn) - preUnknown)
+			s.pdpTemp[i] = p.val(pdpValue) / (float64(diff-unkn) - preUnknown)
 		}
 		if s.p.ds[i] == dsCompute {
 			s.pdpTemp[i] = evalRPN(s.p.rpn[i], s.pdpTemp, s.stack)
 		}
 		if math.IsNaN(v) {
-			s.l.setPDPCnt(i, pdpUnknSec, uint64(math.Floor(post)))
-			s.l.setPDPVal(i, pdpValue, dnan)
+			p.setCnt(pdpUnknSec, uint64(math.Floor(post)))
+			p.setVal(pdpValue, dnan)
 		} else {
-			s.l.setPDPCnt(i, pdpUnknSec, 0)
-			s.l.setPDPVal(i, pdpValue, float64(v/interval*post))
+			p.setCnt(pdpUnknSec, 0)
+			p.setVal(pdpValue, float64(v/interval*post))
 		}
 	}
 }
@@ -386,14 +394,15 @@ func (s *stepper) consolidate(elapsed, procCnt uint64) {
 		if start <= elapsed {
 			s.steps[r] = min((elapsed-start)/ra.PDPs+1, ra.Rows)
 		}
-		for i := range s.h.DS {
-			switch {
-			case ra.PDPs > 1:
-				s.updateCDP(r, i, elapsed, start)
-			case elapsed > 2:
-				c := s.l.cdp(r, i)
-				c.setVal(cdpPrimary, s.pdpTemp[i])
-				c.setVal(cdpSecondary, s.pdpTemp[i])
+		cdps := s.l.cdps(r)
+		switch {
+		case ra.PDPs > 1:
+			s.updateCDPs(r, cdps, elapsed, start)
+		case elapsed > 2:
+			for i, pdp := range s.pdpTemp {
+				c := cdpAt(cdps, i)
+				c.setVal(cdpPrimary, pdp)
+				c.setVal(cdpSecondary, pdp)
 			}
 		}
 	}
@@ -409,47 +418,53 @@ func (s *stepper) consolidate(elapsed, procCnt uint64) {
 			if s.h.RRA[r].PDPs != 1 {
 				continue
 			}
-			for i := range s.h.DS {
-				s.l.cdp(r, i).setVal(k, s.pdpTemp[i])
+			cdps := s.l.cdps(r)
+			for i, pdp := range s.pdpTemp {
+				cdpAt(cdps, i).setVal(k, pdp)
 			}
 		}
 	}
 }
 
-// updateCDP feeds the PDP of data source i to archive r's CDP (an archive
-// of several PDPs a row): start of the elapsed PDPs complete the current
-// row.
-func (s *stepper) updateCDP(r, i int, elapsed, start uint64) {
+// updateCDPs feeds each data source's PDP to archive r's CDPs (cdps; an
+// archive of several PDPs a row): start of the elapsed PDPs complete the
+// current row.
+func (s *stepper) updateCDPs(r int, cdps []byte, elapsed, start uint64) {
 	ra := &s.h.RRA[r]
 	cf := s.p.cf[r]
-	pdp := s.pdpTemp[i]
-	c := s.l.cdp(r, i)
-	unkn := c.cnt(cdpUnknPDP)
 	if s.steps[r] == 0 {
-		if math.IsNaN(pdp) {
-			c.setCnt(cdpUnknPDP, unkn+elapsed)
-		} else {
-			c.setVal(cdpValue, addToCDP(cf, c.val(cdpValue), pdp, elapsed))
+		for i, pdp := range s.pdpTemp {
+			c := cdpAt(cdps, i)
+			if math.IsNaN(pdp) {
+				c.setCnt(cdpUnknPDP, c.cnt(cdpUnknPDP)+elapsed)
+			} else {
+				c.setVal(cdpValue, addToCDP(cf, c.val(cdpValue), pdp, elapsed))
+			}
 		}
 		return
 	}
-	if math.IsNaN(pdp) {
-		unkn += start
-		c.setCnt(cdpUnknPDP, unkn)
-		c.setVal(cdpSecondary, dnan)
-	} else {
-		c.setVal(cdpSecondary, pdp)
-	}
-	if float64(unkn) > float64(ra.PDPs)*ra.XFF() {
-		c.setVal(cdpPrimary, dnan)
-	} else {
-		c.setVal(cdpPrimary, firstRow(cf, c.val(cdpValue), pdp, start, ra.PDPs-unkn))
-	}
-	c.setVal(cdpValue, carryOver(cf, pdp, (elapsed-start)%ra.PDPs))
-	if math.IsNaN(pdp) {
-		c.setCnt(cdpUnknPDP, (elapsed-start)%ra.PDPs)
-	} else {
-		c.setCnt(cdpUnknPDP, 0)
+	into := (elapsed - start) % ra.PDPs
+	for i, pdp := range s.pdpTemp {
+		c := cdpAt(cdps, i)
+		unkn := c.cnt(cdpUnknPDP)
+		if math.IsNaN(pdp) {
+			unkn += start
+			c.setCnt(cdpUnknPDP, unkn)
+			c.setVal(cdpSecondary, dnan)
+		} else {
+			c.setVal(cdpSecondary, pdp)
+		}
+		if float64(unkn) > float64(ra.PDPs)*ra.XFF() {
+			c.setVal(cdpPrimary, dnan)
+		} else {
+			c.setVal(cdpPrimary, firstRow(cf, c.val(cdpValue), pdp, start, ra.PDPs-unkn))
+		}
+		c.setVal(cdpValue, carryOver(cf, pdp, into))
+		if math.IsNaN(pdp) {
+			c.setCnt(cdpUnknPDP, into)
+		} else {
+			c.setCnt(cdpUnknPDP, 0)
+		}
 	}
 }
 
@@ -542,8 +557,9 @@ func (s *stepper) writeRows() {
 			if n > 0 {
 				k = cdpSecondary
 			}
+			cdps := s.l.cdps(r)
 			for i := range s.pdpTemp {
-				s.openNew[i] = s.l.cdp(r, i).val(k) // openNew is free here
+				s.openNew[i] = cdpAt(cdps, i).val(k) // openNew is free here
 			}
 			s.runs[r].add(s.openNew, ra.Rows, len(s.h.DS))
 		}

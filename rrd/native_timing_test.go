@@ -24,14 +24,8 @@ func BenchmarkNativeUpdate(b *testing.B) {
 // benchUpdates times update on the writer benchmark's file, batch after
 // batch.
 func benchUpdates(b *testing.B, update func(path string, rows []Row) error) {
-	defs := []string{}
-	for d := range 40 {
-		defs = append(defs, fmt.Sprintf("DS:ds%02d:COUNTER:600:0:U", d))
-	}
-	defs = append(defs, "RRA:AVERAGE:0.5:1:2016", "RRA:MAX:0.5:1:2016", "RRA:AVERAGE:0.5:6:1488", "RRA:MAX:0.5:6:1488",
-		"RRA:AVERAGE:0.5:24:1464", "RRA:MAX:0.5:24:1464", "RRA:AVERAGE:0.5:288:1825", "RRA:MAX:0.5:288:1825")
 	path := filepath.Join(b.TempDir(), "f.rrd")
-	createRRD(b, path, t0-1, 300, defs...)
+	createRRD(b, path, t0-1, 300, benchDefs()...)
 	orig, _ := os.ReadFile(path)
 	rows := func(k int) []Row {
 		out := make([]Row, 12)
@@ -58,6 +52,57 @@ func benchUpdates(b *testing.B, update func(path string, rows []Row) error) {
 		}
 		if err := update(path, batches[i]); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// benchDefs are the writer benchmark's definitions: 40 COUNTERs, 8
+// archives.
+func benchDefs() []string {
+	defs := []string{}
+	for d := range 40 {
+		defs = append(defs, fmt.Sprintf("DS:ds%02d:COUNTER:600:0:U", d))
+	}
+	return append(defs, "RRA:AVERAGE:0.5:1:2016", "RRA:MAX:0.5:1:2016", "RRA:AVERAGE:0.5:6:1488", "RRA:MAX:0.5:6:1488",
+		"RRA:AVERAGE:0.5:24:1464", "RRA:MAX:0.5:24:1464", "RRA:AVERAGE:0.5:288:1825", "RRA:MAX:0.5:288:1825")
+}
+
+// BenchmarkNativeArithmetic: the arithmetic of BenchmarkNativeUpdate's
+// batch (12 rows of 40 COUNTERs, 8 archives) on a live head in memory,
+// without the file's reads and writes.
+func BenchmarkNativeArithmetic(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "f.rrd")
+	createRRD(b, path, t0-1, 300, benchDefs()...)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, _, err := ParseHeader(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := newPlan(h)
+	if err != nil {
+		b.Fatal(err)
+	}
+	off, n := h.LiveRange()
+	head := make([]byte, n)
+	s := newStepper(h, p)
+	vals := make([][]string, 12)
+	for v := range vals {
+		for d := range 40 {
+			vals[v] = append(vals[v], strconv.Itoa((d+1)*1000+v*300*(d+1)))
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		copy(head, raw[off:off+n])
+		s.reset(head)
+		for v := range vals {
+			copy(s.vals, vals[v])
+			if refused, err := s.apply(t0+int64(v)*300, 0); refused || err != nil {
+				b.Fatal(refused, err)
+			}
 		}
 	}
 }

@@ -119,8 +119,10 @@ func diffIntegers(a string, b []byte) float64 {
 		return dnan
 	}
 	var d float64
-	if len(da) <= 18 && len(db) <= 18 {
-		d = accumulate(digitsValue(da) - digitsValue(db))
+	x, ok1 := smallInteger(da)
+	y, ok2 := smallInteger(db)
+	if ok1 && ok2 {
+		d = accumulate(x - y)
 	} else {
 		x, _ := new(big.Int).SetString(da, 10)
 		y, _ := new(big.Int).SetString(string(db), 10)
@@ -162,13 +164,21 @@ func accumulate(d int64) float64 {
 	return v
 }
 
-// digitsValue is the value of at most 18 decimal digits.
-func digitsValue[T text](d T) int64 {
-	var v int64
-	for i := 0; i < len(d); i++ {
-		v = v*10 + int64(d[i]-'0')
+// smallInteger returns the value of s if s is 1 to 18 decimal digits and
+// nothing else.
+func smallInteger[T text](s T) (int64, bool) {
+	if len(s) == 0 || len(s) > 18 {
+		return 0, false
 	}
-	return v
+	var v int64
+	for i := 0; i < len(s); i++ {
+		c := s[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		v = v*10 + int64(c)
+	}
+	return v, true
 }
 
 // integerDigits returns the run of digits after s's leading non-digits,

@@ -361,7 +361,10 @@ func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item,
 	// The rows are in the file's data source order (buildRows), so no
 	// template: librrd takes the values by position, as rrdcached sends
 	// them, instead of matching every name of the template per call.
-	uerr := w.o.RRD.Update(t.path, nil, buildRows(t, todo))
+	rs := w.rowBufs.Get().(*rowScratch)
+	uerr := w.o.RRD.Update(t.path, nil, buildRows(t, todo, rs))
+	clear(rs.vals) // the values' string is garbage now
+	w.rowBufs.Put(rs)
 	if uerr == nil {
 		t.info.Last, t.info.LastMilli = until, todo[len(todo)-1].e.Milli
 		t.advanceGeometry(last, until)
@@ -568,16 +571,17 @@ func sameNames(a, b []spool.Value) bool {
 // DERIVE data sources of an entry marked FlagDiscontinuity (the counters
 // restarted: a rate against the previous value would be a spike). Every
 // value is formatted into one buffer and the rows' values are substrings
-// of one string made of it: two allocations for the batch, not one per
-// value.
-func buildRows(t *target, items []item) []rrd.Row {
+// of one string made of it; the rows and their value slices are rs's,
+// reused pass after pass (the RRD's Update keeps none of them): one
+// allocation for the batch once warm.
+func buildRows(t *target, items []item, rs *rowScratch) []rrd.Row {
 	nds := len(t.info.DS)
-	rows := make([]rrd.Row, len(items))
-	vals := make([]string, len(items)*nds)
-	span := make([][2]int32, len(vals)) // each value's bytes in buf; empty: "U"
-	// Room for 8 bytes a value (a counter of a few million and its
-	// separator) saves the doublings of growing from nothing.
-	buf := make([]byte, 0, 8*len(vals))
+	n := len(items) * nds
+	rs.rows = slices.Grow(rs.rows[:0], len(items))[:len(items)]
+	rs.vals = slices.Grow(rs.vals[:0], n)[:n]
+	rs.span = slices.Grow(rs.span[:0], n)[:n] // each value's bytes in buf; empty: "U"
+	clear(rs.span)
+	buf := rs.buf[:0]
 	var o dsOrder
 	for i := range items {
 		e := items[i].e
@@ -590,21 +594,31 @@ func buildRows(t *target, items []item) []rrd.Row {
 			}
 			from := int32(len(buf))
 			buf = rrd.AppendValue(buf, v)
-			span[i*nds+j] = [2]int32{from, int32(len(buf))}
+			rs.span[i*nds+j] = [2]int32{from, int32(len(buf))}
 		}
 	}
+	rs.buf = buf
 	all := string(buf)
-	for k, sp := range span {
+	for k, sp := range rs.span {
 		if sp[0] == sp[1] {
-			vals[k] = "U"
+			rs.vals[k] = "U"
 			continue
 		}
-		vals[k] = all[sp[0]:sp[1]]
+		rs.vals[k] = all[sp[0]:sp[1]]
 	}
 	for i := range items {
-		rows[i] = rrd.Row{Time: items[i].e.Time, Milli: items[i].e.Milli, Values: vals[i*nds : (i+1)*nds]}
+		rs.rows[i] = rrd.Row{Time: items[i].e.Time, Milli: items[i].e.Milli, Values: rs.vals[i*nds : (i+1)*nds : (i+1)*nds]}
 	}
-	return rows
+	return rs.rows
+}
+
+// rowScratch is the memory of buildRows' rows, kept by the Writer between
+// passes.
+type rowScratch struct {
+	rows []rrd.Row
+	vals []string
+	span [][2]int32
+	buf  []byte
 }
 
 // formatValue formats a value as an update takes it (rrd.AppendValue).

@@ -65,9 +65,9 @@
 // by Run (which returns only after they finished) and by FlushAll (which
 // waits for them); StartFlushAll starts one that runs FlushAll (which
 // WaitFlushes waits for). FlushKey and Graph work on the caller's
-// goroutine. The applied segments are removed by one
-// goroutine of the removal queue (removal.go), started when segments are
-// queued and ended when it is empty; Run, FlushAll, FlushKey wait for the
+// goroutine. The applied segments are removed by the removal queue's
+// goroutines (removal.go), one for each of its Writers lanes, started when
+// segments are queued to it and ended when it is empty; Run, FlushAll, FlushKey wait for the
 // removals of what they applied before they return (under --rrd-fsync
 // batch, the remover that Run starts syncs, then removes: durable.go). A
 // per-file lock inside the process makes sure updates and graph reads of one

@@ -7,18 +7,20 @@ import (
 )
 
 // The removal queue. Under RRDFsync none and always, the segments a
-// writer applied are handed to a queue served by one goroutine of its own,
+// writer applied are handed to a queue served by goroutines of its own,
 // so the writer goes on to its next file while the unlinks run (on a file
-// system mounted with online discard, each waits for a TRIM: about a fifth
-// of a cached file's update). The queue is a FIFO and its one goroutine
-// removes in queue order, so the order the writer chose (newest entries
-// last, pass.finish) holds across the batches of a key: what a crash
-// leaves on disk is still a suffix that ends with the file's last update,
-// which the next start skips as applied (splitApplied).
+// system mounted with online discard, each waits for a TRIM: longer than a
+// cached file's update, so one goroutine of unlinks held back the
+// writers). The queue has lanes, one goroutine each (Writers of them):
+// the jobs of a key always go to the lane of its hash, and a lane is a
+// FIFO removed in queue order, so the order the writer chose (newest
+// entries last, pass.finish) holds across the batches of a key: what a
+// crash leaves on disk is still a suffix that ends with the file's last
+// update, which the next start skips as applied (splitApplied).
 //
 // The batch ends (the index's Done, which forgets the settled times, and
 // the end of its in flight state) only once its segments are removed, by
-// the queue's goroutine: until then no other pass of the key starts, so
+// its lane's goroutine: until then no other pass of the key starts, so
 // none can read a segment that is applied but still on disk (indexed
 // again by a walk of its leaf, say) and take it for one never applied, or
 // see its entries as already applied next to others that are not. Other
@@ -26,11 +28,11 @@ import (
 // and every later segment of a stuck key becomes stuck behind it, untried,
 // so the order holds there too.
 //
-// The queue is bounded (removalQueueMax segments): a writer that finds it
-// full waits, so removals that cannot keep up slow the writers instead of
-// growing memory. Its goroutine starts when segments are queued and ends
-// when the queue is empty; wait waits for the segments queued before it,
-// and Run, FlushAll, FlushKey
+// The queue is bounded (removalQueueMax segments in all lanes): a writer
+// that finds it full waits, so removals that cannot keep up slow the
+// writers instead of growing memory. A lane's goroutine starts when
+// segments are queued to it and ends when it is empty; wait waits for the
+// segments queued before it, and Run, FlushAll, FlushKey
 // and runOnce wait before they return, so none of them returns with
 // removals of what it applied still queued.
 
@@ -41,11 +43,16 @@ type removals struct {
 	remove func(spool.Ref) // removes one segment or records it stuck
 	max    int             // removalQueueMax
 	mu     sync.Mutex
-	cond   sync.Cond // signalled when a job is done or the goroutine ends
-	queue  []removalJob
-	refs   int  // segments in queue and in the job being done
-	busy   bool // the goroutine runs
-	// added and done count the jobs queued and done since the start.
+	cond   sync.Cond // signalled when a job is done or a goroutine ends
+	lanes  []removalLane
+	refs   int // segments in the lanes and in the jobs being done
+}
+
+// removalLane is a FIFO of jobs and whether its goroutine runs; added and
+// done count the jobs queued and done since the start.
+type removalLane struct {
+	queue       []removalJob
+	busy        bool
 	added, done uint64
 }
 
@@ -56,15 +63,17 @@ type removalJob struct {
 	then func()
 }
 
-func newRemovals(w *Writer) *removals {
-	q := &removals{remove: func(r spool.Ref) { w.removeSegment(w.sp, r) }, max: removalQueueMax}
+// newRemovals returns a queue of lanes lanes (at least 1) removing each
+// segment with remove.
+func newRemovals(remove func(spool.Ref), lanes int) *removals {
+	q := &removals{remove: remove, max: removalQueueMax, lanes: make([]removalLane, max(lanes, 1))}
 	q.cond.L = &q.mu
 	return q
 }
 
-// add queues refs, to be removed in order after every segment queued
-// before, and then then (nil: nothing); with no refs it calls then at once.
-// It waits while the queue is full.
+// add queues refs (of one key), to be removed in order after every
+// segment of the key queued before, and then then (nil: nothing); with no
+// refs it calls then at once. It waits while the queue is full.
 func (q *removals) add(refs []spool.Ref, then func()) {
 	if len(refs) == 0 {
 		if then != nil {
@@ -77,22 +86,24 @@ func (q *removals) add(refs []spool.Ref, then func()) {
 	for q.refs > 0 && q.refs+len(refs) > q.max {
 		q.cond.Wait()
 	}
-	q.queue = append(q.queue, removalJob{refs, then})
+	i := int(refs[0].Hash % uint64(len(q.lanes)))
+	l := &q.lanes[i]
+	l.queue = append(l.queue, removalJob{refs, then})
 	q.refs += len(refs)
-	q.added++
-	if !q.busy {
-		q.busy = true
-		go q.serve()
+	l.added++
+	if !l.busy {
+		l.busy = true
+		go q.serve(l)
 	}
 }
 
-// serve does the queued jobs in order until the queue is empty.
-func (q *removals) serve() {
+// serve does the jobs queued in lane l in order until it is empty.
+func (q *removals) serve(l *removalLane) {
 	q.mu.Lock()
-	for len(q.queue) > 0 {
-		j := q.queue[0]
-		q.queue[0] = removalJob{}
-		q.queue = q.queue[1:]
+	for len(l.queue) > 0 {
+		j := l.queue[0]
+		l.queue[0] = removalJob{}
+		l.queue = l.queue[1:]
 		q.mu.Unlock()
 		for _, r := range j.refs {
 			q.remove(r)
@@ -102,10 +113,10 @@ func (q *removals) serve() {
 		}
 		q.mu.Lock()
 		q.refs -= len(j.refs)
-		q.done++
+		l.done++
 		q.cond.Broadcast()
 	}
-	q.busy = false
+	l.busy = false
 	q.cond.Broadcast()
 	q.mu.Unlock()
 }
@@ -114,8 +125,10 @@ func (q *removals) serve() {
 func (q *removals) wait() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for until := q.added; q.done < until; {
-		q.cond.Wait()
+	for i := range q.lanes {
+		for until := q.lanes[i].added; q.lanes[i].done < until; {
+			q.cond.Wait()
+		}
 	}
 }
 

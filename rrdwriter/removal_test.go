@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/spoold/spoold/spool"
 )
@@ -21,7 +22,7 @@ func TestRemovalQueueKeepsOrderAndBound(t *testing.T) {
 		release = make(chan struct{})
 		first   = make(chan struct{})
 	)
-	q := newRemovals(nil)
+	q := newRemovals(nil, 1)
 	q.max = 3
 	q.remove = func(r spool.Ref) {
 		if r.Time == 1 {
@@ -88,5 +89,45 @@ func TestStuckKeyRemovalsWaitBehindIt(t *testing.T) {
 	}
 	if e.w.retryStuck() != 0 || e.exists(b) || e.exists(c) {
 		t.Fatal("the retry with a working spool left segments")
+	}
+}
+
+// TestRemovalLanesRunKeysApart: a key whose removal is slow (a TRIM, a
+// stalled disk) holds back the later segments of its own key, in order,
+// but not the removals of a key in another lane.
+func TestRemovalLanesRunKeysApart(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		removed []spool.Ref
+		release = make(chan struct{})
+		other   = make(chan struct{})
+	)
+	q := newRemovals(func(r spool.Ref) {
+		if r == (spool.Ref{Hash: 0, Time: 1}) {
+			<-release
+		}
+		mu.Lock()
+		removed = append(removed, r)
+		mu.Unlock()
+		if r.Hash == 1 {
+			close(other)
+		}
+	}, 2)
+	q.add([]spool.Ref{{Hash: 0, Time: 1}}, nil)
+	q.add([]spool.Ref{{Hash: 0, Time: 2}}, nil)
+	q.add([]spool.Ref{{Hash: 1, Time: 1}}, nil)
+	select {
+	case <-other: // removed while key 0's first removal waits
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("key 1's removal waited behind key 0's")
+	}
+	close(release)
+	q.wait()
+	mu.Lock()
+	defer mu.Unlock()
+	want := []spool.Ref{{Hash: 1, Time: 1}, {Hash: 0, Time: 1}, {Hash: 0, Time: 2}}
+	if !slices.Equal(removed, want) {
+		t.Fatalf("removed %v, want %v", removed, want)
 	}
 }

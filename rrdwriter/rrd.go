@@ -23,6 +23,8 @@ type RRD interface {
 	// Update applies rows in order with template naming the data source of
 	// each value. Like librrd it may apply a prefix of rows and fail on the
 	// first one it rejects; the error then carries librrd's message.
+	// rows and their Values slices are the caller's again once it returns
+	// (the writer reuses them): keep copies, if anything.
 	Update(path string, template []string, rows []rrd.Row) error
 }
 

@@ -71,7 +71,7 @@ func TestBuildRowsPlacesEachValueInItsColumn(t *testing.T) {
 		{Name: "d", Type: spool.Unknown}, {Name: "b", Type: spool.Gauge, Gauge: math.Inf(1)},
 		{Name: "a", Type: spool.Counter, Counter: 7}, {Name: "c", Type: spool.Counter, Counter: 12345678901234567890}}}
 	e3 := spool.Entry{Time: 30, Values: []spool.Value{{Name: "b", Type: spool.Gauge, Gauge: -1e-300}}}
-	rows := buildRows(tg, []item{{e: &e1}, {e: &e2}, {e: &e3}})
+	rows := buildRows(tg, []item{{e: &e1}, {e: &e2}, {e: &e3}}, new(rowScratch))
 	want := [][]string{{"1", "U", "33", "0.25"}, {"U", "U", "U", "U"}, {"U", "-1e-300", "U", "U"}}
 	for i, r := range rows {
 		if !slices.Equal(r.Values, want[i]) {
@@ -102,7 +102,7 @@ func TestBuildRowsFollowsEachEntrysOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{{"1", "2", "U"}, {"4", "3", "U"}, {"6", "5", "U"}, {"U", "7", "8"}}
-	for i, r := range buildRows(tg, items) {
+	for i, r := range buildRows(tg, items, new(rowScratch)) {
 		if !slices.Equal(r.Values, want[i]) {
 			t.Errorf("row %d = %q, want %q", i, r.Values, want[i])
 		}

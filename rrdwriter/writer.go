@@ -47,6 +47,7 @@ type Writer struct {
 	flushes sync.WaitGroup
 	fwd     *forwarder // nil unless Options.Forward
 	segBufs sync.Pool  // *spool.SegmentBuffer of the passes (apply.go)
+	rowBufs sync.Pool  // *rowScratch of the updates (buildRows)
 }
 
 // New returns a writer of the entries indexed in ix, stored in sp, into
@@ -72,8 +73,9 @@ func New(sp *spool.Spool, ix *shm.Index, o Options) (*Writer, error) {
 		lim:      newLimiter(o.WriteRate),
 	}
 	w.rm = newRemover(w)
-	w.rq = newRemovals(w)
+	w.rq = newRemovals(func(r spool.Ref) { w.removeSegment(w.sp, r) }, w.o.Writers)
 	w.segBufs.New = func() any { return new(spool.SegmentBuffer) }
+	w.rowBufs.New = func() any { return new(rowScratch) }
 	w.fwd, _ = o.RRD.(*forwarder)
 	return w, nil
 }
