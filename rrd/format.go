@@ -135,16 +135,9 @@ func HeaderLen(ds, rra int64) int64 {
 	return statHeadSize + ds*(dsDefSize+pdpPrepSize) + rra*(rraDefSize+rraPtrSize+ds*cdpPrepSize) + liveHeadSize
 }
 
-// FileLen is the length of a whole file with this header: librrd refuses
-// a shorter one.
-func (h *Header) FileLen() int64 { return h.fileLen }
-
 // LiveRange is the offset and length of the live head: live_head_t through
 // rra_ptr_t, the part of the header an update rewrites.
 func (h *Header) LiveRange() (off, n int64) { return h.liveOff, h.headerLen - h.liveOff }
-
-// RRAStart is the offset of archive i's first row.
-func (h *Header) RRAStart(i int) int64 { return h.rraStart[i] }
 
 var ne = binary.NativeEndian
 

@@ -106,3 +106,7 @@ func TestParseHeaderShort(t *testing.T) {
 		}
 	}
 }
+
+// FileLen is the length of a whole file with this header: librrd refuses
+// a shorter one.
+func (h *Header) FileLen() int64 { return h.fileLen }

@@ -214,11 +214,6 @@ func (e *openError) Error() string {
 }
 func (e *openError) Unwrap() error { return e.err }
 
-// Check reports whether the file at path opens beneath the directory now:
-// nil, or the error the open gives (an *OutsideError for a path leading
-// out of it).
-func (r *Root) Check(p string) error { return r.with(p, func(string) error { return nil }) }
-
 // With runs fn with a name under which the file at path, confined to the
 // directory, is opened (graph rendering hands it to librrd).
 func (r *Root) With(p string, fn func(open string) error) error { return r.with(p, fn) }
