@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
 // TestFilesCheckTheFileBeforeUse: a cached file replaced at its path, tuned
@@ -161,7 +163,9 @@ func TestFilesShareHeaders(t *testing.T) {
 		update(paths[i%len(paths)])
 		i++
 	})
-	if allocs > 1 {
+	// The race detector's sync.Pool drops a share of what is put back on
+	// purpose, so only a build without it counts what an update keeps.
+	if allocs > 1 && !testenv.Race {
 		t.Errorf("%.1f allocations an update, want at most 1 (the open's path)", allocs)
 	}
 	if s := c.Stats(); s.Parses != 4+21 || s.Headers != 1 {
