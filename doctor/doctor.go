@@ -16,6 +16,9 @@ func Run(o Options) (Report, error) {
 	if o.ProcDir == "" {
 		o.ProcDir = DefaultOptions().ProcDir
 	}
+	if o.SysDir == "" {
+		o.SysDir = DefaultOptions().SysDir
+	}
 	mounts, err := readMounts(o.ProcDir)
 	if err != nil {
 		return Report{}, fmt.Errorf("doctor: %w", err)
@@ -27,7 +30,7 @@ func Run(o Options) (Report, error) {
 	r := Report{Findings: []Finding{}}
 	for _, v := range vols {
 		checkReadAhead(&r, v)
-		checkMount(&r, v)
+		checkMount(&r, v, o.SysDir)
 		checkSpace(&r, v)
 	}
 	checkRRDDir(&r, o.RRDDir, rrdwriter.CheckDir)

@@ -181,9 +181,13 @@ func TestRunMountOptionsFromFixture(t *testing.T) {
 	o := testOptions(t)
 	o.RRD = nil
 	o.ProcDir = procWithMountinfo(t, "27 1 254:0 / / rw - ext4 /dev/vda rw,discard,commit=120,data=writeback\n")
+	o.SysDir = sysWithJournalTask(t, "vda", "417")
 	r, err := Run(o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if j := findingsOf(r, "journal"); len(j) != 1 || j[0].Severity != OK || !strings.Contains(j[0].Found, "with a journal") {
+		t.Errorf("journal findings %+v: want ok, with a journal", j)
 	}
 	at := findingsOf(r, "atime")
 	if len(at) == 0 || at[0].Severity != Warn || !strings.Contains(at[0].Fix, "remount,noatime /") {
@@ -200,6 +204,42 @@ func TestRunMountOptionsFromFixture(t *testing.T) {
 	}
 	if len(findingsOf(r, "rrd-update")) != 0 {
 		t.Error("update measured with RRD nil")
+	}
+}
+
+// sysWithJournalTask returns a sys directory whose ext4 device dev has
+// journal_task task ("<none>": no journal).
+func sysWithJournalTask(t *testing.T, dev, task string) string {
+	t.Helper()
+	dir := t.TempDir()
+	d := filepath.Join(dir, "fs", "ext4", dev)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, "journal_task"), []byte(task+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestExt4WithoutJournalWarns: a spool on ext4 without a journal is a
+// warning naming tune2fs, and the journal's commit and data settings are
+// not reported for it.
+func TestExt4WithoutJournalWarns(t *testing.T) {
+	o := testOptions(t)
+	o.RRD = nil
+	o.ProcDir = procWithMountinfo(t, "27 1 254:0 / / rw - ext4 /dev/vda rw,relatime\n")
+	o.SysDir = sysWithJournalTask(t, "vda", "<none>")
+	r, err := Run(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := findingsOf(r, "journal")
+	if len(j) != 1 || j[0].Severity != Warn || !strings.Contains(j[0].Found, "without a journal") || !strings.Contains(j[0].Fix, "tune2fs -O has_journal /dev/vda") {
+		t.Fatalf("journal findings %+v: want a warning with tune2fs's fix", j)
+	}
+	if c := findingsOf(r, "commit"); len(c) != 0 {
+		t.Errorf("commit findings %+v for a file system without a journal", c)
 	}
 }
 

@@ -34,6 +34,9 @@ type Options struct {
 	// ProcDir is the proc file system: mount options are read from
 	// ProcDir/self/mountinfo (through procfs). Default /proc.
 	ProcDir string
+	// SysDir is the sys file system: whether an ext4 volume has a journal
+	// is read from SysDir/fs/ext4/<device>/journal_task. Default /sys.
+	SysDir string
 }
 
 // DefaultOptions returns the daemon's defaults and the real librrd.
@@ -48,5 +51,6 @@ func DefaultOptions() Options {
 		RRD:             rrdwriter.LibRRD(),
 		LoadTimeLimit:   5 * time.Minute,
 		ProcDir:         procfs.DefaultMountPoint,
+		SysDir:          "/sys",
 	}
 }
