@@ -10,8 +10,10 @@
 # during the run), loop-mounts it at DIR with noatime and without discard,
 # and sets SCRATCH_FS to a description for the script's output; not root,
 # or the mount failing, leaves DIR on the root file system and says so in
-# SCRATCH_FS. scratchfs_cleanup (the scripts' EXIT trap calls it) unmounts
-# and detaches it again.
+# SCRATCH_FS. SCRATCH_LOOP_FLAGS adds losetup options (--direct-io=on, so
+# that pages dropped from the mount's page cache are read from the disk,
+# not from the image's own cache). scratchfs_cleanup (the scripts' EXIT
+# trap calls it) unmounts and detaches it again.
 SCRATCH_DIR=""
 SCRATCH_LOOP=""
 SCRATCH_FS=""
@@ -24,7 +26,7 @@ scratchfs_mount() {
 	[ "$(id -u)" = 0 ] || return 0
 	truncate -s "$size" "$work/fs.img" &&
 		mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$@" "$work/fs.img" &&
-		SCRATCH_LOOP=$(losetup -f --show "$work/fs.img") &&
+		SCRATCH_LOOP=$(losetup -f --show ${SCRATCH_LOOP_FLAGS:-} "$work/fs.img") &&
 		mount -o noatime,nodiscard "$SCRATCH_LOOP" "$dir" || return 0
 	SCRATCH_DIR=$dir
 	SCRATCH_FS="ext4 on $SCRATCH_LOOP ($(findmnt -no OPTIONS "$dir")), a $size sparse image, no discard; root fs: $(findmnt -no FSTYPE,OPTIONS /)"

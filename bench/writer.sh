@@ -73,12 +73,10 @@ fi
 RRDCACHED=$(command -v rrdcached || echo /usr/bin/rrdcached)
 WORK=$(mktemp -d /tmp/spoold-bench-writer.XXXXXX)
 CACHED_PID=""
-LOOP=""
-SCRATCH=""
+. bench/scratchfs.sh
 cleanup() {
 	if [ -n "$CACHED_PID" ]; then kill "$CACHED_PID" 2>/dev/null || true; fi
-	if [ -n "$SCRATCH" ] && mountpoint -q "$SCRATCH"; then umount "$SCRATCH" || umount -l "$SCRATCH" || true; fi
-	if [ -n "$LOOP" ]; then losetup -d "$LOOP" || true; fi
+	scratchfs_cleanup
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -91,13 +89,13 @@ if [ "${FS:-}" = loop ]; then
 	# Four sets of RRD files, the CLI set, fio's file (at most 4 GiB)
 	# and room for the spool and the journal.
 	img_gib=$(((4 * FILES + CLI_FILES) * 2 / 1000 + 6))
-	truncate -s "${img_gib}G" "$WORK/fs.img"
-	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$WORK/fs.img"
-	LOOP=$(losetup -f --show --direct-io=on "$WORK/fs.img")
-	SCRATCH="$WORK/mnt"
-	mkdir "$SCRATCH"
-	mount -o noatime,nodiscard "$LOOP" "$SCRATCH"
-	DATA="$SCRATCH"
+	SCRATCH_LOOP_FLAGS=--direct-io=on scratchfs_mount "$WORK" "${img_gib}G" "$WORK/mnt"
+	if [ -z "$SCRATCH_DIR" ]; then
+		echo "bench/writer.sh: could not mount the scratch ext4 file system" >&2
+		exit 1
+	fi
+	echo "# files: $SCRATCH_FS"
+	DATA="$SCRATCH_DIR"
 else
 	DATA="$WORK"
 fi

@@ -264,7 +264,7 @@ func (s *stepper) newPDP(i int, k dsKind, v string, interval float64) (rate floa
 	lastKnown := s.l.lastDS(i)[0] != 'U'
 	switch k {
 	case dsCounter, dsDerive:
-		a, small := smallInteger(v)
+		a, small := SmallInteger(v)
 		if !small && !integerString(v, k == dsDerive) {
 			return 0, notNative(ReasonValue, "%s value %q of %s", s.h.DS[i].Type, v, s.h.DS[i].Name)
 		}
@@ -272,7 +272,7 @@ func (s *stepper) newPDP(i int, k dsKind, v string, interval float64) (rate floa
 			return dnan, nil
 		}
 		var d float64
-		if b, ok := smallInteger(last); small && ok {
+		if b, ok := SmallInteger(last); small && ok {
 			d = accumulate(a - b) // diffIntegers' result, without its scans
 		} else {
 			d = diffIntegers(v, last)

@@ -119,8 +119,8 @@ func diffIntegers(a string, b []byte) float64 {
 		return dnan
 	}
 	var d float64
-	x, ok1 := smallInteger(da)
-	y, ok2 := smallInteger(db)
+	x, ok1 := SmallInteger(da)
+	y, ok2 := SmallInteger(db)
 	if ok1 && ok2 {
 		d = accumulate(x - y)
 	} else {
@@ -164,9 +164,9 @@ func accumulate(d int64) float64 {
 	return v
 }
 
-// smallInteger returns the value of s if s is 1 to 18 decimal digits and
-// nothing else.
-func smallInteger[T text](s T) (int64, bool) {
+// SmallInteger returns the value of s if s is 1 to 18 decimal digits and
+// nothing else (below 2^53, exact as a float64 too, up to 15).
+func SmallInteger[T text](s T) (int64, bool) {
 	if len(s) == 0 || len(s) > 18 {
 		return 0, false
 	}

@@ -166,8 +166,8 @@ func parseUpdateValue(v string, t rrd.DSType) (spool.Value, error) {
 			return parseUnsigned(v, "unsigned")
 		}
 	}
-	if n, ok := shortDigits(v); ok {
-		return spool.Value{Type: spool.Gauge, Gauge: float64(n)}, nil // what ParseFloat gives
+	if n, ok := rrd.SmallInteger(v); ok && len(v) <= 15 {
+		return spool.Value{Type: spool.Gauge, Gauge: float64(n)}, nil // below 2^53: what ParseFloat gives
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	switch {
@@ -181,27 +181,10 @@ func parseUpdateValue(v string, t rrd.DSType) (spool.Value, error) {
 	return spool.Value{Type: spool.Gauge, Gauge: f}, nil
 }
 
-// shortDigits returns the value of s if it is 1 to 15 decimal digits:
-// below 2^53, so exact as a float64 too.
-func shortDigits(s string) (uint64, bool) {
-	if len(s) == 0 || len(s) > 15 {
-		return 0, false
-	}
-	var n uint64
-	for i := 0; i < len(s); i++ {
-		d := s[i] - '0'
-		if d > 9 {
-			return 0, false
-		}
-		n = n*10 + uint64(d)
-	}
-	return n, true
-}
-
 // parseUnsigned parses a COUNTER's (or a non-negative DERIVE's) value.
 func parseUnsigned(v, kind string) (spool.Value, error) {
-	if n, ok := shortDigits(v); ok {
-		return spool.Value{Type: spool.Counter, Counter: n}, nil
+	if n, ok := rrd.SmallInteger(v); ok {
+		return spool.Value{Type: spool.Counter, Counter: uint64(n)}, nil
 	}
 	if !allDigits(v) {
 		return spool.Value{}, fmt.Errorf("not a simple %s integer: '%s'", kind, v)
