@@ -24,10 +24,10 @@ func sampleDisk() DiskStatus {
 		},
 		Process: ProcessIO{Total: diskstat.TaskIO{ReadBytes: 1 << 20, WriteBytes: 8 << 20, RChar: 5 << 20, WChar: 9 << 20},
 			ReadBytesPerSec: 4096, WriteBytesPerSec: 65536},
-		Cycles: IOWork{Units: 42, Ops: 4200, Total: diskstat.TaskIO{WriteBytes: 42 * 409600}, LastOps: 100,
-			Last: diskstat.TaskIO{WriteBytes: 409600}, LastAt: testNow.Add(-58 * time.Second)},
-		Updates: IOWork{Units: 1234, Ops: 2468, Total: diskstat.TaskIO{ReadBytes: 1234 * 8192, WriteBytes: 1234 * 12288},
-			LastOps: 2, Last: diskstat.TaskIO{ReadBytes: 8192, WriteBytes: 12288}, LastAt: testNow.Add(-time.Second)},
+		Cycles: IOWork{Units: 42, Ops: 4200, Total: diskstat.BlockIO{WriteBytes: 42 * 409600}, LastOps: 100,
+			Last: diskstat.BlockIO{WriteBytes: 409600}, LastAt: testNow.Add(-58 * time.Second)},
+		Updates: IOWork{Units: 1234, Ops: 2468, Total: diskstat.BlockIO{ReadBytes: 1234 * 8192, WriteBytes: 1234 * 12288},
+			LastOps: 2, Last: diskstat.BlockIO{ReadBytes: 8192, WriteBytes: 12288}, LastAt: testNow.Add(-time.Second)},
 	}
 }
 

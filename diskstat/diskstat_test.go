@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
 
 	"github.com/spoold/spoold/internal/testing/testenv"
 )
@@ -256,31 +257,73 @@ func TestDeviceOfPartition(t *testing.T) {
 
 func devNum(d Device) string { return fmt.Sprintf("%d:%d", d.Major, d.Minor) }
 
-// TestOnThread writes 64 KiB in fn: the thread's counters must show the
-// write syscalls' bytes (wchar), and on a block device the dirtied pages
-// (write_bytes), while a write by another goroutine meanwhile is not
+// TestOnThread writes 64 KiB in fn and reads a file dropped from the page
+// cache: on a block device the thread's counters must show the dirtied
+// pages and the bytes read from the disk, what /proc/thread-self/io shows
+// for the same thread, while a write by another goroutine meanwhile is not
 // counted beyond what fn wrote; fn's error comes back.
 func TestOnThread(t *testing.T) {
-	if _, err := ReadThreadIO(); err != nil {
-		testenv.Missing(t, "no /proc/thread-self/io: %v", err)
-	}
 	dir := t.TempDir()
+	if _, err := DeviceOf(dir); err != nil {
+		testenv.Missing(t, "no block device under %s: %v", dir, err)
+	}
 	const n = 64 << 10
+	cold := dir + "/cold"
+	if err := os.WriteFile(cold, make([]byte, n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dropCache(t, cold)
+	other := make(chan error)
+	go func() { other <- os.WriteFile(dir+"/other", make([]byte, 4*n), 0o644) }()
 	want := errors.New("fn's error")
+	var proc TaskIO
 	d, ok, err := OnThread(func() error {
+		before, perr := ReadThreadIO()
+		if perr != nil {
+			t.Fatal(perr)
+		}
 		if err := os.WriteFile(dir+"/a", make([]byte, n), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := os.ReadFile(cold); err != nil {
+			t.Fatal(err)
+		}
+		after, perr := ReadThreadIO()
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		proc = after.Sub(before)
 		return want
 	})
+	if e := <-other; e != nil {
+		t.Fatal(e)
+	}
 	if !ok || err != want {
 		t.Fatalf("ok %v, err %v", ok, err)
 	}
-	if d.WChar < n || d.WChar > 2*n {
-		t.Errorf("wchar %d for a %d-byte write", d.WChar, n)
-	}
-	if _, derr := DeviceOf(dir); derr == nil && d.WriteBytes < n {
+	if d.WriteBytes < n || d.WriteBytes > 2*n {
 		t.Errorf("write_bytes %d for %d bytes written on a block device", d.WriteBytes, n)
+	}
+	if d.ReadBytes < n || d.ReadBytes != proc.ReadBytes {
+		t.Errorf("read_bytes %d for a %d-byte file read cold; /proc/thread-self/io says %d", d.ReadBytes, n, proc.ReadBytes)
+	}
+	if d.WriteBytes != proc.WriteBytes-proc.CancelledWriteBytes {
+		t.Errorf("write_bytes %d; /proc/thread-self/io says %d less %d cancelled", d.WriteBytes, proc.WriteBytes, proc.CancelledWriteBytes)
+	}
+}
+
+// dropCache writes path back and drops its pages from the page cache.
+func dropCache(t *testing.T, path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Fatal(err)
 	}
 }
 

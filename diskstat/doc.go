@@ -9,11 +9,10 @@
 // github.com/prometheus/procfs; /proc/thread-self/io, which procfs does not
 // offer, and /proc/vmstat by this package's parsers, which take an
 // io.Reader so they are tested from fixtures. The Read* functions open the
-// real files. OnThread measures the I/O of
-// one operation on its own OS thread; Load is the always-on report the
-// daemon shows (devices, process, poll cycles, RRD updates), sampled by
-// Load.Run on the caller's goroutine. Package diskstat starts no goroutines;
-// its only state is the /proc/thread-self/io file OnThread keeps open per OS
-// thread. A caller that samples periodically keeps the previous Sample (or
-// uses a Watcher).
+// real files. OnThread measures the storage I/O of one operation on its
+// own OS thread (getrusage's block counts); Load is the always-on report
+// the daemon shows (devices, process, poll cycles, RRD updates), sampled by
+// Load.Run on the caller's goroutine. Package diskstat starts no goroutines
+// and keeps no state. A caller that samples periodically keeps the previous
+// Sample (or uses a Watcher).
 package diskstat

@@ -65,10 +65,10 @@ type ProcessIO struct {
 type IOWork struct {
 	Units uint64 `json:"count"`
 	Ops   uint64 `json:"operations"`
-	Total TaskIO `json:"total"`
+	Total BlockIO `json:"total"`
 	// Last is the last unit: its operations, counters and end.
 	LastOps uint64    `json:"last_operations"`
-	Last    TaskIO    `json:"last"`
+	Last    BlockIO   `json:"last"`
 	LastAt  time.Time `json:"last_at"`
 	// Unmeasured are operations run while the thread's counters could not
 	// be read (no /proc/thread-self/io); they are in no figure above.
@@ -223,7 +223,7 @@ func (l *Load) Status() DiskStatus {
 type Tally struct {
 	mu      sync.Mutex
 	w       IOWork
-	open    TaskIO // of the unit in progress
+	open    BlockIO // of the unit in progress
 	openOps uint64
 }
 
@@ -255,11 +255,11 @@ func (t *Tally) CloseUnit(at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.record(t.open, t.openOps, at)
-	t.open, t.openOps = TaskIO{}, 0
+	t.open, t.openOps = BlockIO{}, 0
 }
 
 // record adds a finished unit; t.mu is held.
-func (t *Tally) record(d TaskIO, ops uint64, at time.Time) {
+func (t *Tally) record(d BlockIO, ops uint64, at time.Time) {
 	t.w.Units++
 	t.w.Ops += ops
 	t.w.Total = t.w.Total.Add(d)

@@ -3,7 +3,6 @@ package diskstat
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
@@ -28,6 +26,18 @@ type TaskIO struct {
 	ReadBytes           uint64 `json:"read_bytes"`
 	WriteBytes          uint64 `json:"write_bytes"`
 	CancelledWriteBytes uint64 `json:"cancelled_write_bytes"`
+}
+
+// BlockIO is what a thread read from and wrote to storage (OnThread):
+// TaskIO's ReadBytes, and its WriteBytes less CancelledWriteBytes.
+type BlockIO struct {
+	ReadBytes  uint64 `json:"read_bytes"`
+	WriteBytes uint64 `json:"write_bytes"`
+}
+
+// Add returns the sums of the counters of b and o.
+func (b BlockIO) Add(o BlockIO) BlockIO {
+	return BlockIO{ReadBytes: b.ReadBytes + o.ReadBytes, WriteBytes: b.WriteBytes + o.WriteBytes}
 }
 
 // Sub returns the counters of t minus those of prev.
@@ -61,7 +71,7 @@ func ParseTaskIO(r io.Reader) (TaskIO, error) {
 	return parseTaskIO(b)
 }
 
-// parseTaskIO is ParseTaskIO without allocations, for OnThread.
+// parseTaskIO is ParseTaskIO on the bytes read.
 func parseTaskIO(b []byte) (TaskIO, error) {
 	var t TaskIO
 	for line := 1; len(b) > 0; line++ {
@@ -154,12 +164,11 @@ func readProcIO(proc string) (TaskIO, error) {
 // caller should hold runtime.LockOSThread across the two samples it
 // compares.
 //
-// Per-thread io is spoold's own code (ParseTaskIO, parseTaskIO and
-// threadFiles), not procfs's: procfs has no /proc/thread-self (its
-// FS.Thread(pid, tid) opens /proc/<pid>/task/<tid>/io by thread id, a path
-// that an exiting thread's reused id can point elsewhere), and it opens
-// and parses the file with allocations on every read, where OnThread keeps
-// each thread's file open and parses without allocating.
+// Per-thread io is spoold's own code (ParseTaskIO), not procfs's: procfs
+// has no /proc/thread-self (its FS.Thread(pid, tid) opens
+// /proc/<pid>/task/<tid>/io by thread id, a path that an exiting thread's
+// reused id can point elsewhere). OnThread, which runs around every spool
+// entry and update call, reads getrusage's block counts instead.
 func ReadThreadIO() (TaskIO, error) { return readTaskIO("/proc/thread-self/io") }
 
 func readTaskIO(path string) (TaskIO, error) {
@@ -216,68 +225,24 @@ func parseKeyValues(r io.Reader, sep string, fn func(string, uint64)) error {
 
 // OnThread runs fn with the calling goroutine locked to its OS thread and
 // returns what that thread read from and wrote to storage meanwhile: the
-// difference of /proc/thread-self/io around fn. Other threads' I/O is not
-// in it. ok is false, and the counters zero, when they cannot be read; fn
-// runs either way and its error is returned. It costs a few microseconds:
-// each thread's counters file stays open (threadFiles).
-func OnThread(fn func() error) (d TaskIO, ok bool, err error) {
+// kernel's block counts of the thread (getrusage(RUSAGE_THREAD): ReadBytes
+// is /proc/thread-self/io's read_bytes, WriteBytes its write_bytes less
+// cancelled_write_bytes, both in 512-byte units) around fn. Other threads' I/O is not in it. ok is false, and the
+// counters zero, when they cannot be read; fn runs either way and its error
+// is returned. Two system calls, about a microsecond: an eighth of reading
+// /proc/thread-self/io twice, and no descriptor kept.
+func OnThread(fn func() error) (d BlockIO, ok bool, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	before, rerr := threadFiles.read()
+	var before, after unix.Rusage
+	rerr := unix.Getrusage(unix.RUSAGE_THREAD, &before)
 	err = fn()
-	if rerr != nil {
-		return TaskIO{}, false, err
+	if rerr != nil || unix.Getrusage(unix.RUSAGE_THREAD, &after) != nil {
+		return BlockIO{}, false, err
 	}
-	after, rerr := threadFiles.read()
-	if rerr != nil {
-		return TaskIO{}, false, err
-	}
-	return after.Sub(before), true, err
-}
-
-// threadFiles keeps /proc/thread-self/io open for each OS thread that
-// OnThread ran on: the open file stays bound to its thread, and reading
-// it again is a fraction of the cost of opening it.
-var threadFiles = threadIOFiles{files: make(map[int]*os.File)}
-
-type threadIOFiles struct {
-	mu    sync.Mutex
-	files map[int]*os.File // by thread id
-}
-
-// read returns the calling thread's counters; the caller holds
-// runtime.LockOSThread. A file of an exited thread whose id was reused
-// fails to read and is opened again.
-func (c *threadIOFiles) read() (TaskIO, error) {
-	tid := unix.Gettid()
-	c.mu.Lock()
-	f := c.files[tid]
-	c.mu.Unlock()
-	if f != nil {
-		if t, err := readTaskIOAt(f); err == nil {
-			return t, nil
-		}
-		f.Close()
-	}
-	f, err := os.Open("/proc/thread-self/io")
-	if err != nil {
-		return TaskIO{}, err
-	}
-	c.mu.Lock()
-	c.files[tid] = f
-	c.mu.Unlock()
-	return readTaskIOAt(f)
-}
-
-func readTaskIOAt(f *os.File) (TaskIO, error) {
-	var buf [512]byte
-	n, err := f.ReadAt(buf[:], 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return TaskIO{}, err
-	}
-	t, err := parseTaskIO(buf[:n])
-	if err != nil {
-		return t, fmt.Errorf("%s: %w", f.Name(), err)
-	}
-	return t, nil
+	const block = 512 // getrusage's unit for ru_inblock and ru_oublock
+	return BlockIO{
+		ReadBytes:  uint64(after.Inblock-before.Inblock) * block,
+		WriteBytes: uint64(after.Oublock-before.Oublock) * block,
+	}, true, err
 }

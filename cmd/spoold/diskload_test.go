@@ -53,7 +53,7 @@ func TestDaemonReportsDiskLoadAndNextRescan(t *testing.T) {
 		t.Errorf("interval_seconds %v for a 500ms sampler", v)
 	}
 	cycles := disk["poll_cycles"].(map[string]any)
-	if num(cycles, "count") < 1 || num(cycles, "last_operations") != 3 || num(cycles, "total", "wchar") <= 0 || num(cycles, "unmeasured_operations") != 0 {
+	if num(cycles, "count") < 1 || num(cycles, "last_operations") != 3 || num(cycles, "total", "write_bytes") <= 0 || num(cycles, "unmeasured_operations") != 0 {
 		t.Errorf("poll_cycles %v: want the last cycle's 3 entry writes measured", cycles)
 	}
 	updates := disk["rrd_updates"].(map[string]any)
