@@ -63,8 +63,8 @@ type ProcessIO struct {
 // poll cycle (its operations: the spool entries it wrote) or an RRD update
 // call (its operations: the rows it applied).
 type IOWork struct {
-	Units uint64 `json:"count"`
-	Ops   uint64 `json:"operations"`
+	Units uint64  `json:"count"`
+	Ops   uint64  `json:"operations"`
 	Total BlockIO `json:"total"`
 	// Last is the last unit: its operations, counters and end.
 	LastOps uint64    `json:"last_operations"`
