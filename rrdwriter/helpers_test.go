@@ -1,6 +1,7 @@
 package rrdwriter
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -220,3 +221,11 @@ func (f *fakeRRD) updateCalls() int {
 }
 
 func nanF() float64 { return math.NaN() }
+
+// flush is FlushKey of key, then the removal of the segments it applied,
+// which FlushKey leaves to the removal queue.
+func (e *env) flush(key string) error {
+	err := e.w.FlushKey(context.Background(), key)
+	e.w.WaitRemovals()
+	return err
+}

@@ -187,7 +187,7 @@ func TestLibRRDProfileMismatchNeverOverwrites(t *testing.T) {
 func TestLibRRDConcurrentGraphAndUpdate(t *testing.T) {
 	e := newLibEnv(t, func(o *Options) { o.WriteDelay, o.WriteJitter, o.Tick = 0, 0, time.Millisecond })
 	e.putCG("r", t0, 0, 0)
-	if err := e.w.FlushKey(context.Background(), "r"); err != nil {
+	if err := e.flush("r"); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -211,12 +211,12 @@ func TestLibRRDConcurrentGraphAndUpdate(t *testing.T) {
 	for i := int64(1); i <= n; i++ {
 		e.putCG("r", t0+300*i, uint64(300*i), float64(i))
 		if i%3 == 0 {
-			if err := e.w.FlushKey(context.Background(), "r"); err != nil {
+			if err := e.flush("r"); err != nil {
 				t.Error(err)
 			}
 		}
 	}
-	if err := e.w.FlushKey(context.Background(), "r"); err != nil {
+	if err := e.flush("r"); err != nil {
 		t.Error(err)
 	}
 	cancel()

@@ -48,9 +48,10 @@ func TestSegmentCreatedWhileItsKeyIsInFlightIsWritten(t *testing.T) {
 	if err := e.w.FlushKey(ctx, key); err != nil {
 		t.Fatal(err)
 	}
+	e.w.WaitRemovals() // FlushKey returns before the removal the hook polls in
 	e.w.rq.remove = remove
 	poll(t0+301, 0, 300) // appended to the open segment
-	if err := e.w.FlushKey(ctx, key); err != nil {
+	if err := e.flush(key); err != nil {
 		t.Fatal(err)
 	}
 	rows := f.rows(e.rrdPath(key))

@@ -1,7 +1,6 @@
 package rrdwriter
 
 import (
-	"context"
 	"os"
 	"slices"
 	"strconv"
@@ -49,7 +48,7 @@ func TestSegmentIsOneUpdateAndOneRemoval(t *testing.T) {
 		ref = e.appendCG("r", t0+300*i, uint64(i), float64(i))
 		want = append(want, t0+300*i)
 	}
-	if err := e.w.FlushKey(context.Background(), "r"); err != nil {
+	if err := e.flush("r"); err != nil {
 		t.Fatal(err)
 	}
 	if got := rowTimes(f.rows(e.rrdPath("r"))); !slices.Equal(got, want) {
@@ -83,7 +82,7 @@ func TestBadBytesInASegmentCostNoGoodEntry(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o640); err != nil { // as a power loss leaves it
 		t.Fatal(err)
 	}
-	if err := e.w.FlushKey(context.Background(), "r"); err != nil {
+	if err := e.flush("r"); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := rowTimes(f.rows(e.rrdPath("r"))), []int64{t0, t0 + 600, t0 + 900}; !slices.Equal(got, want) {
@@ -111,13 +110,13 @@ func TestFutureEntryNeverHidesLaterPolls(t *testing.T) {
 	tomorrow := now + 86400
 	e.putCG("r", tomorrow, 1, 1)
 	e.appendCG("r", now-600, 2, 2)
-	if err := e.w.FlushKey(context.Background(), "r"); err != nil {
+	if err := e.flush("r"); err != nil {
 		t.Fatal(err)
 	}
 	for i := int64(1); i <= 3; i++ {
 		e.clock.Advance(300 * time.Second)
 		e.appendCG("r", now-600+300*i, uint64(2+i), 2)
-		if err := e.w.FlushKey(context.Background(), "r"); err != nil {
+		if err := e.flush("r"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -142,12 +141,12 @@ func TestStaleEntryIsQuarantinedNotSkipped(t *testing.T) {
 	e := newEnv(t, f, nil)
 	e.appendCG("r", t0, 1, 1)
 	e.appendCG("r", t0+300, 2, 2)
-	if err := e.w.FlushKey(context.Background(), "r"); err != nil {
+	if err := e.flush("r"); err != nil {
 		t.Fatal(err)
 	}
 	// A crash between update and removal: the same entries again.
 	e.putCG("r", t0+300, 2, 2)
-	if err := e.w.FlushKey(context.Background(), "r"); err != nil {
+	if err := e.flush("r"); err != nil {
 		t.Fatal(err)
 	}
 	if st := e.w.Stats(); st.SkippedAlreadyApplied != 1 || st.QuarantinedStale != 0 || len(e.quarantined()) != 0 {
@@ -155,7 +154,7 @@ func TestStaleEntryIsQuarantinedNotSkipped(t *testing.T) {
 	}
 	// The clock stepped back: an entry between the two, never applied.
 	e.putCG("r", t0+100, 9, 9)
-	if err := e.w.FlushKey(context.Background(), "r"); err != nil {
+	if err := e.flush("r"); err != nil {
 		t.Fatal(err)
 	}
 	q := e.quarantined()
@@ -167,7 +166,7 @@ func TestStaleEntryIsQuarantinedNotSkipped(t *testing.T) {
 		t.Fatalf("target errors %+v; want the target flagged stale, without backoff", te)
 	}
 	e.appendCG("r", t0+600, 3, 3)
-	if err := e.w.FlushKey(context.Background(), "r"); err != nil {
+	if err := e.flush("r"); err != nil {
 		t.Fatal(err)
 	}
 	if got := rowTimes(f.rows(e.rrdPath("r"))); !slices.Equal(got, []int64{t0, t0 + 300, t0 + 600}) {
@@ -190,7 +189,7 @@ func TestDuplicateSecondAcrossSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.ix.Add(ent.Ref().Hash, "r", t0+300)
-	if err := e.w.FlushKey(context.Background(), "r"); err != nil {
+	if err := e.flush("r"); err != nil {
 		t.Fatal(err)
 	}
 	rows := f.rows(e.rrdPath("r"))
@@ -220,7 +219,7 @@ func TestUnremovableSegmentHoldsItsKey(t *testing.T) {
 	}
 	// The spool is writable again: the retry's removal succeeds (the file
 	// is gone) and releases the key.
-	if err := e.w.FlushKey(context.Background(), "r"); err != nil {
+	if err := e.flush("r"); err != nil {
 		t.Fatal(err)
 	}
 	if got := rowTimes(f.rows(e.rrdPath("r"))); !slices.Equal(got, []int64{t0, t0 + 300}) {
@@ -242,7 +241,7 @@ func TestTwoPollsOfOneSecondBothLand(t *testing.T) {
 		}
 		e.ix.Add(ref.Hash, "r", ref.Time)
 	}
-	if err := e.w.FlushKey(context.Background(), "r"); err != nil {
+	if err := e.flush("r"); err != nil {
 		t.Fatal(err)
 	}
 	rows := f.rows(e.rrdPath("r"))

@@ -206,7 +206,10 @@ func (w *Writer) end(hash uint64, done func()) {
 // rate and backoff; if a batch of key is being written it waits for it
 // first. It returns the write's error, or ctx's if ctx ends while waiting.
 // When it returns nil, every entry of key indexed before the call is in the
-// RRD file (or was settled otherwise: vanished, quarantined).
+// RRD file (or was settled otherwise: vanished, quarantined). It returns
+// once the file is written: the applied segments are removed after it, on
+// the removal queue, and the key stays in flight until they are (WaitKey
+// waits for that; the next FlushKey of key does).
 func (w *Writer) FlushKey(ctx context.Context, key string) error {
 	hash := spool.KeyHash(key)
 	if w.o.Ready != nil {
@@ -243,11 +246,42 @@ func (w *Writer) FlushKey(ctx context.Context, key string) error {
 		if b.Key == "" {
 			b.Key = key
 		}
-		err := w.apply(b)
-		w.rq.wait()
-		return err
+		return w.apply(b)
 	}
 }
+
+// WaitKey waits until no batch of key is in flight: its applied segments
+// are removed and the index holds only what is still to write. It returns
+// ctx's error if ctx ends first.
+func (w *Writer) WaitKey(ctx context.Context, key string) error {
+	hash := spool.KeyHash(key)
+	if err := w.waitUntil(ctx, func() chan struct{} { return w.inflight[hash] }); err != nil {
+		return fmt.Errorf("wait for the write of %s: %w", key, err)
+	}
+	return nil
+}
+
+// waitUntil waits until next (called with takeMu held) finds no batch in
+// flight to wait for, or ctx ends.
+func (w *Writer) waitUntil(ctx context.Context, next func() chan struct{}) error {
+	for {
+		w.takeMu.Lock()
+		ch := next()
+		w.takeMu.Unlock()
+		if ch == nil {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// WaitRemovals waits until every applied segment queued for removal before
+// the call is removed.
+func (w *Writer) WaitRemovals() { w.rq.wait() }
 
 // FlushAll writes every pending entry now, Writers files at once,
 // bypassing delay, jitter, rate and backoff (the shutdown flush). It also
@@ -436,21 +470,14 @@ func (w *Writer) finishUntried(b shm.Batch) {
 
 // waitInflight waits until no batch is in flight, or ctx ends.
 func (w *Writer) waitInflight(ctx context.Context) error {
-	for {
-		w.takeMu.Lock()
-		var ch chan struct{}
+	err := w.waitUntil(ctx, func() chan struct{} {
 		for _, c := range w.inflight {
-			ch = c
-			break
+			return c
 		}
-		w.takeMu.Unlock()
-		if ch == nil {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("flush all: %w", ctx.Err())
-		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("flush all: %w", err)
 	}
+	return nil
 }

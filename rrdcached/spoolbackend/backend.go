@@ -59,8 +59,14 @@ var _ rrdcached.Backend = (*Backend)(nil)
 type Writer interface {
 	// FlushKey writes every pending entry of key now; when it returns nil
 	// every entry of key indexed before the call is in its RRD file. A
-	// held key gives an error.
+	// held key gives an error. It returns once the file is written; the
+	// key's applied spool segments may still be being removed.
 	FlushKey(ctx context.Context, key string) error
+	// WaitKey waits until key has no batch in flight: what the index
+	// holds of it then is still to write.
+	WaitKey(ctx context.Context, key string) error
+	// WaitRemovals waits until every applied segment is removed.
+	WaitRemovals()
 	// StartFlushAll writes everything pending on a goroutine of the
 	// writer's, which the daemon's shutdown waits for, and calls done with
 	// the flush's error.
@@ -428,7 +434,10 @@ func max2(a, b stamp) stamp {
 
 // spooled returns the spooled entries of key, in time order, without
 // taking them: the segments the index holds of it (its leaf walked first),
-// read; a segment removed meanwhile was written.
+// read; a segment removed meanwhile was written. A batch in flight is in
+// them, applied or not: a caller that must not see what a FLUSH wrote
+// waits for the key first (Writer.WaitKey), holding no lock the writer
+// takes.
 func (b *Backend) spooled(ctx context.Context, key string) ([]spool.Entry, error) {
 	hash := spool.KeyHash(key)
 	if b.o.Ready != nil {

@@ -197,6 +197,11 @@ func (b *Backend) Create(ctx context.Context, file string, a rrdcached.CreateArg
 		}
 		template = tp[0]
 	}
+	// A FLUSH just before may still be removing what it wrote: waited for
+	// before the file's lock, which the writer takes.
+	if err := b.w.WaitKey(ctx, key); err != nil {
+		return fmt.Errorf("create %s: %w", file, err)
+	}
 	f := b.file(file)
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -86,6 +86,9 @@ func (b *Backend) Pending(ctx context.Context, file string) ([]string, error) {
 		return nil, err
 	}
 	key, _ := b.keyOf(file)
+	if err := b.w.WaitKey(ctx, key); err != nil { // a FLUSH's segments may still be going
+		return nil, fmt.Errorf("read pending updates of %s: %w", file, err)
+	}
 	entries, err := b.spooled(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("read pending updates of %s: %w", file, err)
@@ -131,6 +134,7 @@ func (b *Backend) Forget(ctx context.Context, file string) (int, error) {
 // a command for an operator, not for a hot path. rrdcached lists only the
 // files queued for writing.
 func (b *Backend) Queue(context.Context) ([]rrdcached.Queued, error) {
+	b.w.WaitRemovals() // a flushed file's segments are not pending
 	counts := make(map[string]int)
 	for _, pb := range b.ix.PeekKeys(func(string) bool { return true }) {
 		entries, err := b.readSegments(pb.Hash, pb.Key, pb.Times)
