@@ -67,9 +67,11 @@
 // WaitFlushes waits for). FlushKey and Graph work on the caller's
 // goroutine. The applied segments are removed by the removal queue's
 // goroutines (removal.go), one for each of its Writers lanes, started when
-// segments are queued to it and ended when it is empty; Run, FlushAll, FlushKey wait for the
-// removals of what they applied before they return (under --rrd-fsync
-// batch, the remover that Run starts syncs, then removes: durable.go). A
+// segments are queued to it and ended when it is empty; Run and FlushAll
+// wait for the removals of what they applied before they return, FlushKey
+// does not (the key stays in flight until they are done: WaitKey); under
+// --rrd-fsync batch, the remover that Run starts syncs, then removes
+// (durable.go), so a FLUSH's values leave the spool only once synced. A
 // per-file lock inside the process makes sure updates and graph reads of one
 // file never overlap: librrd's fcntl lock does not protect goroutines of one
 // process from each other.
