@@ -311,3 +311,45 @@ func TestRunWritesAndStops(t *testing.T) {
 		t.Fatal("entry not written exactly once")
 	}
 }
+
+// TestFlushKeyAnswersBeforeTheRemoval: FlushKey returns once the file
+// holds the entry, while its segment's removal is still held up; WaitKey
+// returns only after the removal, and a FlushKey meanwhile waits for it
+// too (no pass reads a segment applied but still on disk).
+func TestFlushKeyAnswersBeforeTheRemoval(t *testing.T) {
+	f := newFake()
+	e := newEnv(t, f, nil)
+	ref := e.putCG("r1", t0, 7, 1.5)
+	remove := e.w.rq.remove
+	release, removed := make(chan struct{}), make(chan struct{})
+	e.w.rq.remove = func(r spool.Ref) {
+		<-release
+		remove(r)
+		close(removed)
+	}
+	ctx := context.Background()
+	if err := e.w.FlushKey(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if rows := f.rows(e.rrdPath("r1")); len(rows) != 1 || !e.exists(ref) {
+		t.Fatalf("after FlushKey: rows %v, segment there %v; want the row written, the segment not removed yet", rows, e.exists(ref))
+	}
+	waited := make(chan error, 2)
+	go func() { waited <- e.w.WaitKey(ctx, "r1") }()
+	go func() { waited <- e.w.FlushKey(ctx, "r1") }()
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := e.w.WaitKey(short, "r1"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitKey during the removal = %v, want it to wait (until its context ends)", err)
+	}
+	close(release)
+	for range 2 {
+		if err := <-waited; err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-removed
+	if e.exists(ref) || f.updateCalls() != 1 {
+		t.Fatalf("segment there %v, update calls %d; want it removed and one update", e.exists(ref), f.updateCalls())
+	}
+}
