@@ -31,7 +31,9 @@ func readHeader(path, open string) (FileInfo, error) {
 // readHeaderAt is readHeader of the file open at fd, locked for reading.
 func readHeaderAt(fd int, path string) (FileInfo, error) {
 	var fi FileInfo
-	_, err := readHead(fd, path, rrdHeaderRead, func(b []byte) (need int, err error) {
+	bp := headBufs.Get().(*[]byte) // parseHeader keeps nothing of it
+	defer headBufs.Put(bp)
+	_, err := readHeadInto(fd, path, *bp, func(b []byte) (need int, err error) {
 		fi, need, err = parseHeader(b)
 		return need, err
 	})
