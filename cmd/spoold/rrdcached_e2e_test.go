@@ -403,12 +403,28 @@ func TestRRDCachedKillTrials(t *testing.T) {
 // rrdcached and to the spoold daemon, each on a copy of the fixture, and
 // compares the replies (rrdctest.Normalize's differences aside, and the
 // RRAs' cur_row, which librrd's create sets at random).
+//
+// Debian's rrdcached 1.7.2 now and then (2 of about 40 runs here) drops the
+// connection at this script's FETCH of an unknown consolidation function
+// (a short script of the same FETCHes did not reproduce it); such a run of
+// its side is logged and the pair started again, at most three times.
 func TestConformanceWithRRDCached(t *testing.T) {
-	rsock, rdir, r := startFixturePair(t, nil, nil)
 	script := rrdctest.Script(true)
-	want, err := rrdctest.Run("unix", rsock, script, 10*time.Second)
-	if err != nil {
-		t.Fatalf("the script against rrdcached: %v", err)
+	var (
+		rsock, rdir string
+		r           *protoRig
+		want        [][]rrdctest.Exchange
+	)
+	for attempt := 1; ; attempt++ {
+		rsock, rdir, r = startFixturePair(t, nil, nil)
+		var err error
+		if want, err = rrdctest.Run("unix", rsock, script, 10*time.Second); err != nil {
+			t.Fatalf("the script against rrdcached: %v", err)
+		}
+		if !droppedAtUnknownCF(want) || attempt == 3 {
+			break
+		}
+		t.Logf("rrdcached dropped the connection at the FETCH of an unknown consolidation function (run %d); again", attempt)
 	}
 	got, err := rrdctest.Run("unix", r.sock, script, 10*time.Second)
 	if err != nil {
@@ -435,6 +451,19 @@ func TestConformanceWithRRDCached(t *testing.T) {
 	if d := rrdctest.Diff("rrdcached", norm(want, rdir), "spoold", norm(got, r.rrd(""))); d != "" {
 		t.Errorf("replies differ:\n%s", d)
 	}
+}
+
+// droppedAtUnknownCF reports whether a transcript ends a session with the
+// connection closed at "FETCH <file> FOO ...".
+func droppedAtUnknownCF(ex [][]rrdctest.Exchange) bool {
+	for _, s := range ex {
+		for _, e := range s {
+			if f := strings.Fields(e.Sent); e.Closed && len(f) > 2 && f[0] == "FETCH" && f[2] == "FOO" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 var curRow = regexp.MustCompile(`^(rra\[\d+\]\.cur_row \d )\d+$`)
