@@ -2,10 +2,8 @@ package diskstat
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -50,50 +48,17 @@ func (t TaskIO) Sub(prev TaskIO) TaskIO {
 	}
 }
 
-// Add returns the sums of the counters of t and o.
-func (t TaskIO) Add(o TaskIO) TaskIO {
-	return TaskIO{
-		RChar: t.RChar + o.RChar, WChar: t.WChar + o.WChar,
-		SyscR: t.SyscR + o.SyscR, SyscW: t.SyscW + o.SyscW,
-		ReadBytes: t.ReadBytes + o.ReadBytes, WriteBytes: t.WriteBytes + o.WriteBytes,
-		CancelledWriteBytes: t.CancelledWriteBytes + o.CancelledWriteBytes,
-	}
-}
-
 // ParseTaskIO parses the text of /proc/thread-self/io (the format of
 // /proc/<pid>/io; /proc/self/io is read through procfs, see ReadThreadIO).
 // Unknown keys are ignored; a malformed line is an error.
 func ParseTaskIO(r io.Reader) (TaskIO, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return TaskIO{}, err
-	}
-	return parseTaskIO(b)
-}
-
-// parseTaskIO is ParseTaskIO on the bytes read.
-func parseTaskIO(b []byte) (TaskIO, error) {
 	var t TaskIO
-	for line := 1; len(b) > 0; line++ {
-		var l []byte
-		l, b, _ = bytes.Cut(b, []byte{'\n'})
-		l = bytes.TrimSpace(l)
-		if len(l) == 0 {
-			continue
+	err := parseKeyValues(r, ":", func(k string, v uint64) {
+		if p := t.field(k); p != nil {
+			*p = v
 		}
-		k, v, ok := bytes.Cut(l, []byte{':'})
-		if !ok {
-			return t, fmt.Errorf("line %d: no \":\" in %q", line, l)
-		}
-		n, err := parseUint(bytes.TrimSpace(v))
-		if err != nil {
-			return t, fmt.Errorf("line %d: %w", line, err)
-		}
-		if p := t.field(string(bytes.TrimSpace(k))); p != nil {
-			*p = n
-		}
-	}
-	return t, nil
+	})
+	return t, err
 }
 
 // field returns the counter named k, or nil.
@@ -115,25 +80,6 @@ func (t *TaskIO) field(k string) *uint64 {
 		return &t.CancelledWriteBytes
 	}
 	return nil
-}
-
-// parseUint is strconv.ParseUint(string(b), 10, 64) without the copy.
-func parseUint(b []byte) (uint64, error) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, fmt.Errorf("not a counter: %q", b)
-	}
-	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("not a counter: %q", b)
-		}
-		d := uint64(c - '0')
-		if n > (math.MaxUint64-d)/10 {
-			return 0, fmt.Errorf("counter %q out of range", b)
-		}
-		n = n*10 + d
-	}
-	return n, nil
 }
 
 // ReadSelfIO reads /proc/self/io, the whole process, through procfs.
@@ -227,9 +173,9 @@ func parseKeyValues(r io.Reader, sep string, fn func(string, uint64)) error {
 // returns what that thread read from and wrote to storage meanwhile: the
 // kernel's block counts of the thread (getrusage(RUSAGE_THREAD): ReadBytes
 // is /proc/thread-self/io's read_bytes, WriteBytes its write_bytes less
-// cancelled_write_bytes, both in 512-byte units) around fn. Other threads' I/O is not in it. ok is false, and the
-// counters zero, when they cannot be read; fn runs either way and its error
-// is returned. Two system calls, about a microsecond: an eighth of reading
+// cancelled_write_bytes, both in 512-byte units) around fn. Other threads'
+// I/O is not in it. ok is false, and the counters zero, when they cannot be
+// read; fn runs either way and its error is returned. Two system calls, about a microsecond: an eighth of reading
 // /proc/thread-self/io twice, and no descriptor kept.
 func OnThread(fn func() error) (d BlockIO, ok bool, err error) {
 	runtime.LockOSThread()
