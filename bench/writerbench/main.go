@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -56,6 +57,13 @@ var (
 
 func main() {
 	flag.Parse()
+	// As spoold with --gomaxprocs 0 and --writers -writers: a P for each
+	// writer beside the CPUs (rrdwriter.Options.Procs).
+	if os.Getenv("GOMAXPROCS") == "" {
+		o := rrdwriter.DefaultOptions()
+		o.Writers = *writers
+		runtime.GOMAXPROCS(o.Procs(runtime.GOMAXPROCS(0)))
+	}
 	var err error
 	switch *mode {
 	case "create":

@@ -39,6 +39,7 @@ func TestCheckConfigRefusesWhatTheDaemonRefuses(t *testing.T) {
 		"--write-rate=NaN", "--write-rate=1e-12", "--write-rate=1e-300", "--write-rate=+Inf", "--write-rate=-1",
 		"--loader-cpu=5e-324", "--loader-cpu=0.00001%",
 		"--shard=0/3", "--shard=4/3", "--shard=1/4097", "--shard=2", "--forward=unix:", "--forward=tcp:", "--forward=::1:42217",
+		"--gomaxprocs=-1",
 	} {
 		t.Run(arg, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -64,6 +65,7 @@ func TestCheckConfigAcceptsTheEdgesOfTheRanges(t *testing.T) {
 		"--admin-listen=localhost:8780", "--write-rate=0", "--write-rate=0.001", "--write-rate=1000000",
 		"--loader-cpu=0.1%", "--loader-cpu=100%", "--loader-cpu=0",
 		"--shard=1/1", "--shard=4096/4096", "--shard=", "--forward=tcp:127.0.0.1:42217", "--forward=/run/rrdcached.sock", "--forward=[::1]",
+		"--gomaxprocs=0", "--gomaxprocs=1",
 	} {
 		t.Run(arg, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -206,5 +208,24 @@ func TestCheckConfigRefusesOverlappingDirectories(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProcs: --gomaxprocs 0 gives the writers a P each beside the CPUs
+// (two writers waiting for the disk no longer leave two CPUs idle), keeps
+// an operator's GOMAXPROCS environment variable, and a value given wins.
+func TestProcs(t *testing.T) {
+	for _, c := range []struct {
+		flag, writers int
+		env           bool
+		inForce, want int
+	}{
+		{0, 4, false, 2, 6}, {0, 1, false, 8, 9}, {0, 4, true, 3, 3}, {5, 4, false, 2, 5}, {5, 4, true, 3, 5},
+	} {
+		cfg := defaultConfig()
+		cfg.gomaxprocs, cfg.writer.Writers = c.flag, c.writers
+		if got := cfg.procs(c.env, c.inForce); got != c.want {
+			t.Errorf("--gomaxprocs %d --writers %d, environment set %v, %d in force: %d, want %d", c.flag, c.writers, c.env, c.inForce, got, c.want)
+		}
 	}
 }

@@ -46,6 +46,7 @@ type config struct {
 	graphMaxDS      int
 	shutdownTimeout time.Duration
 	pidFile         string
+	gomaxprocs      int
 	logFormat       string
 	logLevel        string
 
@@ -123,6 +124,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", c.shutdownTimeout, "on SIGTERM, how long to flush pending values into RRD files; the rest stays in the spool")
 	fs.DurationVar(&c.diskStatsInterval, "disk-stats-interval", c.diskStatsInterval, "sample the disks behind --spool-dir and --rrd-dir (iostat -x figures) and spoold's own I/O this often, for /status, /metrics and the page")
 	fs.StringVar(&c.pidFile, "pid-file", c.pidFile, "write the process id to this file")
+	fs.IntVar(&c.gomaxprocs, "gomaxprocs", c.gomaxprocs, "most goroutines running Go code at once (GOMAXPROCS); 0 = the CPUs the process may use plus --writers, as a writer waiting for the disk holds one (the GOMAXPROCS environment variable, when set, is kept)")
 	fs.StringVar(&c.logFormat, "log-format", c.logFormat, "log format: text or json")
 	fs.StringVar(&c.logLevel, "log-level", c.logLevel, "log level: debug, info, warn or error")
 	fs.BoolVarP(&c.checkOnly, "test", "t", false, "check flags, targets and profiles, print the effective settings, and exit")
@@ -195,6 +197,7 @@ func (c *config) checkDaemonFlags() error {
 		{c.shutdownTimeout <= 0, "shutdown-timeout", "must be positive"},
 		{c.diskStatsInterval < 100*time.Millisecond, "disk-stats-interval", "must be at least 100ms"},
 		{c.adminCache < 0, "admin-status-cache", "must be >= 0"},
+		{c.gomaxprocs < 0, "gomaxprocs", "must be >= 0"},
 		{c.graphMaxDS < 1 || c.graphMaxDS > admin.MaxGraphDS, "graph-max-ds", fmt.Sprintf("must be from 1 to %d", admin.MaxGraphDS)},
 		{c.logFormat != "text" && c.logFormat != "json", "log-format", "must be text or json"},
 		{parseLevel(c.logLevel) == nil, "log-level", "must be debug, info, warn or error"},

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -170,7 +171,7 @@ func (d *daemon) start() {
 	d.loadCancel, d.loadDone = d.goRun("loader", func(ctx context.Context) error { return d.ld.Rescans(ctx, d.ix) })
 	d.pollCancel, d.pollDone = d.goRun("poller", d.pl.Run)
 	d.log.Info("spoold started", "version", versionString(), "targets", len(d.fleet.Get().Targets),
-		"spool", d.cfg.spool.Dir, "rrd_dir", d.cfg.writer.Dir, "pid", os.Getpid())
+		"spool", d.cfg.spool.Dir, "rrd_dir", d.cfg.writer.Dir, "pid", os.Getpid(), "gomaxprocs", runtime.GOMAXPROCS(0))
 }
 
 func (d *daemon) goRun(name string, run func(context.Context) error) (context.CancelFunc, chan struct{}) {
@@ -379,6 +380,7 @@ const fileUmask = 0o027
 
 func serve(cfg config, settings map[string]string, root *slog.Logger) int {
 	syscall.Umask(syscall.Umask(fileUmask) | fileUmask)
+	runtime.GOMAXPROCS(cfg.procs(os.Getenv("GOMAXPROCS") != "", runtime.GOMAXPROCS(0)))
 	log := root.With("component", "daemon")
 	d, err := newDaemon(cfg, settings, root)
 	if err != nil {
@@ -421,6 +423,20 @@ func serve(cfg config, settings map[string]string, root *slog.Logger) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// procs is the GOMAXPROCS of --gomaxprocs, given the value in force
+// (the CPUs the process may use, or the GOMAXPROCS environment variable's
+// value when env): 0 keeps the environment's value, or else is the CPUs
+// plus a P for each writer (rrdwriter.Options.Procs).
+func (c config) procs(env bool, inForce int) int {
+	switch {
+	case c.gomaxprocs > 0:
+		return c.gomaxprocs
+	case env:
+		return inForce
+	}
+	return c.writer.Procs(inForce)
 }
 
 // abortStart undoes a start that failed after the admin server started.

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,7 +30,7 @@ func TestDaemonMetricsPassPromtool(t *testing.T) {
 	promtool := requirePromtool(t)
 	dir := t.TempDir()
 	f := startFleet(t, 2)
-	p := startDaemon(t, daemonArgs(dir, f, "--write-delay", "1s", "--write-jitter", "0s")...)
+	p := startDaemon(t, daemonArgs(dir, f, "--write-delay", "1s", "--write-jitter", "0s", "--writers", "3")...)
 	p.waitFor(t, "a poll cycle and an RRD update", func(st map[string]any) bool {
 		return num(st, "last_cycle", "seq") >= 1 && num(st, "writer", "update_calls") > 0
 	})
@@ -47,6 +50,14 @@ func TestDaemonMetricsPassPromtool(t *testing.T) {
 		if !strings.Contains(text, "\n# TYPE "+family+" ") {
 			t.Errorf("/metrics has no family %s", family)
 		}
+	}
+	// --gomaxprocs 0: the CPUs this test process finds too, plus a P for
+	// each of the 3 writers.
+	cfg := defaultConfig()
+	cfg.writer.Writers = 3
+	want := fmt.Sprintf("\ngo_sched_gomaxprocs_threads %d\n", cfg.procs(os.Getenv("GOMAXPROCS") != "", runtime.GOMAXPROCS(0)))
+	if !strings.Contains(text, want) {
+		t.Errorf("/metrics has no line %q", strings.TrimSpace(want))
 	}
 	if err := p.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
