@@ -13,6 +13,11 @@ import (
 	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
+// startProcs is GOMAXPROCS as the test process started: what a daemon
+// started from it finds (a daemon started in this process, as
+// TestFailedStartLeavesAnotherPidFile does, sets it).
+var startProcs = runtime.GOMAXPROCS(0)
+
 // requirePromtool returns the path of Prometheus's promtool (Debian package
 // prometheus, installed by scripts/install-deps.sh). Without it the test
 // fails under CI (CI=true) and is skipped elsewhere.
@@ -51,11 +56,11 @@ func TestDaemonMetricsPassPromtool(t *testing.T) {
 			t.Errorf("/metrics has no family %s", family)
 		}
 	}
-	// --gomaxprocs 0: the CPUs this test process finds too, plus a P for
-	// each of the 3 writers.
+	// --gomaxprocs 0: the CPUs this test process found at its start too,
+	// plus a P for each of the 3 writers.
 	cfg := defaultConfig()
 	cfg.writer.Writers = 3
-	want := fmt.Sprintf("\ngo_sched_gomaxprocs_threads %d\n", cfg.procs(os.Getenv("GOMAXPROCS") != "", runtime.GOMAXPROCS(0)))
+	want := fmt.Sprintf("\ngo_sched_gomaxprocs_threads %d\n", cfg.procs(os.Getenv("GOMAXPROCS") != "", startProcs))
 	if !strings.Contains(text, want) {
 		t.Errorf("/metrics has no line %q", strings.TrimSpace(want))
 	}
