@@ -162,7 +162,7 @@ func closeHeld(ts []target) error {
 
 // drain reads and removes every spool file of every target, target by
 // target, as the writer does: one level directory opened per target, the
-// segments decoded into one reused buffer.
+// segments decoded into one reused buffer, Reset after each target.
 func drain(sp *spool.Spool, mode string, ts []target, r *round) error {
 	var buf spool.SegmentBuffer
 	for i := range ts {
@@ -191,6 +191,7 @@ func drain(sp *spool.Spool, mode string, ts []target, r *round) error {
 		if err := d.Close(); err != nil {
 			return err
 		}
+		buf.Reset() // as the writer's pass does when it is done with a key
 	}
 	return nil
 }
