@@ -129,10 +129,13 @@ func runSpoold() error {
 		return err
 	}
 	// The poller wrote the entries minutes before: they are on disk, not
-	// dirty pages written back during the timed part.
+	// dirty pages written back during the timed part, and the garbage of
+	// making them (fill's encodings, 70 KB a file) was collected then, not
+	// by the writer's collections.
 	if err := settle(); err != nil {
 		return err
 	}
+	runtime.GC()
 	o := rrdwriter.DefaultOptions()
 	o.Dir, o.Writers = *dir, *writers
 	o.Prefetch = !*noPre
