@@ -14,10 +14,11 @@
 //
 // It prints one line per server, "<name>: acked_per_s=<n>
 // written_per_s=<n> acked_cpu_us=<n> written_cpu_us=<n> again_acked_per_s=<n>
-// again_cpu_us=<n> lost=<n> kills=<n> acked=<n>" (the cpu figures: the
+// again_cpu_us=<n> empty_flush_us=<n> lost=<n> kills=<n> acked=<n>" (the cpu figures: the
 // server process's CPU time per update until the last acknowledgement and
 // until the flush returned; again: the first kill round's acknowledgements,
-// each file's second BATCH, -1 without kills), then the rrdcached_proto
+// each file's second BATCH, -1 without kills; empty_flush_us: a second
+// FLUSH of every file, nothing pending, µs each), then the rrdcached_proto
 // summary line when both ran.
 package main
 
@@ -71,8 +72,11 @@ type result struct {
 	// each file's next BATCH, as a client sends one every interval (-1:
 	// no kill round ran).
 	again, againCPU float64
-	lost, kills     int
-	ackedTotal      int
+	// emptyFlush is a FLUSH of a file with nothing pending, in µs: the
+	// round trip and the server's lookup, the least a FLUSH costs.
+	emptyFlush  float64
+	lost, kills int
+	ackedTotal  int
 }
 
 func main() {
@@ -92,8 +96,8 @@ func main() {
 			log.Fatalf("rrdcachedbench: %s: %v", s.name, err)
 		}
 		res[s.name] = r
-		fmt.Printf("%s: acked_per_s=%.0f written_per_s=%.0f acked_cpu_us=%.1f written_cpu_us=%.1f again_acked_per_s=%.0f again_cpu_us=%.1f lost=%d kills=%d acked=%d\n",
-			s.name, r.acked, r.written, r.ackedCPU, r.writtenCPU, r.again, r.againCPU, r.lost, r.kills, r.ackedTotal)
+		fmt.Printf("%s: acked_per_s=%.0f written_per_s=%.0f acked_cpu_us=%.1f written_cpu_us=%.1f again_acked_per_s=%.0f again_cpu_us=%.1f empty_flush_us=%.1f lost=%d kills=%d acked=%d\n",
+			s.name, r.acked, r.written, r.ackedCPU, r.writtenCPU, r.again, r.againCPU, r.emptyFlush, r.lost, r.kills, r.ackedTotal)
 	}
 	sp, ok1 := res["spoold"]
 	rc, ok2 := res["rrdcached"]
@@ -147,6 +151,11 @@ func runServer(name, cmdline string) (result, error) {
 	}
 	res.written = float64(acked) / time.Since(t0).Seconds()
 	res.writtenCPU = float64((s.cpu() - cpu0).Microseconds()) / float64(acked)
+	t1 := time.Now()
+	if err := flushAll(ctx, c); err != nil { // every file written: nothing pending
+		return result{}, err
+	}
+	res.emptyFlush = float64(time.Since(t1).Microseconds()) / float64(*files)
 	res.ackedTotal = acked
 	res.again, res.againCPU = -1, -1
 	for k := 1; k <= *kills; k++ {
