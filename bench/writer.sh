@@ -45,6 +45,11 @@
 #   rras_per_file=<its archives>
 # Goal: native_pages_per_file <= librrd_pages_per_file and <= head_pages +
 # rras_per_file + 1.
+# WARM=1 writes every file once, untimed, through spoold's writer and
+# through rrdcached before the timed round: spoold's writer then knows its
+# files (their info and the pages an update touches), as a running
+# daemon's does after its first pass; without it the timed round is a
+# writer's first pass after a start.
 # FS=loop (root only) runs everything (RRD files, spool, rrdcached's
 # journal, fio's file) on a scratch ext4 image instead, loop-mounted
 # noatime without discard, with direct I/O to its image (so that pages
@@ -66,6 +71,8 @@ VALUES=${VALUES:-12}
 COLD=${COLD:-1}
 COLDFLAG=""
 [ "$COLD" = 1 ] && COLDFLAG="-cold"
+WARMFLAG=""
+[ "${WARM:-0}" = 1 ] && WARMFLAG="-warm"
 export CGO_ENABLED=1
 if ! command -v rrdcached >/dev/null; then
 	apt-get install -y rrdcached >/dev/null
@@ -103,6 +110,7 @@ fi
 go build -o "$WORK/writerbench" ./bench/writerbench
 gcc -O2 -Wall -pthread -o "$WORK/rrdfloor" bench/rrdfloor.c $(pkg-config --cflags --libs librrd)
 B="$WORK/writerbench -files $FILES -ds $DS -values $VALUES $COLDFLAG"
+if [ -n "$WARMFLAG" ]; then echo "# WARM=1: spoold and rrdcached write every file once, untimed, before the timed round"; fi
 $B -mode create -dir "$DATA/spoold-rrd"
 $B -mode create -dir "$DATA/cached-rrd"
 "$WORK/writerbench" -mode create -files "$CLI_FILES" -ds "$DS" -dir "$DATA/cli-rrd"
@@ -128,14 +136,14 @@ if [ "$COLD" = 1 ]; then
 fi
 
 WRITERS=${WRITERS:-4}
-spoold=$($B -mode spoold -dir "$DATA/spoold-rrd" -spool "$DATA/spool" -writers "$WRITERS" ${NOPREFETCH:+-no-prefetch})
+spoold=$($B -mode spoold $WARMFLAG -dir "$DATA/spoold-rrd" -spool "$DATA/spool" -writers "$WRITERS" ${NOPREFETCH:+-no-prefetch})
 
 mkdir -p "$DATA/journal"
 "$RRDCACHED" -g -t 4 -w 3600 -l "unix:$WORK/sock" -j "$DATA/journal" \
 	-b "$DATA/cached-rrd" -B -p "$WORK/rrdcached.pid" >"$WORK/rrdcached.log" 2>&1 &
 CACHED_PID=$!
 for _ in $(seq 100); do [ -S "$WORK/sock" ] && break; sleep 0.1; done
-rrdcached=$($B -mode rrdcached -pid "$CACHED_PID" -dir "$DATA/cached-rrd" -sock "$WORK/sock")
+rrdcached=$($B -mode rrdcached $WARMFLAG -pid "$CACHED_PID" -dir "$DATA/cached-rrd" -sock "$WORK/sock")
 kill "$CACHED_PID"; wait "$CACHED_PID" 2>/dev/null || true; CACHED_PID=""
 
 # Made now, not with the others: four sets at once may not all stay in

@@ -38,6 +38,9 @@ import (
 
 const start = int64(1_700_000_100)
 
+// offset moves the timed round's values after the -warm round's.
+var offset int64
+
 var (
 	mode    = flag.String("mode", "", "create | spoold | rrdcached | cli | native")
 	dir     = flag.String("dir", "", "RRD directory")
@@ -52,6 +55,7 @@ var (
 	peerPid = flag.Int("pid", 0, "rrdcached: the server's pid, to report its CPU time")
 	noPre   = flag.Bool("no-prefetch", false, "spoold: do not prefetch the pages an update touches")
 	cold    = flag.Bool("cold", false, "drop the RRD files from the page cache (after a sync) just before the timed part")
+	warm    = flag.Bool("warm", false, "spoold, rrdcached: each file written once, untimed, before the timed round (a running writer knows its files)")
 	perPoll = flag.Bool("file-per-poll", false, "spoold: spool one file per poll (Write), as before segments, instead of one segment per file (Append)")
 )
 
@@ -125,6 +129,25 @@ func runSpoold() error {
 	if err != nil {
 		return err
 	}
+	o := rrdwriter.DefaultOptions()
+	o.Dir, o.Writers = *dir, *writers
+	o.Prefetch = !*noPre
+	p := profile()
+	o.Layout = func(string) (rrd.Layout, bool) { return p, true }
+	w, err := rrdwriter.New(sp, ix, o)
+	if err != nil {
+		return err
+	}
+	if *warm {
+		if err := fill(sp, ix); err != nil {
+			return err
+		}
+		if err := w.FlushAll(context.Background()); err != nil {
+			return err
+		}
+		w.WaitRemovals()
+		offset = int64(*nvals) * 300
+	}
 	if err := fill(sp, ix); err != nil {
 		return err
 	}
@@ -136,15 +159,7 @@ func runSpoold() error {
 		return err
 	}
 	runtime.GC()
-	o := rrdwriter.DefaultOptions()
-	o.Dir, o.Writers = *dir, *writers
-	o.Prefetch = !*noPre
-	p := profile()
-	o.Layout = func(string) (rrd.Layout, bool) { return p, true }
-	w, err := rrdwriter.New(sp, ix, o)
-	if err != nil {
-		return err
-	}
+	s0 := w.Stats().ValuesWritten
 	if *cpuProf != "" {
 		f, err := os.Create(*cpuProf)
 		if err != nil {
@@ -170,6 +185,7 @@ func runSpoold() error {
 	}
 	pages := float64(pagesWritten()-w0) / float64(*files)
 	s := w.Stats()
+	s.ValuesWritten -= s0
 	if s.ValuesWritten != uint64(*files**nvals**nds) || s.EntriesPending != 0 {
 		return fmt.Errorf("spoold wrote %+v", s)
 	}
@@ -312,7 +328,7 @@ func fill(sp *spool.Spool, ix *shm.Index) error {
 			defer wg.Done()
 			for i := g; i < *files; i += 4 {
 				for v := range *nvals {
-					e := spool.Entry{Key: key(i), Time: start + int64(v)*300}
+					e := spool.Entry{Key: key(i), Time: start + offset + int64(v)*300}
 					for d := range *nds {
 						e.Values = append(e.Values, spool.Value{Name: fmt.Sprintf("ds%02d", d), Type: spool.Counter, Counter: value(i, d, v)})
 					}
@@ -346,7 +362,7 @@ func spoolEntry(sp *spool.Spool, e *spool.Entry) (spool.Ref, bool, error) {
 func updateArgs(i int) []string {
 	var args []string
 	for v := range *nvals {
-		b := strconv.AppendInt(nil, start+int64(v)*300, 10)
+		b := strconv.AppendInt(nil, start+offset+int64(v)*300, 10)
 		for d := range *nds {
 			b = append(b, ':')
 			b = strconv.AppendUint(b, value(i, d, v), 10)
@@ -363,14 +379,43 @@ func runRRDCached() error {
 	}
 	defer c.Close()
 	rd, wr := bufio.NewReader(c), bufio.NewWriterSize(c, 1<<20)
+	rounds := 1
+	if *warm {
+		if _, err := rrdcachedRound(rd, wr, rounds); err != nil {
+			return err
+		}
+		offset, rounds = int64(*nvals)*300, 2
+	}
 	if err := settle(); err != nil {
 		return err
 	}
 	w0, c0 := pagesWritten(), cpuTime(*peerPid)
 	t := time.Now()
+	journaled, err := rrdcachedRound(rd, wr, rounds)
+	if err != nil {
+		return err
+	}
+	el := time.Since(t)
+	var cpu time.Duration
+	if *peerPid > 0 {
+		cpu = cpuTime(*peerPid) - c0
+		reportCPU("rrdcached", cpu, el)
+	}
+	pages := float64(pagesWritten()-w0) / float64(*files)
+	want := uint64(*files * *nvals)
+	fmt.Printf("%.0f %.1f %.0f\n", float64(want*uint64(*nds))/el.Seconds(), pages, cpuPerFile(cpu))
+	fmt.Fprintf(os.Stderr, "rrdcached: batch sent and journaled in %s, written %s later\n", journaled, el-journaled)
+	return nil
+}
+
+// rrdcachedRound sends one BATCH of every file's pending values and
+// waits until rrdcached has written round × files × values of them
+// (STATS counts since its start); it returns how long the BATCH took.
+func rrdcachedRound(rd *bufio.Reader, wr *bufio.Writer, round int) (time.Duration, error) {
+	t := time.Now()
 	// BATCH answers "0 Go ahead..." at once and "<n> errors" after ".".
 	if err := command(wr, rd, "BATCH\n", nil); err != nil {
-		return err
+		return 0, err
 	}
 	for i := range *files {
 		// Paths relative to rrdcached's -b; one value per line, as collectd
@@ -381,36 +426,26 @@ func runRRDCached() error {
 	}
 	fmt.Fprintf(wr, ".\n")
 	if err := wr.Flush(); err != nil {
-		return err
+		return 0, err
 	}
 	if line, err := rd.ReadString('\n'); err != nil || !strings.HasPrefix(line, "0 ") {
-		return fmt.Errorf("batch: %q %v", line, err)
+		return 0, fmt.Errorf("batch: %q %v", line, err)
 	}
-	t1 := time.Now()
-	want := uint64(*files * *nvals)
+	journaled := time.Since(t)
+	want := uint64(round * *files * *nvals)
 	for {
 		if err := command(wr, rd, "FLUSHALL\n", nil); err != nil {
-			return err
+			return 0, err
 		}
 		stats := map[string]uint64{}
 		if err := command(wr, rd, "STATS\n", stats); err != nil {
-			return err
+			return 0, err
 		}
 		if stats["DataSetsWritten"] >= want && stats["QueueLength"] == 0 {
-			break
+			return journaled, nil
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	el := time.Since(t)
-	var cpu time.Duration
-	if *peerPid > 0 {
-		cpu = cpuTime(*peerPid) - c0
-		reportCPU("rrdcached", cpu, el)
-	}
-	pages := float64(pagesWritten()-w0) / float64(*files)
-	fmt.Printf("%.0f %.1f %.0f\n", float64(want*uint64(*nds))/el.Seconds(), pages, cpuPerFile(cpu))
-	fmt.Fprintf(os.Stderr, "rrdcached: batch sent and journaled in %s, written %s later\n", t1.Sub(t), el-t1.Sub(t))
-	return nil
 }
 
 // command sends cmd and reads rrdcached's answer: "N message" then N lines.
