@@ -386,7 +386,7 @@ func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item,
 		}
 		return todo, kindError(kind, fmt.Errorf("%w; then %w", uerr, ierr))
 	}
-	t.setInfo(fi)
+	t.setInfo(fi, &w.dsSets)
 	n := 0
 	for n < len(todo) && covers(&fi, todo[n].e) {
 		n++
@@ -467,19 +467,19 @@ func (w *Writer) ensureFile(t *target, first, until int64) error {
 	if fi := t.ahead.Swap(nil); fi != nil {
 		// Read by the flush's read-ahead just before; update asks for
 		// the rows it did not.
-		t.setInfo(*fi)
+		t.setInfo(*fi, &w.dsSets)
 		return nil
 	}
 	if w.o.Prefetch {
 		if fi, ok := w.prefetch(t, until, -1, true); ok {
 			t.ahead.Store(nil)
-			t.setInfo(fi)
+			t.setInfo(fi, &w.dsSets)
 			return nil
 		}
 	}
 	fi, err := w.o.RRD.Info(t.path)
 	if err == nil {
-		t.setInfo(fi)
+		t.setInfo(fi, &w.dsSets)
 		return nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
@@ -500,7 +500,7 @@ func (w *Writer) ensureFile(t *target, first, until int64) error {
 	for _, ds := range p.DS {
 		fi.DS = append(fi.DS, rrd.DSInfo{Name: ds.Name, Type: ds.Type})
 	}
-	t.setInfo(fi)
+	t.setInfo(fi, &w.dsSets)
 	return nil
 }
 

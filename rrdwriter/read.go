@@ -31,7 +31,7 @@ func (w *Writer) Graph(ctx context.Context, key string, draw func(path string, f
 		if err != nil {
 			return nil, fmt.Errorf("graph %s: %w", key, err)
 		}
-		t.setInfo(fi)
+		t.setInfo(fi, &w.dsSets)
 	}
 	if w.fwd != nil {
 		return nil, fmt.Errorf("graph %s: %w", key, w.fwd.graphRefused(t.path))

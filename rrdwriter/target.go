@@ -22,8 +22,8 @@ type target struct {
 	key   string
 	path  string
 	known bool           // info is loaded (or derived from a create)
-	info  rrd.FileInfo   // cached: Last moves forward with every update
-	index map[string]int // data source name → position in info.DS
+	info  rrd.FileInfo   // cached: Last moves forward with every update; DS shared (dataSources)
+	index map[string]int // data source name → position in info.DS, shared
 	// geometry is the file's geometry as of its last update (geometry.Last):
 	// read by a prefetch, moved on by each update librrd accepts
 	// (advanceGeometry), dropped when one fails. nil: read it again.
@@ -37,13 +37,12 @@ type target struct {
 	ahead atomic.Pointer[rrd.FileInfo]
 }
 
-// setInfo caches fi as the file's state.
-func (t *target) setInfo(fi rrd.FileInfo) {
-	t.info, t.known = fi, true
-	t.index = make(map[string]int, len(fi.DS))
-	for i, ds := range fi.DS {
-		t.index[ds.Name] = i
-	}
+// setInfo caches fi as the file's state, its data sources and their
+// index the ones of d equal to them.
+func (t *target) setInfo(fi rrd.FileInfo, d *dataSources) {
+	s := d.of(fi.DS)
+	fi.DS = s.ds
+	t.info, t.known, t.index = fi, true, s.index
 }
 
 // template returns the file's data source names, in the file's order.

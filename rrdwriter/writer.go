@@ -25,6 +25,7 @@ type Writer struct {
 
 	tmu     sync.Mutex
 	targets map[uint64]*target
+	dsSets  dataSources // the targets' lists of data sources, shared
 
 	// takeMu orders taking batches from the index with registering them
 	// in inflight, so FlushKey never misses a batch being written.
