@@ -31,6 +31,19 @@ var ErrBrokenCommand = errors.New("parse command: the command word ends in a lon
 func ParseCommand(line []byte) (Command, error) {
 	fields := make([]string, 0, 1+bytes.Count(line, []byte{' '}))
 	str := string(line) // one copy: the fields without escapes are parts of it
+	if bytes.IndexByte(line, '\\') < 0 && bytes.IndexByte(line, 0) < 0 {
+		// No escapes, no NULs (every client's UPDATE): the fields are
+		// what lies between the spaces.
+		for {
+			i := strings.IndexByte(str, ' ')
+			if i < 0 {
+				break
+			}
+			fields, str = append(fields, str[:i]), str[i+1:]
+		}
+		fields = append(fields, str)
+		return Command{Name: fields[0], Args: fields[1:]}, nil
+	}
 	var field []byte    // a field with escapes, built byte by byte
 	start, escaped, broken := 0, false, false
 	for i := 0; i < len(line); i++ {

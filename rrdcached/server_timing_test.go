@@ -143,3 +143,20 @@ func benchBatches(b *testing.B, sock string, serverCPU func() time.Duration, inP
 	b.ReportMetric(n/elapsed.Seconds(), "updates/s")
 	b.ReportMetric(float64(cpu.Microseconds())/n, "server-cpu-us/update")
 }
+
+// BenchmarkParseCommand is the parse of one UPDATE of 40 values, as
+// rrdcached's clients send it, without escapes.
+func BenchmarkParseCommand(b *testing.B) {
+	vals := make([]string, 40)
+	for i := range vals {
+		vals[i] = strconv.Itoa(100 + i*7)
+	}
+	line := []byte("UPDATE d01/f00001.rrd 1700000101:" + strings.Join(vals, ":"))
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := rrdcached.ParseCommand(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
