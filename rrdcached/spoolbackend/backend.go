@@ -362,17 +362,20 @@ func (b *Backend) cachedFiles() []string {
 }
 
 // refresh makes f's header and last update current: a stat, and the header
-// read again only when the file changed. The spooled updates are read once
+// read again only when the file changed (a file not read yet is opened at
+// once: a stat would only precede the open's own answer). The spooled updates are read once
 // per file (and again when the file is replaced), before the header, so
 // that one the writer applies meanwhile is seen in the one or the other.
 // f.mu is held.
 func (b *Backend) refresh(ctx context.Context, f *protoFile, file, key string) error {
 	var st unix.Stat_t
-	if err := fileutil.Statz(unix.AT_FDCWD, f.name.pathz, &st, 0); err != nil {
-		return statError(file, err)
-	}
-	if f.loaded && idOf(&st) == f.id && st.Mode&unix.S_IFMT == unix.S_IFREG {
-		return nil // the file its header was read from, as resolved beneath the directory then
+	if f.loaded {
+		if err := fileutil.Statz(unix.AT_FDCWD, f.name.pathz, &st, 0); err != nil {
+			return statError(file, err)
+		}
+		if idOf(&st) == f.id && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			return nil // the file its header was read from, as resolved beneath the directory then
+		}
 	}
 	// Opened beneath the directory to be read: non-blocking, so that a
 	// FIFO put in its place is refused, not waited on.
