@@ -14,12 +14,16 @@
 //
 // It prints one line per server, "<name>: acked_per_s=<n>
 // written_per_s=<n> acked_cpu_us=<n> written_cpu_us=<n> again_acked_per_s=<n>
-// again_cpu_us=<n> empty_flush_us=<n> lost=<n> kills=<n> acked=<n>" (the cpu figures: the
-// server process's CPU time per update until the last acknowledgement and
-// until the flush returned; again: the first kill round's acknowledgements,
-// each file's second BATCH, -1 without kills; empty_flush_us: a second
-// FLUSH of every file, nothing pending, µs each), then the rrdcached_proto
-// summary line when both ran.
+// again_cpu_us=<n> open_acked_per_s=<n> open_cpu_us=<n> empty_flush_us=<n>
+// lost=<n> kills=<n> acked=<n>" (the cpu figures: the server process's CPU
+// time per update until the last acknowledgement and until the flush
+// returned; again: the first kill round's acknowledgements, each file's
+// second BATCH after a FLUSH took its first, -1 without kills; open: after
+// the kill rounds, one untimed round of BATCHes and then a timed one with
+// no FLUSH between, each file's next BATCH while the server still holds
+// its last, as a client's stream looks between two writes of a file;
+// empty_flush_us: a second FLUSH of every file, nothing pending, µs
+// each), then the rrdcached_proto summary line when both ran.
 package main
 
 import (
@@ -72,6 +76,9 @@ type result struct {
 	// each file's next BATCH, as a client sends one every interval (-1:
 	// no kill round ran).
 	again, againCPU float64
+	// open and openCPU are acked and ackedCPU of a round whose files'
+	// previous BATCH is still held by the server (no FLUSH between).
+	open, openCPU float64
 	// emptyFlush is a FLUSH of a file with nothing pending, in µs: the
 	// round trip and the server's lookup, the least a FLUSH costs.
 	emptyFlush  float64
@@ -85,7 +92,7 @@ func main() {
 	if *work == "" || *files < 1 || *dsCount < 1 || *updates < 1 || *kills < 0 {
 		log.Fatal("rrdcachedbench: need -dir, and positive -files, -ds, -updates")
 	}
-	epoch = time.Now().Unix() - int64((*kills+1)**updates) - 1
+	epoch = time.Now().Unix() - int64(rounds()**updates) - 1
 	res := map[string]result{}
 	for _, s := range []struct{ name, cmd string }{{"rrdcached", *rrdcachedCmd}, {"spoold", *spooldCmd}} {
 		if s.cmd == "" {
@@ -96,8 +103,8 @@ func main() {
 			log.Fatalf("rrdcachedbench: %s: %v", s.name, err)
 		}
 		res[s.name] = r
-		fmt.Printf("%s: acked_per_s=%.0f written_per_s=%.0f acked_cpu_us=%.1f written_cpu_us=%.1f again_acked_per_s=%.0f again_cpu_us=%.1f empty_flush_us=%.1f lost=%d kills=%d acked=%d\n",
-			s.name, r.acked, r.written, r.ackedCPU, r.writtenCPU, r.again, r.againCPU, r.emptyFlush, r.lost, r.kills, r.ackedTotal)
+		fmt.Printf("%s: acked_per_s=%.0f written_per_s=%.0f acked_cpu_us=%.1f written_cpu_us=%.1f again_acked_per_s=%.0f again_cpu_us=%.1f open_acked_per_s=%.0f open_cpu_us=%.1f empty_flush_us=%.1f lost=%d kills=%d acked=%d\n",
+			s.name, r.acked, r.written, r.ackedCPU, r.writtenCPU, r.again, r.againCPU, r.open, r.openCPU, r.emptyFlush, r.lost, r.kills, r.ackedTotal)
 	}
 	sp, ok1 := res["spoold"]
 	rc, ok2 := res["rrdcached"]
@@ -190,8 +197,24 @@ func runServer(name, cmdline string) (result, error) {
 		res.kills++
 		res.ackedTotal += n
 	}
+	// Two more rounds with no FLUSH between: each file's second BATCH
+	// finds its first still held (spoold: its open segment).
+	if _, err := round(ctx, c, *kills+1); err != nil {
+		return result{}, err
+	}
+	t0, cpu0 = time.Now(), s.cpu()
+	n, err := round(ctx, c, *kills+2)
+	if err != nil {
+		return result{}, err
+	}
+	res.open = float64(n) / time.Since(t0).Seconds()
+	res.openCPU = float64((s.cpu() - cpu0).Microseconds()) / float64(n)
 	return res, nil
 }
+
+// rounds is how many rounds of BATCHes a server is sent: the first, the
+// kill rounds, and the two of the open measurement.
+func rounds() int { return *kills + 3 }
 
 func fileName(i int) string { return fmt.Sprintf("d%02d/f%05d.rrd", i%100, i) }
 
@@ -202,7 +225,7 @@ func createFiles(ctx context.Context, c *rrdcached.Client) error {
 		defs = append(defs, fmt.Sprintf("DS:v%d:GAUGE:86400:U:U", j))
 	}
 	// Rows for every update of every round, and a margin.
-	defs = append(defs, fmt.Sprintf("RRA:LAST:0:1:%d", (*kills+1)**updates+10))
+	defs = append(defs, fmt.Sprintf("RRA:LAST:0:1:%d", rounds()**updates+10))
 	var cmds []string
 	for i := 0; i < *files; i++ {
 		cmds = append(cmds, rrdcached.CreateLine(fileName(i), rrdcached.CreateArgs{Step: time.Second, Begin: time.Unix(epoch, 0), NoOverwrite: true, Defs: defs}))
