@@ -44,7 +44,7 @@ func ParseCommand(line []byte) (Command, error) {
 		fields = append(fields, str)
 		return Command{Name: fields[0], Args: fields[1:]}, nil
 	}
-	var field []byte    // a field with escapes, built byte by byte
+	var field []byte // a field with escapes, built byte by byte
 	start, escaped, broken := 0, false, false
 	for i := 0; i < len(line); i++ {
 		switch b := line[i]; b {
