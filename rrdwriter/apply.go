@@ -57,10 +57,15 @@ type segmentStore interface {
 // which the index then adds as new, and which no pass of this batch reads.
 func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, path string, err error) {
 	w.sp.SealNames(b.Hash, b.Times)
+	// Several segments are read beneath their level directory, an openat
+	// each; a single one by its path: the directory's open and close
+	// would cost more than the shorter walk saves.
 	var st segmentStore = w.sp
-	if d, err := w.sp.OpenDir(b.Hash); err == nil {
-		defer d.Close()
-		st = d
+	if len(b.Times) > 1 {
+		if d, err := w.sp.OpenDir(b.Hash); err == nil {
+			defer d.Close()
+			st = d
+		}
 	}
 	// The segments' entries and values are decoded into a buffer of an
 	// earlier pass: nothing of them outlives this one (buildRows copies
