@@ -363,10 +363,10 @@ func (b *Backend) cachedFiles() []string {
 
 // refresh makes f's header and last update current: a stat, and the header
 // read again only when the file changed (a file not read yet is opened at
-// once: a stat would only precede the open's own answer). The spooled updates are read once
-// per file (and again when the file is replaced), before the header, so
-// that one the writer applies meanwhile is seen in the one or the other.
-// f.mu is held.
+// once: a stat would only precede the open's own answer). The spooled
+// updates are read once per file (and again when the file is replaced),
+// before the header, so that one the writer applies meanwhile is seen in
+// the one or the other. f.mu is held.
 func (b *Backend) refresh(ctx context.Context, f *protoFile, file, key string) error {
 	var st unix.Stat_t
 	if f.loaded {
