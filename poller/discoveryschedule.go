@@ -145,6 +145,7 @@ func (p *Poller) discoverDevice(ctx context.Context, d *device) error {
 		return nil
 	}
 	defer d.discovering.Store(false)
+	caller := ctx
 	if p.opts.DiscoveryTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.opts.DiscoveryTimeout)
@@ -159,16 +160,11 @@ func (p *Poller) discoverDevice(ctx context.Context, d *device) error {
 	if err != nil {
 		d.rediscover.Store(true)
 		p.disc.failures.Add(1)
-		d.mu.Lock()
-		again := d.st.DiscoveryError == err.Error()
-		d.st.DiscoveryError, d.st.LastDiscoveryError = err.Error(), now
-		d.mu.Unlock()
-		if !again { // the same error again is in the status and the cycle's counts
-			p.log.Warn("discover tables", "target", d.t.Name, "err", err)
-		}
+		p.logDiscoveryError(caller, d, err, now)
 		return err
 	}
 	p.disc.discoveries.Add(1)
+	d.carriedLogged.Store(false)
 	refused, why := d.admitRows(disc, now, &p.opts)
 	if refused > 0 {
 		p.log.Warn("table rows not polled: the target is at its bound on files", "target", d.t.Name, "rows", refused, "reason", why)
@@ -177,6 +173,23 @@ func (p *Poller) discoverDevice(ctx context.Context, d *device) error {
 	d.recordDiscovery(disc, now, refused, why)
 	p.log.Debug("discovered tables", "target", d.t.Name, "rows", len(disc.Keys()), "requests", disc.Requests, "seconds", disc.Duration.Seconds())
 	return nil
+}
+
+// logDiscoveryError records d's failed discovery in its status and logs
+// it when it says something new: not the same error again, not while d is
+// down (its "device down" line says so), not when the caller's ctx cut
+// it short (a stop, the cycle's deadline: it is tried again).
+func (p *Poller) logDiscoveryError(caller context.Context, d *device, err error, now time.Time) {
+	d.mu.Lock()
+	again := d.st.DiscoveryError == err.Error()
+	down := d.st.ConsecutiveFailures > 0
+	d.st.DiscoveryError, d.st.LastDiscoveryError = err.Error(), now
+	d.mu.Unlock()
+	if again || down || caller.Err() != nil {
+		p.log.Debug("discover tables", "target", d.t.Name, "err", err)
+		return
+	}
+	p.log.Warn("discover tables", "target", d.t.Name, "err", err)
 }
 
 // carrier is where Run carries on the first discoveries that outlast
@@ -234,7 +247,9 @@ func (p *Poller) firstDiscovery(cctx context.Context, d *device) {
 	case <-timer.C:
 	case <-cctx.Done():
 	}
-	p.log.Info("first discovery takes longer than a poll: it goes on beside the poll cycles, and the device's rows are polled once it completes", "target", d.t.Name)
+	if !d.carriedLogged.Swap(true) { // once until a discovery of d completes
+		p.log.Info("first discovery takes longer than a poll: it goes on beside the poll cycles, and the device's rows are polled once it completes", "target", d.t.Name)
+	}
 }
 
 // recordDiscovery updates d's status with what disc found: its rows, the

@@ -70,16 +70,26 @@ func startRelay(t *testing.T, agent string) *relay {
 	return r
 }
 
-// TestDownDeviceLoggedOnChange: a device that stays down is logged when it
-// goes down and when it comes back, not once a cycle; the cycles count it.
-func TestDownDeviceLoggedOnChange(t *testing.T) {
+// relayedDevice returns a relay to a simulated device, down until the test
+// sets it up, and a target of the device through it with timeout= tmo and
+// no retries.
+func relayedDevice(t *testing.T, tmo string) (*relay, []*fleet.Target) {
+	t.Helper()
 	sim := startSim(t, simOptions(1))
 	rl := startRelay(t, sim.Addr().String())
 	name := sim.Fleet().Name(0)
-	ts, err := fleet.ParseTargets(strings.NewReader(fmt.Sprintf("%s %s profile=if-mib community=%s timeout=200ms retries=0\n", name, rl.conn.LocalAddr(), name)), "t", nil)
+	ts, err := fleet.ParseTargets(strings.NewReader(fmt.Sprintf("%s %s profile=if-mib community=%s timeout=%s retries=0\n", name, rl.conn.LocalAddr(), name, tmo)), "t", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rl, ts
+}
+
+// TestDownDeviceLoggedOnChange: a device that stays down is logged when it
+// goes down and when it comes back, not once a cycle; the cycles count it,
+// and their problems are logged when they start and when they are over.
+func TestDownDeviceLoggedOnChange(t *testing.T) {
+	rl, ts := relayedDevice(t, "200ms")
 	var logs logLines
 	po := pollOptions()
 	po.BackoffAfter = 100 // polled every cycle
@@ -97,7 +107,7 @@ func TestDownDeviceLoggedOnChange(t *testing.T) {
 		t.Fatalf("the cycle after it came back: %+v\n%s", st, logs.String())
 	}
 	out := logs.String()
-	for what, want := range map[string]int{`msg="device down"`: 1, `msg="discover tables"`: 1, `msg="device back"`: 1, `msg="poll cycle problems"`: 4} {
+	for what, want := range map[string]int{`msg="device down"`: 1, `msg="discover tables"`: 1, `msg="device back"`: 1, `msg="poll cycle problems"`: 1, `msg="poll cycle problems over"`: 1} {
 		if got := strings.Count(out, what); got != want {
 			t.Errorf("%s logged %d times over 4 cycles down and 1 up, want %d:\n%s", what, got, want, out)
 		}
@@ -108,13 +118,7 @@ func TestDownDeviceLoggedOnChange(t *testing.T) {
 // counted as stopped, not as overrun, in the cycle's summary and in
 // spoold_poller_last_cycle_devices alike.
 func TestStoppedCycleIsNoOverrun(t *testing.T) {
-	sim := startSim(t, simOptions(1))
-	rl := startRelay(t, sim.Addr().String()) // down: the poll waits for its timeout
-	name := sim.Fleet().Name(0)
-	ts, err := fleet.ParseTargets(strings.NewReader(fmt.Sprintf("%s %s profile=if-mib community=%s timeout=5s retries=0\n", name, rl.conn.LocalAddr(), name)), "t", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ts := relayedDevice(t, "5s") // down: the poll waits for its timeout
 	p, err := poller.New(pollOptions(), ts, openSpool(t), &sink{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -160,4 +164,43 @@ func (l *logLines) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestDownDeviceUnderRunLogsOnChange: under Run, a device down for several
+// cycles, its first discovery retried at each, logs each state once: down,
+// the discovery's error, the cycles' problems (the same counts each
+// cycle), and that its first discovery goes on beside the cycles.
+func TestDownDeviceUnderRunLogsOnChange(t *testing.T) {
+	_, ts := relayedDevice(t, "100ms")
+	const cycles = 6
+	var logs logLines
+	po := pollOptions()
+	po.Interval, po.BackoffAfter = 300*time.Millisecond, 100 // polled every cycle
+	seen := make(chan poller.CycleStats, 64)
+	po.OnCycle = func(st poller.CycleStats) { seen <- st }
+	p, err := poller.New(po, ts, openSpool(t), &sink{}, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	for n := 0; n < cycles; n++ {
+		select {
+		case st := <-seen:
+			if st.OK != 0 {
+				t.Fatalf("a cycle of the down device: %+v", st)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d cycles in 30 s", n)
+		}
+	}
+	cancel()
+	<-done
+	out := logs.String()
+	for _, what := range []string{`msg="device down"`, `msg="discover tables"`, `msg="poll cycle problems"`, `msg="first discovery takes longer`} {
+		if got := strings.Count(out, what); got > 1 {
+			t.Errorf("%s logged %d times over %d cycles of one device down, want once at most:\n%s", what, got, cycles, out)
+		}
+	}
 }

@@ -34,6 +34,9 @@ type Poller struct {
 	inFile  int // targets given to SetTargets, before Options.Shard's selection
 	last    CycleStats
 	seq     uint64
+	// problems are the last cycle's counts of failures by kind; only
+	// Cycle touches them (cycles never overlap).
+	problems cycleProblems
 
 	disc  discCounters
 	wake  chan struct{}           // to Run's discovery goroutine
@@ -48,11 +51,14 @@ type device struct {
 	t    *fleet.Target
 	plan atomic.Pointer[pollPlan] // never nil: the scalars', then the last discovery's
 
-	rediscover  atomic.Bool               // a discovery is due (SetTargets, a lost row, a failed discovery)
-	discovering atomic.Bool               // a discovery is in flight
-	known       map[string]bool           // row keys any discovery admitted (filebound.go); guarded by mu
-	newFiles    tokenBucket               // the new row keys it may still admit; guarded by mu
-	states      atomic.Pointer[rowStates] // the rows' ifOperStatus at the last answered poll (rows.go)
+	rediscover  atomic.Bool // a discovery is due (SetTargets, a lost row, a failed discovery)
+	discovering atomic.Bool // a discovery is in flight
+	// carriedLogged: a first discovery carried beside the cycles was
+	// logged, and none has completed since.
+	carriedLogged atomic.Bool
+	known         map[string]bool           // row keys any discovery admitted (filebound.go); guarded by mu
+	newFiles      tokenBucket               // the new row keys it may still admit; guarded by mu
+	states        atomic.Pointer[rowStates] // the rows' ifOperStatus at the last answered poll (rows.go)
 
 	usmMu sync.Mutex
 	usm   *gosnmp.UsmSecurityParameters // v3 engine state from the last poll
@@ -231,11 +237,28 @@ func (p *Poller) Cycle(ctx context.Context) CycleStats {
 		attrs = append(attrs, "stopped", st.Stopped)
 	}
 	p.log.Info("poll cycle", attrs...)
-	if st.Failed > 0 || st.WrongTypes > 0 {
-		p.log.Warn("poll cycle problems", "seq", st.Seq, "timeouts", st.Timeouts, "malformed", st.Malformed, "agent_errors", st.AgentErrors,
-			"other_errors", st.OtherErrors, "wrong_types", st.WrongTypes)
-	}
+	p.logProblems(st)
 	return st
+}
+
+// cycleProblems are the counts of a cycle's "poll cycle problems" line.
+type cycleProblems struct{ timeouts, malformed, agentErrors, otherErrors, wrongTypes int }
+
+// logProblems warns of st's problems when they differ from the last
+// cycle's, and says when they are over: a device that stays down is one
+// line, not one a cycle (each cycle's "poll cycle" line counts it).
+func (p *Poller) logProblems(st CycleStats) {
+	now := cycleProblems{st.Timeouts, st.Malformed, st.AgentErrors, st.OtherErrors, st.WrongTypes}
+	was := p.problems
+	p.problems = now
+	switch {
+	case now == was:
+	case now == cycleProblems{}:
+		p.log.Info("poll cycle problems over", "seq", st.Seq)
+	default:
+		p.log.Warn("poll cycle problems", "seq", st.Seq, "timeouts", now.timeouts, "malformed", now.malformed, "agent_errors", now.agentErrors,
+			"other_errors", now.otherErrors, "wrong_types", now.wrongTypes)
+	}
 }
 
 // eachDevice calls fn on each device in devs, in workers goroutines, and
