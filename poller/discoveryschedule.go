@@ -165,6 +165,7 @@ func (p *Poller) discoverDevice(ctx context.Context, d *device) error {
 	}
 	p.disc.discoveries.Add(1)
 	d.carriedLogged.Store(false)
+	d.measured(disc.Duration, disc.Requests, 1)
 	refused, why := d.admitRows(disc, now, &p.opts)
 	if refused > 0 {
 		p.log.Warn("table rows not polled: the target is at its bound on files", "target", d.t.Name, "rows", refused, "reason", why)

@@ -17,14 +17,15 @@
 // Goroutines: Run starts one discovery goroutine (discoveryschedule.go),
 // which runs the background discoveries of the devices due with at most
 // Options.DiscoveryConcurrency workers; for each cycle, Options.Concurrency
-// workers, all ended before the cycle returns; and one goroutine per first
-// discovery that outlasts its poll (at most Options.Concurrency at once),
-// which goes on across cycles until it completes. Run returns once all of
-// them have ended. Cycle runs in the caller's goroutine plus its workers
-// (without Run, a first discovery runs inline), Discover in the caller's
-// plus its discovery workers; Walk starts none. When Run, Cycle or
-// Discover returns, no goroutine it started is left. gosnmp structs are
-// never shared: each in-flight poll or discovery has its own, with its own
-// UDP socket. A *Poller's methods are safe for concurrent use, but Run and
+// workers, all ended before the cycle returns, and for a poll spread over
+// lanes (lanes.go) one goroutine per lane, ended before the poll returns;
+// and one goroutine per first discovery that outlasts its poll (at most
+// Options.Concurrency at once), which goes on across cycles until it
+// completes. Run returns once all of them have ended. Cycle runs in the
+// caller's goroutine plus its workers (without Run, a first discovery
+// runs inline), Discover in the caller's plus its discovery workers; Walk
+// starts none. When Run, Cycle or Discover returns, no goroutine it
+// started is left. gosnmp structs are never shared: each in-flight poll
+// (each lane of one) or discovery has its own, with its own UDP socket. A *Poller's methods are safe for concurrent use, but Run and
 // Cycle must not overlap.
 package poller

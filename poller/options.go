@@ -14,7 +14,8 @@ type Options struct {
 	// Interval is the time between cycle starts (--poll-interval).
 	Interval time.Duration
 	// Concurrency is the most polls in flight (--poll-concurrency); each
-	// holds one UDP socket.
+	// holds one UDP socket, or one per lane (at most 8) when a slow
+	// device's poll is spread over lanes to fit the cycle (lanes.go).
 	Concurrency int
 	// Timeout is the wait for one response (--poll-timeout); a target's
 	// timeout= overrides it.

@@ -36,6 +36,7 @@ type tablePlan struct {
 	bulk  bool      // walked with GetBulk, not asked with Gets
 	cols  []string  // bulk: the columns walked (the alternatives the rows chose)
 	last  string    // bulk: the last row's index
+	after string    // bulk: the walk starts after this index ("": at the first row); see tablePlan.runs
 }
 
 // planRow is one polled row: its key and values, and in bulk mode the

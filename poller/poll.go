@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -193,39 +192,22 @@ func (d *device) keepUSM(g *gosnmp.GoSNMP, now time.Time) {
 }
 
 // poll polls one device with plan pl: its Get OIDs in Gets of at most
-// MaxVarbinds, then its bulk tables' walks.
+// MaxVarbinds, then its bulk tables' walks, spread over lanes when they
+// would not fit the cycle otherwise (lanes.go).
 func (p *Poller) poll(ctx context.Context, d *device, pl *pollPlan, probe bool) (pollResult, error) {
-	g := p.newSNMP(ctx, d, probe)
-	if err := g.Connect(); err != nil {
-		return pollResult{}, fmt.Errorf("connect to %s: %w", d.t.Address(), err)
-	}
-	defer g.Close()
 	res := pollResult{values: make([]spool.Value, len(pl.valueDS)), missing: make([]bool, len(pl.valueDS))}
 	for i := range res.values {
 		res.values[i] = spool.Value{Name: pl.valueDS[i].Name}
 	}
+	lanes := p.lanes(d, pl, probe)
+	units := p.pollUnits(d, pl, lanes)
+	lanes = min(lanes, len(units))
 	start := time.Now()
-	var err error
-	// A plan whose only Get is sysUpTime.0 asks for it in its first bulk
-	// walk (as a non-repeater): one request fewer.
-	uptimeInBulk := len(pl.oids) == 1 && g.Version != gosnmp.Version1 && slices.ContainsFunc(pl.tables, func(t tablePlan) bool { return t.bulk })
-	for lo := 0; lo < len(pl.oids) && err == nil && !uptimeInBulk; lo += p.opts.MaxVarbinds {
-		hi := min(lo+p.opts.MaxVarbinds, len(pl.oids))
-		err = p.get(g, d, pl, lo, hi, &res)
-	}
-	for i := 0; i < len(pl.tables) && err == nil; i++ {
-		if pl.tables[i].bulk {
-			err = p.bulkTable(g, &pl.tables[i], pl, &res, uptimeInBulk)
-			uptimeInBulk = false
-		}
-	}
-	if d.t.V3 != nil {
-		d.keepUSM(g, time.Now())
-	}
-	if err != nil {
+	if err := p.runLanes(ctx, d, probe, units, lanes, &res); err != nil {
 		return pollResult{}, err
 	}
 	res.rtt = time.Since(start)
+	d.measured(res.rtt, res.requests, lanes)
 	res.lostRow = pl.lostRow(res.missing)
 	for _, v := range res.values {
 		if v.Type == spool.Unknown {
@@ -324,7 +306,7 @@ func (res *pollResult) take(pl *pollPlan, at int, pdu *gosnmp.SnmpPDU) {
 // its rows in res; a row missing from a column's walk lost its row.
 // With uptime, the walk's first request asks for sysUpTime.0 too.
 func (p *Poller) bulkTable(g *gosnmp.GoSNMP, tp *tablePlan, pl *pollPlan, res *pollResult, uptime bool) error {
-	lim := walkLimits{maxReps: min(p.opts.MaxRepetitions, len(tp.rows)), maxRows: p.opts.MaxTableRows, last: tp.last}
+	lim := walkLimits{maxReps: min(p.opts.MaxRepetitions, len(tp.rows)), maxRows: p.opts.MaxTableRows, last: tp.last, after: tp.after}
 	if uptime {
 		lim.nonRep = []string{strings.TrimSuffix(OIDSysUpTime, ".0")}
 	}

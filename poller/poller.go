@@ -59,6 +59,7 @@ type device struct {
 	known         map[string]bool           // row keys any discovery admitted (filebound.go); guarded by mu
 	newFiles      tokenBucket               // the new row keys it may still admit; guarded by mu
 	states        atomic.Pointer[rowStates] // the rows' ifOperStatus at the last answered poll (rows.go)
+	perRequest    atomic.Int64              // time per request of its last answered poll or discovery, ns (lanes.go)
 
 	usmMu sync.Mutex
 	usm   *gosnmp.UsmSecurityParameters // v3 engine state from the last poll

@@ -26,6 +26,7 @@ type walkLimits struct {
 	maxReps int    // GetBulk max-repetitions
 	maxRows int    // most cells kept per column
 	last    string // if set, a column ends at the first index not before it
+	after   string // if set, each column's walk starts after this index
 	// nonRep are OIDs asked once, as the non-repeaters of the first
 	// GetBulk (the GetNext of each: sysUpTime for sysUpTime.0); their
 	// answers are the walk's first return value's extra (v2c and v3 only).
@@ -54,6 +55,11 @@ func walkColumnsWith(g *gosnmp.GoSNMP, cols []string, lim walkLimits) ([]columnW
 	out := make([]columnWalk, len(cols))
 	var extra []gosnmp.SnmpPDU
 	next := append([]string(nil), cols...)
+	if lim.after != "" {
+		for i := range next {
+			next[i] += "." + lim.after
+		}
+	}
 	active := make([]int, len(cols))
 	for i := range active {
 		active[i] = i
