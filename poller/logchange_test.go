@@ -167,15 +167,17 @@ func (l *logLines) String() string {
 }
 
 // TestDownDeviceUnderRunLogsOnChange: under Run, a device down for several
-// cycles, its first discovery retried at each, logs each state once: down,
-// the discovery's error, the cycles' problems (the same counts each
-// cycle), and that its first discovery goes on beside the cycles.
+// cycles, its first discovery retried until it is in backoff, then probed
+// and sitting cycles out, logs each state once: down, the discovery's
+// error, the cycles' problems (the same kinds each cycle it is polled,
+// none while it sits out), and that its first discovery goes on beside
+// the cycles.
 func TestDownDeviceUnderRunLogsOnChange(t *testing.T) {
 	_, ts := relayedDevice(t, "100ms")
-	const cycles = 6
+	const cycles = 8
 	var logs logLines
 	po := pollOptions()
-	po.Interval, po.BackoffAfter = 300*time.Millisecond, 100 // polled every cycle
+	po.Interval = 300 * time.Millisecond
 	seen := make(chan poller.CycleStats, 64)
 	po.OnCycle = func(st poller.CycleStats) { seen <- st }
 	p, err := poller.New(po, ts, openSpool(t), &sink{}, slog.New(slog.NewTextHandler(&logs, nil)))
@@ -198,7 +200,7 @@ func TestDownDeviceUnderRunLogsOnChange(t *testing.T) {
 	cancel()
 	<-done
 	out := logs.String()
-	for _, what := range []string{`msg="device down"`, `msg="discover tables"`, `msg="poll cycle problems"`, `msg="first discovery takes longer`} {
+	for _, what := range []string{`msg="device down"`, `msg="discover tables"`, `msg="poll cycle problems"`, `msg="poll cycle problems over"`, `msg="first discovery takes longer`} {
 		if got := strings.Count(out, what); got > 1 {
 			t.Errorf("%s logged %d times over %d cycles of one device down, want once at most:\n%s", what, got, cycles, out)
 		}

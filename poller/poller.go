@@ -34,8 +34,8 @@ type Poller struct {
 	inFile  int // targets given to SetTargets, before Options.Shard's selection
 	last    CycleStats
 	seq     uint64
-	// problems are the last cycle's counts of failures by kind; only
-	// Cycle touches them (cycles never overlap).
+	// problems are the kinds of failure last logged; only Cycle touches
+	// them (cycles never overlap).
 	problems cycleProblems
 
 	disc  discCounters
@@ -237,29 +237,39 @@ func (p *Poller) Cycle(ctx context.Context) CycleStats {
 	if st.Stopped > 0 {
 		attrs = append(attrs, "stopped", st.Stopped)
 	}
+	for _, n := range []struct {
+		name string
+		n    int
+	}{{"timeouts", st.Timeouts}, {"malformed", st.Malformed}, {"agent_errors", st.AgentErrors}, {"other_errors", st.OtherErrors}, {"wrong_types", st.WrongTypes}} {
+		if n.n > 0 {
+			attrs = append(attrs, n.name, n.n)
+		}
+	}
 	p.log.Info("poll cycle", attrs...)
 	p.logProblems(st)
 	return st
 }
 
-// cycleProblems are the counts of a cycle's "poll cycle problems" line.
-type cycleProblems struct{ timeouts, malformed, agentErrors, otherErrors, wrongTypes int }
+// cycleProblems say which kinds of failure a cycle had.
+type cycleProblems struct{ timeouts, malformed, agentErrors, otherErrors, wrongTypes bool }
 
-// logProblems warns of st's problems when they differ from the last
-// cycle's, and says when they are over: a device that stays down is one
-// line, not one a cycle (each cycle's "poll cycle" line counts it).
+// logProblems warns of st's problems when their kinds differ from those
+// last logged, and says when they are over: a device that stays down is
+// one line, not one a cycle (each cycle's "poll cycle" line counts them).
+// A cycle without failures but with devices sitting out their backoff
+// ends nothing: they are still down.
 func (p *Poller) logProblems(st CycleStats) {
-	now := cycleProblems{st.Timeouts, st.Malformed, st.AgentErrors, st.OtherErrors, st.WrongTypes}
-	was := p.problems
-	p.problems = now
-	switch {
-	case now == was:
-	case now == cycleProblems{}:
-		p.log.Info("poll cycle problems over", "seq", st.Seq)
-	default:
-		p.log.Warn("poll cycle problems", "seq", st.Seq, "timeouts", now.timeouts, "malformed", now.malformed, "agent_errors", now.agentErrors,
-			"other_errors", now.otherErrors, "wrong_types", now.wrongTypes)
+	now := cycleProblems{st.Timeouts > 0, st.Malformed > 0, st.AgentErrors > 0, st.OtherErrors > 0, st.WrongTypes > 0}
+	if now == (cycleProblems{}) && st.Skipped > 0 || now == p.problems {
+		return
 	}
+	p.problems = now
+	if now == (cycleProblems{}) {
+		p.log.Info("poll cycle problems over", "seq", st.Seq)
+		return
+	}
+	p.log.Warn("poll cycle problems", "seq", st.Seq, "timeouts", st.Timeouts, "malformed", st.Malformed, "agent_errors", st.AgentErrors,
+		"other_errors", st.OtherErrors, "wrong_types", st.WrongTypes)
 }
 
 // eachDevice calls fn on each device in devs, in workers goroutines, and
