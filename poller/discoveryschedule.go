@@ -164,7 +164,7 @@ func (p *Poller) discoverDevice(ctx context.Context, d *device) error {
 		return err
 	}
 	p.disc.discoveries.Add(1)
-	d.carriedLogged.Store(false)
+	d.carryTold.Store(false)
 	d.measured(disc.Duration, disc.Requests, 1)
 	refused, why := d.admitRows(disc, now, &p.opts)
 	if refused > 0 {
@@ -248,7 +248,7 @@ func (p *Poller) firstDiscovery(cctx context.Context, d *device) {
 	case <-timer.C:
 	case <-cctx.Done():
 	}
-	if !d.carriedLogged.Swap(true) { // once until a discovery of d completes
+	if !d.carryTold.Swap(true) { // once until a discovery of d completes
 		p.log.Info("first discovery takes longer than a poll: it goes on beside the poll cycles, and the device's rows are polled once it completes", "target", d.t.Name)
 	}
 }
