@@ -286,23 +286,24 @@ rm -rf "$FS/spool" "$FS/rrd"
 
 # --- 3. the peer, and spoold, on the first PEER_DEVICES devices ---------------
 awk -v n="$PEER_DEVICES" '/^#|^defaults|^$/ {print; next} c++ < n' "$WORK/targets.conf" >"$WORK/targets-peer.conf"
-# steady PIDS...: measures PEER_CYCLES intervals; prints "cpu_us disk_kib rss_kib" per interface (and poll)
+# steady PIDS...: measures PEER_CYCLES intervals of wall time; prints
+# "cpu_us disk_kib rss_kib" per interface (and poll).
 steady() {
-	local c0 w0 r=0 x p
-	c0=$(sum cpu_ticks "$@") w0=$(sum wbytes "$@")
-	for ((i = 0; i < PEER_CYCLES * IV; i++)); do
+	local c0 w0 t0 r=0 x end=$((SECONDS + PEER_CYCLES * IV))
+	c0=$(sum cpu_ticks "$@") w0=$(sum wbytes "$@") t0=$(date +%s.%N)
+	while [ $SECONDS -lt $end ]; do
 		sleep 1
 		x=$(sum rss_kib "$@")
-		[ "$x" -gt "$r" ] && r=$x
+		if [ "$x" -gt "$r" ]; then r=$x; fi
 	done
-	p=$((PEER_FILES * PEER_CYCLES))
-	awk -v c=$(($(sum cpu_ticks "$@") - c0)) -v w=$(($(sum wbytes "$@") - w0)) -v r="$r" -v hz="$HZ" -v p=$p -v n="$PEER_FILES" \
-		'BEGIN {printf "%.1f %.2f %.2f", c / hz * 1e6 / p, w / 1024 / p, r / n}'
+	awk -v c=$(($(sum cpu_ticks "$@") - c0)) -v w=$(($(sum wbytes "$@") - w0)) -v r="$r" -v hz="$HZ" \
+		-v t="$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {print b - a}')" -v iv="$IV" -v n="$PEER_FILES" \
+		'BEGIN {p = n * t / iv; printf "%.1f %.2f %.2f %.1f\n", c / hz * 1e6 / p, w / 1024 / p, r / n, t}'
 }
 mkdir -p "$FS/spool" "$FS/rrd"
 start_daemon "$WORK/targets-peer.conf"
 created "$PEER_FILES" >/dev/null
-read -r s_cpu s_disk s_rss < <(steady "$DAEMON_PID")
+read -r s_cpu s_disk s_rss _ < <(steady "$DAEMON_PID")
 kill "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null || true
 rm -rf "$FS/spool" "$FS/rrd"
 
@@ -389,8 +390,8 @@ stats() {
 	EOF
 }
 v0=$(stats UpdatesReceived)
-read -r p_cpu p_disk p_rss < <(steady "$COLLECTD" "$RRDC")
+read -r p_cpu p_disk p_rss p_secs < <(steady "$COLLECTD" "$RRDC")
 v1=$(stats UpdatesReceived)
-echo "# peer_polled=$(awk -v a="${v0:-0}" -v b="${v1:-0}" -v w=$((6 * PEER_FILES * PEER_CYCLES)) 'BEGIN {printf "%.2f", (b - a) / w}') (rrdcached's UpdatesReceived over the values collectd should have sent)" >&2
+echo "# peer_polled=$(awk -v a="${v0:-0}" -v b="${v1:-0}" -v w=$((6 * PEER_FILES)) -v t="$p_secs" -v iv="$IV" 'BEGIN {printf "%.2f", (b - a) / (w * t / iv)}') (rrdcached's UpdatesReceived over the values collectd should have sent)" >&2
 echo "scale_peer: devices=$PEER_DEVICES interfaces=$PEER_FILES spoold_cpu_us_per_if_poll=$s_cpu peer_cpu_us_per_if_poll=$p_cpu" \
 	"spoold_disk_kib_per_if_poll=$s_disk peer_disk_kib_per_if_poll=$p_disk spoold_rss_kib_per_if=$s_rss peer_rss_kib_per_if=$p_rss"
