@@ -59,12 +59,13 @@
 # doctor` tells operators to change. With FS=loop, pgpgin counts each page
 # twice (read from the loop device and from the disk under it) and fio reads
 # through the loop device: compare writer_limit only without FS=loop.
-# Usage: bench/writer.sh [FILES] [CLI_FILES]   (defaults 10000 500)
+# Usage: bench/writer.sh [FILES] [CLI_FILES]   (defaults 4000 500)
 # Disk: each file is about 1.8 MB (40 DS x 5,744 rows x 8 B); the script
-# creates four sets of FILES files plus CLI_FILES, in a temp directory.
+# creates four sets of FILES files plus CLI_FILES, in a temp directory
+# (about 36 GB with the defaults), and checks the free space first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FILES=${1:-10000}
+FILES=${1:-4000}
 CLI_FILES=${2:-500}
 DS=${DS:-40}
 VALUES=${VALUES:-12}
@@ -79,6 +80,16 @@ if ! command -v rrdcached >/dev/null; then
 fi
 RRDCACHED=$(command -v rrdcached || echo /usr/bin/rrdcached)
 WORK=$(mktemp -d /tmp/spoold-bench-writer.XXXXXX)
+# Four sets of RRD files, the CLI set, fio's file (at most 4 GiB) and room
+# for the spool and the journal.
+need_gib=$(((4 * FILES + CLI_FILES) * 2 / 1000 + 6))
+free_gib=$(($(df -Pk "$WORK" | awk 'NR==2 {print $4}') / 1048576))
+echo "# disk: needs about $need_gib GiB in $WORK ($free_gib GiB free)"
+if [ "$need_gib" -gt "$free_gib" ]; then
+	echo "bench/writer.sh: not enough space in $WORK for $FILES files: $need_gib GiB needed, $free_gib GiB free" >&2
+	rmdir "$WORK"
+	exit 1
+fi
 CACHED_PID=""
 . bench/scratchfs.sh
 cleanup() {
@@ -93,10 +104,7 @@ if [ "${FS:-}" = loop ]; then
 		echo "bench/writer.sh: FS=loop needs root (it loop-mounts a scratch ext4 file system)" >&2
 		exit 1
 	fi
-	# Four sets of RRD files, the CLI set, fio's file (at most 4 GiB)
-	# and room for the spool and the journal.
-	img_gib=$(((4 * FILES + CLI_FILES) * 2 / 1000 + 6))
-	SCRATCH_LOOP_FLAGS=--direct-io=on scratchfs_mount "$WORK" "${img_gib}G" "$WORK/mnt"
+	SCRATCH_LOOP_FLAGS=--direct-io=on scratchfs_mount "$WORK" "${need_gib}G" "$WORK/mnt"
 	if [ -z "$SCRATCH_DIR" ]; then
 		echo "bench/writer.sh: could not mount the scratch ext4 file system" >&2
 		exit 1

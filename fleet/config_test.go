@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,6 +171,37 @@ profile core
 	}
 }
 
+// A profile's rra lines are the archives of the files its keys create,
+// its tables' rows included, and a profile using it inherits them; a
+// profile without any creates the daemon's default archives.
+func TestProfileRRAs(t *testing.T) {
+	text := `profile small
+  use if-mib
+  rra RRA:AVERAGE:0.5:1:120
+  rra RRA:MAX:0.5:10:48
+profile smaller
+  use small
+profile plain
+  use if-mib
+`
+	ps, err := ParseProfiles(strings.NewReader(text), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"RRA:AVERAGE:0.5:1:120", "RRA:MAX:0.5:10:48"}
+	for _, name := range []string{"small", "smaller"} {
+		tg := &Target{Name: "r1", Profile: ps[name]}
+		l, ok := tg.RRDLayout("r1/eth0", 30*time.Second)
+		if !ok || !slices.Equal(l.RRAs, want) || len(l.DS) != 10 {
+			t.Errorf("%s: layout of a row %v %+v, want RRAs %v and 10 data sources", name, ok, l, want)
+		}
+	}
+	tg := &Target{Name: "r1", Profile: ps["plain"]}
+	if l, _ := tg.RRDLayout("r1/eth0", 30*time.Second); !slices.Equal(l.RRAs, rrd.DefaultRRAs(30*time.Second)) {
+		t.Errorf("plain: RRAs %v, want the defaults", l.RRAs)
+	}
+}
+
 func TestParseProfilesErrors(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
 		{"ds a 1.3.6 GAUGE", "p:1: \"ds\" before the first \"profile\" line"},
@@ -191,6 +223,11 @@ func TestParseProfilesErrors(t *testing.T) {
 		{"profile p\nuse q", "use \"q\""},
 		{"profile p\nuse p", "use \"p\""},
 		{"profile p\nfoo", "unknown keyword \"foo\""},
+		{"profile p\nds a 1.3.6 GAUGE\nrra RRA:AVERAGE:0.5:1", "p:3: check RRA"},
+		{"profile p\nds a 1.3.6 GAUGE\nrra RRA:HWPREDICT:0.5:1:10", "consolidation function \"HWPREDICT\""},
+		{"profile p\nds a 1.3.6 GAUGE\nrra RRA:MAX:1:1:10", "xff \"1\""},
+		{"profile p\nds a 1.3.6 GAUGE\nrra RRA:MAX:0.5:1:0", "rows \"0\""},
+		{"profile p\nds a 1.3.6 GAUGE\nrra", "want \"rra"},
 		{"profile p q", "want \"profile <name>\""},
 		{"profile p\nds a 1.3.6 GAUGE\n" + strings.Repeat("x", maxLineLen+1), "p:3: line longer than"},
 	} {

@@ -34,6 +34,10 @@ type Profile struct {
 	// key whose data sources they fit; one named as a built-in replaces
 	// it for this profile.
 	Graphs []*graph.Template
+	// RRAs are the archives of the files this profile's keys create
+	// ("rra" lines, or those of the profile it uses); none: the daemon's
+	// default archives of its step.
+	RRAs []string
 }
 
 // OIDs returns the profile's OIDs in DS order.

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spoold/spoold/poller/mib"
+	"github.com/spoold/spoold/rrd"
 )
 
 // ParseProfiles parses a profiles file (docs/configuration.md); file names
@@ -15,6 +17,7 @@ import (
 //	profile <name>
 //	use <profile>                        # copy the scalars and tables of a built-in or earlier profile
 //	ds <ds-name> <oid> <TYPE> [min [max]] # a scalar: min, max a number or U
+//	rra RRA:<CF>:<xff>:<steps>:<rows>    # an archive of the profile's new files (default: the daemon's)
 //	table <name>                         # a table: the lines below, up to the next table or profile line
 //	  subdir <name>                      # rows under <target>/<name>/ (default: <target>/)
 //	  index <column-oid>                 # the column walked to list the rows
@@ -104,13 +107,15 @@ func (pp *profileParser) line(l configLine) error {
 		return pp.addScalar(l.n, d)
 	case "table":
 		return pp.table(l.n, args)
+	case "rra":
+		return pp.rra(args)
 	case "subdir", "index", "instance", "alias", "filter", "column":
 		if pp.tab == nil {
 			return fmt.Errorf("%q outside a table (write \"table <name>\" first)", kw)
 		}
 		return pp.tableLine(l.n, kw, args)
 	}
-	return fmt.Errorf("unknown keyword %q: want profile, use, ds, table, subdir, index, instance, alias, filter or column", printable(kw))
+	return fmt.Errorf("unknown keyword %q: want profile, use, ds, rra, table, subdir, index, instance, alias, filter or column", printable(kw))
 }
 
 func (pp *profileParser) profile(n int, args []string) error {
@@ -161,8 +166,33 @@ func (pp *profileParser) use(n int, args []string) error {
 	for _, g := range src.Graphs {
 		pp.addGraph(g, 0)
 	}
+	if pp.cur.RRAs == nil {
+		pp.cur.RRAs = src.RRAs
+	}
 	return nil
 }
+
+// rra adds an archive to the files of the current profile's keys. Like
+// "use", it ends a table being declared.
+func (pp *profileParser) rra(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("want \"rra RRA:<CF>:<xff>:<steps>:<rows>\"")
+	}
+	if err := pp.checkTable(); err != nil {
+		return err
+	}
+	if err := rrd.CheckRRA(args[0]); err != nil {
+		return err
+	}
+	if len(pp.cur.RRAs) >= maxRRAs {
+		return fmt.Errorf("profile %s: more than %d rra lines", pp.cur.Name, maxRRAs)
+	}
+	pp.cur.RRAs = append(slices.Clip(pp.cur.RRAs), args[0])
+	return nil
+}
+
+// maxRRAs bounds a profile's archives.
+const maxRRAs = 64
 
 func (pp *profileParser) addScalar(n int, d DS) error {
 	cur := pp.cur

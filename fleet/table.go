@@ -239,14 +239,17 @@ func (t *Target) KeyDS(key string) ([]DS, bool) {
 }
 
 // RRDLayout returns the RRD layout of a key of target t (KeyDS): one
-// data source per value, with a heartbeat of two steps, and the default
-// RRAs of step.
+// data source per value, with a heartbeat of two steps, and the
+// profile's RRAs, or by default those of step.
 func (t *Target) RRDLayout(key string, step time.Duration) (rrd.Layout, bool) {
 	dss, ok := t.KeyDS(key)
 	if !ok {
 		return rrd.Layout{}, false
 	}
-	l := rrd.Layout{Step: step, RRAs: rrd.DefaultRRAs(step)}
+	l := rrd.Layout{Step: step, RRAs: t.Profile.RRAs}
+	if len(l.RRAs) == 0 {
+		l.RRAs = rrd.DefaultRRAs(step)
+	}
 	for _, ds := range dss {
 		d := ds.DataSource
 		d.Heartbeat = 2 * step

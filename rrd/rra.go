@@ -2,6 +2,8 @@ package rrd
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -43,3 +45,31 @@ func DefaultRRAs(step time.Duration) []string {
 	}
 	return rras
 }
+
+// CheckRRA reports whether def is an archive spoold creates files with:
+// "RRA:<CF>:<xff>:<steps>:<rows>" with CF one of AVERAGE, MIN, MAX and
+// LAST, xff in [0, 1), and whole numbers of steps and rows of at least 1.
+// The error says which field is wrong.
+func CheckRRA(def string) error {
+	f := strings.Split(def, ":")
+	if len(f) != 5 || f[0] != "RRA" {
+		return fmt.Errorf("check RRA %q: want RRA:<AVERAGE|MIN|MAX|LAST>:<xff>:<steps>:<rows>", def)
+	}
+	switch f[1] {
+	case "AVERAGE", "MIN", "MAX", "LAST":
+	default:
+		return fmt.Errorf("check RRA %q: consolidation function %q: want AVERAGE, MIN, MAX or LAST", def, f[1])
+	}
+	if x, err := strconv.ParseFloat(f[2], 64); err != nil || !(x >= 0 && x < 1) {
+		return fmt.Errorf("check RRA %q: xff %q: want a number from 0 up to, not including, 1", def, f[2])
+	}
+	for _, n := range []struct{ name, v string }{{"steps", f[3]}, {"rows", f[4]}} {
+		if v, err := strconv.ParseInt(n.v, 10, 64); err != nil || v < 1 || v > maxRRARows {
+			return fmt.Errorf("check RRA %q: %s %q: want a whole number from 1 to %d", def, n.name, n.v, maxRRARows)
+		}
+	}
+	return nil
+}
+
+// maxRRARows bounds an archive's steps and rows as CheckRRA takes them.
+const maxRRARows = 100_000_000
