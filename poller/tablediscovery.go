@@ -174,11 +174,10 @@ func planWalk(t *fleet.Table) walkPlan {
 // rowIndexes returns the rows of a table from its walked columns: every
 // index any column answered, in index order, as net-snmp's snmptable finds
 // them (an index column is one column among them: ifXTable has none of its
-// own, and many agents answer none). A column cut at maxRows cuts the rows
-// after its last cell, which might lack its values; at most maxRows stay.
+// own, and many agents answer none). At most maxRows stay: the first, all
+// within the cells of a column cut at maxRows, so that none lacks its value.
 func rowIndexes(walked []columnWalk, maxRows int) (rows []string, truncated bool) {
 	seen := map[string]bool{}
-	cut := ""
 	for _, w := range walked {
 		for _, c := range w.cells {
 			if !seen[c.index] {
@@ -186,17 +185,9 @@ func rowIndexes(walked []columnWalk, maxRows int) (rows []string, truncated bool
 				rows = append(rows, c.index)
 			}
 		}
-		if w.truncated {
-			truncated = true
-			if last := w.cells[len(w.cells)-1].index; cut == "" || compareOID(last, cut) < 0 {
-				cut = last
-			}
-		}
+		truncated = truncated || w.truncated
 	}
 	slices.SortFunc(rows, compareOID)
-	if cut != "" {
-		rows = rows[:sort.Search(len(rows), func(i int) bool { return compareOID(rows[i], cut) > 0 })]
-	}
 	if len(rows) > maxRows {
 		rows, truncated = rows[:maxRows], true
 	}
