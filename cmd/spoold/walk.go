@@ -29,7 +29,7 @@ func runWalk(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprint(stdout, "usage: spoold walk [flags] TARGET\n\nDiscovers the tables of TARGET (a name of the --targets file) as the\ndaemon does, with the same files and flags, and prints the rows found,\ntheir instance names, keys and RRD files, the column alternatives chosen,\nthe rows filters dropped and why, and how the rows would be polled.\nIt writes nothing.\n\n")
+			fmt.Fprint(stdout, "usage: spoold walk [flags] TARGET\n\nDiscovers the tables of TARGET (a name of the --targets file) as the\ndaemon does, with the same files and flags, and prints how many rows\nanswered each column walked, the rows found, their instance names, keys and RRD files, the column alternatives chosen,\nthe rows filters dropped and why, and how the rows would be polled.\nIt writes nothing.\n\n")
 			printDaemonUsage(stdout, groups)
 			return exitOK
 		}
