@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spoold/spoold/graph"
@@ -126,7 +127,8 @@ type TargetStatus struct {
 
 	// Attention says in words why the target needs an operator's look
 	// whatever its health (rows over its bound on files,
-	// DeviceStatus.OverLimitRows); empty when none.
+	// DeviceStatus.OverLimitRows; tables without a row,
+	// DeviceStatus.EmptyTables); empty when none.
 	Attention string `json:"attention"`
 
 	// Graphs are the graph templates of the target's own RRD file (its
@@ -158,9 +160,14 @@ type RowStatus struct {
 // error, new before the first poll, and ok otherwise.
 func NewTargetStatus(d poller.DeviceStatus, we *rrdwriter.TargetError) TargetStatus {
 	t := TargetStatus{DeviceStatus: d}
-	if d.OverLimitRows > 0 {
-		t.Attention = fmt.Sprintf("%d table rows not polled: %s", d.OverLimitRows, d.OverLimit)
+	var attention []string
+	for _, tb := range d.EmptyTables {
+		attention = append(attention, fmt.Sprintf("table %s has no rows: the device answers none of its columns (spoold walk lists them)", tb))
 	}
+	if d.OverLimitRows > 0 {
+		attention = append(attention, fmt.Sprintf("%d table rows not polled: %s", d.OverLimitRows, d.OverLimit))
+	}
+	t.Attention = strings.Join(attention, "; ")
 	if we != nil {
 		t.WriteError, t.WriteErrorKind = we.Err, we.Kind.String()
 	}

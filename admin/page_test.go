@@ -123,26 +123,39 @@ func TestHumanFormats(t *testing.T) {
 	}
 }
 
-// TestTargetAtItsFileBoundNeedsAttention: a target whose discovery found
-// rows beyond its bound on files answers its polls (health ok) but is
-// listed under "Needs attention" with the reason, and /status says it.
-func TestTargetAtItsFileBoundNeedsAttention(t *testing.T) {
-	d := poller.DeviceStatus{Name: "renamer", Polls: 3, OverLimitRows: 8,
-		OverLimit: "the target made 100 new row files within the hour, its bound (--max-new-files-per-hour)"}
-	ts := NewTargetStatus(d, nil)
-	want := "8 table rows not polled: " + d.OverLimit
-	if ts.Health != HealthOK || ts.Attention != want || ts.OverLimitRows != 8 {
-		t.Fatalf("status %+v", ts)
-	}
-	h := NewHandler(newFakeDaemon(okTarget("core-1"), ts), testOptions())
-	body := readBody(t, do(t, h, "GET", "/", ""))
-	section := body[strings.Index(body, "Needs attention"):]
-	section = section[:strings.Index(section, "</table>")]
-	if !strings.Contains(section, ">renamer</a>") || !strings.Contains(section, html.EscapeString(want)) || strings.Contains(section, "core-1") {
-		t.Errorf("the page's attention table:\n%s", section)
-	}
-	st := readBody(t, do(t, h, "GET", "/status", ""))
-	if !strings.Contains(st, `"over_limit_rows": 8,`) || !strings.Contains(st, `"attention": "`+want+`"`) {
-		t.Errorf("/status does not show the target's attention:\n%s", st)
+// TestTargetNeedsAttention: a target whose discovery found rows beyond
+// its bound on files, or a table without a row, answers its polls (health
+// ok) but is listed under "Needs attention" with the reason, and /status
+// says it.
+func TestTargetNeedsAttention(t *testing.T) {
+	overLimit := "the target made 100 new row files within the hour, its bound (--max-new-files-per-hour)"
+	for _, tc := range []struct {
+		name   string
+		d      poller.DeviceStatus
+		want   string // the attention
+		status string // what /status says beside it
+	}{
+		{"renamer", poller.DeviceStatus{OverLimitRows: 8, OverLimit: overLimit}, "8 table rows not polled: " + overLimit, `"over_limit_rows": 8,`},
+		{"routeros", poller.DeviceStatus{EmptyTables: []string{"if"}},
+			"table if has no rows: the device answers none of its columns (spoold walk lists them)", `"empty_tables": [`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.d.Name, tc.d.Polls = tc.name, 3
+			ts := NewTargetStatus(tc.d, nil)
+			if ts.Health != HealthOK || ts.Attention != tc.want {
+				t.Fatalf("status %+v", ts)
+			}
+			h := NewHandler(newFakeDaemon(okTarget("core-1"), ts), testOptions())
+			body := readBody(t, do(t, h, "GET", "/", ""))
+			section := body[strings.Index(body, "Needs attention"):]
+			section = section[:strings.Index(section, "</table>")]
+			if !strings.Contains(section, ">"+tc.name+"</a>") || !strings.Contains(section, html.EscapeString(tc.want)) || strings.Contains(section, "core-1") {
+				t.Errorf("the page's attention table:\n%s", section)
+			}
+			st := readBody(t, do(t, h, "GET", "/status", ""))
+			if !strings.Contains(st, tc.status) || !strings.Contains(st, `"attention": "`+tc.want+`"`) {
+				t.Errorf("/status does not show the target's attention:\n%s", st)
+			}
+		})
 	}
 }

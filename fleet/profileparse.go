@@ -20,7 +20,7 @@ import (
 //	rra RRA:<CF>:<xff>:<steps>:<rows>    # an archive of the profile's new files (default: the daemon's)
 //	table <name>                         # a table: the lines below, up to the next table or profile line
 //	  subdir <name>                      # rows under <target>/<name>/ (default: <target>/)
-//	  index <column-oid>                 # the column walked to list the rows
+//	  index <column-oid>                 # one more column walked to find the rows (optional)
 //	  instance <index|ifName|ifDescr|ifAlias|column-oid>[|...]
 //	  alias <column-oid>                 # each row's description, walked at discovery (the device page shows it)
 //	  filter <column-oid|instance> <==|!=|=~|!~> <value>
@@ -341,10 +341,7 @@ func (pp *profileParser) checkTable() error {
 		return nil
 	}
 	pp.tab = nil
-	switch {
-	case t.Index == "":
-		return &ConfigError{pp.file, t.Line, fmt.Sprintf("table %s has no \"index\" line", t.Name)}
-	case len(t.Columns) == 0:
+	if len(t.Columns) == 0 {
 		return &ConfigError{pp.file, t.Line, fmt.Sprintf("table %s has no \"column\" lines", t.Name)}
 	}
 	if err := pp.checkSubdirs(); err != nil {

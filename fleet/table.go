@@ -14,18 +14,20 @@ import (
 	"github.com/spoold/spoold/rrd"
 )
 
-// Table is an SNMP table of a profile. Discovery walks its Index column
-// (and the instance and filter columns); each row that passes the Filters
-// is its own key (RowKey) and RRD file, whose data sources are the
-// Columns. A Table is immutable once built.
+// Table is an SNMP table of a profile. Discovery walks its columns (the
+// Index, instance, alias and filter columns, and the Columns' first
+// alternatives): its rows are the indexes they answer. Each row that
+// passes the Filters is its own key (RowKey) and RRD file, whose data
+// sources are the Columns. A Table is immutable once built.
 type Table struct {
 	Name string // unique in the profile: 1 to 64 of [A-Za-z0-9_-]
 	// Subdir, if set, puts the rows under a subdirectory of the target's
 	// directory: key target/Subdir/segment. At most one table of a profile
 	// has none (key target/segment), so no two tables share a key.
 	Subdir string
-	// Index is the column whose walk lists the rows; a row's index is the
-	// OID suffix after it ("3", "10101", "1.4").
+	// Index, if set, is one more column walked at discovery (ifIndex):
+	// a row is found by any walked column that answers it, and its index
+	// is the OID suffix after the column ("3", "10101", "1.4").
 	Index string
 	// Instance are the columns that name a row, tried in order (the first
 	// non-empty value wins). Empty: the index names the row.

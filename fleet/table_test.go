@@ -22,7 +22,6 @@ const tablesText = `profile sw
     column out 1.3.6.1.2.1.31.1.1.1.10 COUNTER
   table disk
     subdir disk
-    index 1.3.6.1.2.1.25.2.3.1.1
     instance index
     column used 1.3.6.1.2.1.25.2.3.1.6 GAUGE 0
 `
@@ -43,7 +42,8 @@ func TestParseTables(t *testing.T) {
 	if in := it.Columns[0]; in.Name != "in" || in.OID != "1.3.6.1.2.1.31.1.1.1.6" || len(in.Alternatives) != 2 || in.Alternatives[1] != "1.3.6.1.2.1.2.2.1.10" || in.Type != rrd.Counter {
 		t.Errorf("column in %+v", in)
 	}
-	if disk.Subdir != "disk" || disk.Instance != nil || disk.InstanceText != "index" {
+	// A table without an index line finds its rows from its other columns.
+	if disk.Subdir != "disk" || disk.Index != "" || disk.Instance != nil || disk.InstanceText != "index" {
 		t.Errorf("disk table %+v", disk)
 	}
 	// The keys of each table find the table back (rrdwriter's Options.Layout(key)).
@@ -69,7 +69,6 @@ func TestParseTablesErrors(t *testing.T) {
 		line       int
 	}{
 		{"profile p\ncolumn a 1.3 GAUGE", "outside a table", 2},
-		{"profile p\ntable t\ncolumn a 1.3 GAUGE", "no \"index\" line", 2},
 		{"profile p\ntable t\nindex 1.3\nprofile q\nds a 1.3 GAUGE", "no \"column\" lines", 2},
 		{"profile p\ntable t\nindex 1.3\ncolumn a 1.3.1 GAUGE\ntable u\nindex 1.4\ncolumn a 1.4.1 GAUGE", "give one a \"subdir\" line", 5},
 		{"profile p\ntable t\nindex 1.3\ncolumn a 1.3.1 GAUGE\ncolumn a 1.3.2 GAUGE", "data source a already defined on line 4", 5},
@@ -148,7 +147,7 @@ func checkTables(t *testing.T, p *Profile) {
 	t.Helper()
 	subdirs := map[string]bool{}
 	for _, tb := range p.Tables {
-		if tb.Index == "" || len(tb.Columns) == 0 || subdirs[tb.Subdir] || strings.Contains(tb.Subdir, "/") {
+		if len(tb.Columns) == 0 || subdirs[tb.Subdir] || strings.Contains(tb.Subdir, "/") {
 			t.Fatalf("bad table %+v", tb)
 		}
 		subdirs[tb.Subdir] = true

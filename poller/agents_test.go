@@ -20,6 +20,7 @@ import (
 	"github.com/gosnmp/gosnmp"
 
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/testing/snmpsimtest"
 	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrd"
@@ -257,47 +258,11 @@ func startSnmpsim(t *testing.T, community, snmprec string) int {
 // startSnmpsimFiles runs snmpsimd with data files by community (the
 // first community in sort order is the one waited for).
 func startSnmpsimFiles(t *testing.T, files map[string]string) int {
-	bin := needBinary(t, "snmpsimd")
-	// Not t.TempDir: its parent is 0700, and snmpsimd runs as nobody.
-	dir, err := os.MkdirTemp("", "spoold-snmpsim-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	data := filepath.Join(dir, "data")
-	cache := filepath.Join(dir, "cache")
-	for _, d := range []string{data, cache} {
-		if err := os.MkdirAll(d, 0o777); err != nil {
-			t.Fatal(err)
-		}
-		_ = os.Chmod(d, 0o777) // snmpsimd drops privileges before it indexes
-	}
-	_ = os.Chmod(dir, 0o755)
-	var community string
+	b := make(map[string][]byte, len(files))
 	for c, text := range files {
-		if community == "" || c < community {
-			community = c
-		}
-		if err := os.WriteFile(filepath.Join(data, c+".snmprec"), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		b[c] = []byte(text)
 	}
-	port := freeUDPPort(t)
-	logPath := filepath.Join(dir, "snmpsimd.log")
-	args := []string{"--data-dir=" + data, "--cache-dir=" + cache,
-		fmt.Sprintf("--agent-udpv4-endpoint=127.0.0.1:%d", port), "--logging-method=stderr"}
-	if os.Geteuid() == 0 {
-		args = append(args, "--process-user=nobody", "--process-group=nogroup")
-	}
-	logFile, err := os.Create(logPath) // written by this process: snmpsimd drops privileges
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	startAgent(t, cmd, port, community, logPath)
-	return port
+	return snmpsimtest.Start(t, b).Port
 }
 
 // The snmpsim data file: sysUpTime and counters move with time (numeric

@@ -44,6 +44,10 @@ type DiscoveryStats struct {
 	// devices' last discoveries (filebound.go).
 	OverLimit uint64 `json:"over_limit"`
 	Running   int    `json:"running"` // in flight now
+
+	// EmptyTables are the tables without a row of answering devices, by
+	// their last discoveries (DeviceStatus.EmptyTables).
+	EmptyTables uint64 `json:"empty_tables"`
 }
 
 type discCounters struct {
@@ -68,6 +72,7 @@ func (p *Poller) DiscoveryStats() DiscoveryStats {
 		s.Gone += uint64(len(d.st.GoneRows))
 		s.Truncated += uint64(d.st.TruncatedTables)
 		s.OverLimit += uint64(d.st.OverLimitRows)
+		s.EmptyTables += uint64(len(d.st.EmptyTables))
 		d.mu.Unlock()
 	}
 	return s
@@ -82,6 +87,7 @@ var discoveryMetrics = statmetric.Table[DiscoveryStats]{
 	statmetric.Gauge("spoold_poller_table_rows_gone", "Table rows an earlier discovery found and the last did not (their files stay).", func(s DiscoveryStats) float64 { return float64(s.Gone) }),
 	statmetric.Gauge("spoold_poller_tables_truncated", "Tables with more rows than --poll-max-table-rows, by the devices' last discoveries.", func(s DiscoveryStats) float64 { return float64(s.Truncated) }),
 	statmetric.Gauge("spoold_poller_table_rows_over_limit", "Table rows not polled because their target is at --max-files-per-target or --max-new-files-per-hour, by the devices' last discoveries.", func(s DiscoveryStats) float64 { return float64(s.OverLimit) }),
+	statmetric.Gauge("spoold_poller_tables_empty", "Tables without a row of devices that answer, by the devices' last discoveries.", func(s DiscoveryStats) float64 { return float64(s.EmptyTables) }),
 	statmetric.Gauge("spoold_poller_discoveries_running", "Table discoveries in flight.", func(s DiscoveryStats) float64 { return float64(s.Running) }),
 }
 
@@ -172,6 +178,7 @@ func (p *Poller) discoverDevice(ctx context.Context, d *device) error {
 	}
 	d.plan.Store(newPlan(d.t, disc, d.plan.Load(), &p.opts))
 	d.recordDiscovery(disc, now, refused, why)
+	p.noteEmptyTables(d, disc)
 	p.log.Debug("discovered tables", "target", d.t.Name, "rows", len(disc.Keys()), "requests", disc.Requests, "seconds", disc.Duration.Seconds())
 	return nil
 }

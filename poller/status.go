@@ -52,6 +52,10 @@ type DeviceStatus struct {
 	// which, empty when none. The target needs an operator's look.
 	OverLimitRows int    `json:"over_limit_rows"`
 	OverLimit     string `json:"over_limit"`
+	// EmptyTables are the profile's tables in which the last discovery
+	// found no row: the device answers, but none of the columns walked
+	// (TableDiscovery.Walked). The target needs an operator's look.
+	EmptyTables []string `json:"empty_tables"`
 }
 
 // CycleStats describe one poll cycle.

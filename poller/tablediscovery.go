@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"time"
 
@@ -35,7 +36,11 @@ type Row struct {
 // TableDiscovery is what discovery found in one table of a profile.
 type TableDiscovery struct {
 	Table *fleet.Table
-	Rows  []Row // polled rows, in index order
+	// Walked are the columns discovery walked, in walk order, with the
+	// rows that answered each: the table's rows are every index any of
+	// them answered.
+	Walked []WalkedColumn
+	Rows   []Row // polled rows, in index order
 	// Filtered are the rows the filters dropped, in index order.
 	Filtered []Row
 	// OverLimit are the rows of keys new to the target that its bounds on
@@ -44,6 +49,19 @@ type TableDiscovery struct {
 	// Truncated says the table has more than Options.MaxTableRows rows:
 	// only the first are kept.
 	Truncated bool
+}
+
+// WalkedColumn is one column a discovery walked: its OID, without the
+// index, and how many rows answered it.
+type WalkedColumn struct {
+	OID  string
+	Rows int
+}
+
+// Empty reports whether the table has no row at all: no column walked
+// answered one (rows a filter dropped or a bound refused are rows).
+func (td *TableDiscovery) Empty() bool {
+	return len(td.Rows)+len(td.Filtered)+len(td.OverLimit) == 0
 }
 
 // Discovery is what one discovery of a device found.
@@ -66,9 +84,9 @@ func (d *Discovery) Keys() []string {
 }
 
 // discover walks the tables of d's profile: per table, one side-by-side
-// walk of the index, instance and filter columns and of the first
-// alternative of every column that has alternatives; then Gets of the
-// further alternatives for the rows that lack the first.
+// walk of the index, instance, alias and filter columns and of the first
+// alternative of every column that has alternatives (planWalk); then Gets
+// of the further alternatives for the rows that lack the first.
 func (p *Poller) discover(ctx context.Context, d *device) (*Discovery, error) {
 	g := p.newSNMP(ctx, d, false)
 	g.MaxOids = MaxVarbinds
@@ -108,18 +126,24 @@ type walkPlan struct {
 	alts     []int // per table column: position of its first alternative, -1 if it has none
 }
 
+// planWalk lists the columns walked to discover t's rows: its index
+// column if it names one, its instance, alias and filter columns, the
+// first alternative of each column that has alternatives, and, if none of
+// its columns is among those, its first column's first alternative (so
+// that a table whose index column is not readable, as SMIv2 tables often
+// declare it, still finds the rows its values answer for).
 func planWalk(t *fleet.Table) walkPlan {
 	var wp walkPlan
 	at := func(oid string) int {
-		for i, c := range wp.cols {
-			if c == oid {
-				return i
-			}
+		if i := slices.Index(wp.cols, oid); i >= 0 {
+			return i
 		}
 		wp.cols = append(wp.cols, oid)
 		return len(wp.cols) - 1
 	}
-	at(t.Index)
+	if t.Index != "" {
+		at(t.Index)
+	}
 	for _, c := range t.Instance {
 		wp.instance = append(wp.instance, at(c))
 	}
@@ -141,7 +165,33 @@ func planWalk(t *fleet.Table) walkPlan {
 		}
 		wp.alts = append(wp.alts, k)
 	}
+	if !slices.ContainsFunc(t.Columns, func(c fleet.Column) bool { return slices.Contains(wp.cols, c.Alternatives[0]) }) {
+		at(t.Columns[0].Alternatives[0])
+	}
 	return wp
+}
+
+// rowIndexes returns the rows of a table from its walked columns: every
+// index any column answered, in index order, as net-snmp's snmptable finds
+// them (an index column is one column among them: ifXTable has none of its
+// own, and many agents answer none). At most maxRows stay: the first, all
+// within the cells of a column cut at maxRows, so that none lacks its value.
+func rowIndexes(walked []columnWalk, maxRows int) (rows []string, truncated bool) {
+	seen := map[string]bool{}
+	for _, w := range walked {
+		for _, c := range w.cells {
+			if !seen[c.index] {
+				seen[c.index] = true
+				rows = append(rows, c.index)
+			}
+		}
+		truncated = truncated || w.truncated
+	}
+	slices.SortFunc(rows, compareOID)
+	if len(rows) > maxRows {
+		rows, truncated = rows[:maxRows], true
+	}
+	return rows, truncated
 }
 
 func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *fleet.Table, requests *int) (TableDiscovery, error) {
@@ -151,28 +201,31 @@ func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *fleet.Table, requ
 	if err != nil {
 		return TableDiscovery{}, fmt.Errorf("discover table %s: %w", t.Name, err)
 	}
+	td := TableDiscovery{Table: t}
 	byCol := make([]map[string]*gosnmp.SnmpPDU, len(wp.cols))
 	for i, w := range walked {
 		byCol[i] = make(map[string]*gosnmp.SnmpPDU, len(w.cells))
 		for j := range w.cells {
 			byCol[i][w.cells[j].index] = &w.cells[j].pdu
 		}
+		td.Walked = append(td.Walked, WalkedColumn{OID: wp.cols[i], Rows: len(w.cells)})
 	}
-	td := TableDiscovery{Table: t, Truncated: walked[0].truncated}
-	for _, c := range walked[0].cells {
-		r := Row{Index: c.index}
+	var indexes []string
+	indexes, td.Truncated = rowIndexes(walked, p.opts.MaxTableRows)
+	for _, index := range indexes {
+		r := Row{Index: index}
 		for _, k := range wp.instance {
-			if v := byCol[k][c.index]; v != nil && !snmpvalue.None(v.Type) {
+			if v := byCol[k][index]; v != nil && !snmpvalue.None(v.Type) {
 				if r.Name = snmpvalue.Text(v); r.Name != "" {
 					break
 				}
 			}
 		}
 		if t.Instance == nil {
-			r.Name = c.index
+			r.Name = index
 		}
 		if wp.alias >= 0 {
-			if v := byCol[wp.alias][c.index]; v != nil && !snmpvalue.None(v.Type) {
+			if v := byCol[wp.alias][index]; v != nil && !snmpvalue.None(v.Type) {
 				r.Alias = snmpvalue.Text(v)
 			}
 		}
@@ -184,7 +237,7 @@ func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *fleet.Table, requ
 		r.Columns, r.Alternative = make([]string, len(t.Columns)), make([]int, len(t.Columns))
 		for i, col := range t.Columns {
 			r.Columns[i] = col.Alternatives[0]
-			if k := wp.alts[i]; k >= 0 && (byCol[k][c.index] == nil || snmpvalue.None(byCol[k][c.index].Type)) {
+			if k := wp.alts[i]; k >= 0 && (byCol[k][index] == nil || snmpvalue.None(byCol[k][index].Type)) {
 				r.Alternative[i] = -1 // to be found by chooseAlternatives
 			}
 		}

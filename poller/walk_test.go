@@ -70,3 +70,36 @@ func FuzzWalkAnswer(f *testing.F) {
 		}
 	})
 }
+
+// TestRowIndexes: a table's rows are the indexes any walked column
+// answers, in index order; at most the limit stay, none beyond the cells
+// of a column cut at the limit.
+func TestRowIndexes(t *testing.T) {
+	col := func(truncated bool, idx ...string) columnWalk {
+		w := columnWalk{truncated: truncated}
+		for _, i := range idx {
+			w.cells = append(w.cells, cell{index: i})
+		}
+		return w
+	}
+	for _, tc := range []struct {
+		name      string
+		walked    []columnWalk
+		max       int
+		want      string
+		truncated bool
+	}{
+		{"no index column", []columnWalk{col(false), col(false, "1", "2", "10"), col(false, "2", "10")}, 100, "1 2 10", false},
+		{"columns of other rows", []columnWalk{col(false, "10101", "4194304"), col(false, "1", "2", "10101")}, 100, "1 2 10101 4194304", false},
+		{"none answers", []columnWalk{col(false), col(false)}, 100, "", false},
+		{"none beyond a cut column", []columnWalk{col(true, "1", "2", "3"), col(false, "2", "9")}, 3, "1 2 3", true},
+		{"at most the limit", []columnWalk{col(false, "1", "3"), col(false, "2", "4")}, 3, "1 2 3", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, truncated := rowIndexes(tc.walked, tc.max)
+			if got := strings.Join(rows, " "); got != tc.want || truncated != tc.truncated {
+				t.Errorf("rows %q truncated %v, want %q %v", got, truncated, tc.want, tc.truncated)
+			}
+		})
+	}
+}

@@ -78,7 +78,7 @@ var commands = []struct{ name, help string }{
 	{"rrdcached", "run the daemon from rrdcached's command line (rrdcached(1) options; spoold's own flags after --): -j is the spool, -b the RRD directory, no targets file"},
 	{"simulate", "serve a simulated SNMP fleet on 127.0.0.1 (for demos, tests, benchmarks)"},
 	{"version", "print the version"},
-	{"walk", "discover the tables of one target of the targets file with the daemon's files and flags, and print the rows, instance names, keys, RRD files, chosen column alternatives and filtered-out rows; writes nothing"},
+	{"walk", "discover the tables of one target of the targets file with the daemon's files and flags, and print how many rows answered each column walked, the rows, instance names, keys, RRD files, chosen column alternatives and filtered-out rows; writes nothing"},
 }
 
 func usage(w io.Writer) {

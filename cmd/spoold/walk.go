@@ -29,7 +29,7 @@ func runWalk(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprint(stdout, "usage: spoold walk [flags] TARGET\n\nDiscovers the tables of TARGET (a name of the --targets file) as the\ndaemon does, with the same files and flags, and prints the rows found,\ntheir instance names, keys and RRD files, the column alternatives chosen,\nthe rows filters dropped and why, and how the rows would be polled.\nIt writes nothing.\n\n")
+			fmt.Fprint(stdout, "usage: spoold walk [flags] TARGET\n\nDiscovers the tables of TARGET (a name of the --targets file) as the\ndaemon does, with the same files and flags, and prints how many rows\nanswered each column walked, the rows found, their instance names, keys and RRD files, the column alternatives chosen,\nthe rows filters dropped and why, and how the rows would be polled.\nIt writes nothing.\n\n")
 			printDaemonUsage(stdout, groups)
 			return exitOK
 		}
@@ -90,11 +90,24 @@ func printTable(w io.Writer, td *poller.TableDiscovery, cfg config, res *mib.Res
 	if cfg.poller.UsesBulk(td) {
 		mode = "bulk"
 	}
-	fmt.Fprintf(w, "\ntable %s: index %s, instance %s: %d rows polled (%s), %d filtered out", tb.Name, res.Name(tb.Index), instance, len(td.Rows), mode, len(td.Filtered))
+	index := "none"
+	if tb.Index != "" {
+		index = res.Name(tb.Index)
+	}
+	fmt.Fprintf(w, "\ntable %s: index %s, instance %s: %d rows polled (%s), %d filtered out", tb.Name, index, instance, len(td.Rows), mode, len(td.Filtered))
 	if td.Truncated {
 		fmt.Fprintf(w, ", truncated at --poll-max-table-rows=%d", cfg.poller.MaxTableRows)
 	}
 	fmt.Fprintln(w)
+	walked := make([]string, len(td.Walked))
+	for i, c := range td.Walked {
+		walked[i] = fmt.Sprintf("%s %d", res.Name(c.OID), c.Rows)
+	}
+	fmt.Fprintf(w, "  rows answering each column walked: %s\n", strings.Join(walked, ", "))
+	if td.Empty() {
+		fmt.Fprintln(w, "  no rows: the device answers none of the columns walked")
+		return
+	}
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "  index\tinstance\tkey\trrd file\tcolumns")
 	for _, r := range td.Rows {

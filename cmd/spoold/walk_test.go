@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/testing/snmpsimtest"
 	"github.com/spoold/spoold/simulate"
 )
 
@@ -73,6 +74,42 @@ func TestWalkShowsWhatDiscoveryFinds(t *testing.T) {
 	}
 	if _, err := os.Stat(rrdDir); !os.IsNotExist(err) {
 		t.Errorf("walk touched --rrd-dir: %v", err)
+	}
+}
+
+// TestWalkSaysWhichColumnsAnswered: spoold walk of a RouterOS agent, which
+// has no ifIndex column, lists its 12 interfaces and says the ifIndex
+// column answered none of them; of an agent without IF-MIB, that its table
+// has no rows and that no column walked answered one.
+func TestWalkSaysWhichColumnsAnswered(t *testing.T) {
+	a := snmpsimtest.Start(t, map[string][]byte{
+		"routeros": snmpsimtest.Recording(t, "routeros"), "bare": snmpsimtest.Recording(t, "vanishing-empty")})
+	dir := t.TempDir()
+	targets := filepath.Join(dir, "targets.conf")
+	writeFile(t, targets, fmt.Sprintf("routeros 127.0.0.1:%d profile=if-mib community=routeros\nbare 127.0.0.1:%[1]d profile=if-mib community=bare\n", a.Port))
+	walk := func(target string) string {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"walk", "--targets", targets, "--rrd-dir", filepath.Join(dir, "rrd"), target}, &stdout, &stderr); code != exitOK {
+			t.Fatalf("walk %s: exit %d: %s", target, code, stderr.String())
+		}
+		return stdout.String()
+	}
+	out := walk("routeros")
+	for _, want := range []string{"12 rows polled", "rows answering each column walked: IF-MIB::ifIndex 0, IF-MIB::ifName 12, IF-MIB::ifDescr 12, IF-MIB::ifAlias 0, IF-MIB::ifHCInOctets 12"} {
+		if !strings.Contains(out, want) || strings.Contains(out, "no rows") {
+			t.Errorf("walk routeros: no %q:\n%s", want, out)
+		}
+	}
+	for _, p := range snmpsimtest.IfMIBPorts("routeros") {
+		if !strings.Contains(out, filepath.Join(dir, "rrd", "routeros", p.Segment+".rrd")) {
+			t.Errorf("walk routeros: no file of %s:\n%s", p.Segment, out)
+		}
+	}
+	out = walk("bare")
+	for _, want := range []string{"0 rows polled", "IF-MIB::ifIndex 0, IF-MIB::ifName 0, IF-MIB::ifDescr 0", "no rows: the device answers none of the columns walked"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("walk bare: no %q:\n%s", want, out)
+		}
 	}
 }
 
