@@ -24,18 +24,19 @@ type Options struct {
 	// directories created and removed. Each must exist.
 	ReadWrite []string
 	// ReadOnly are files and directory trees read (a directory listed
-	// too). Each must exist. Name a file's directory where the file may
-	// be replaced by another (an editor saves by rename): a rule holds
-	// the file it found, not its name.
+	// too). One that does not exist is skipped, and stays out of reach if
+	// made later (a --mib-dir not there yet). Name a file's directory
+	// where the file may be replaced by another (an editor saves by
+	// rename): a rule holds the file it found, not its name.
 	ReadOnly []string
 	// RemoveIn are directories in which files made before Apply are
 	// removed, and nothing else is allowed (a pid file's, a unix
 	// socket's). Each must exist.
 	RemoveIn []string
-	// System are files and trees read as ReadOnly, each skipped when it
-	// does not exist: what the C libraries and the Go runtime read
-	// (fonts and fontconfig for graphs, the resolver's files, time
-	// zones, /proc, /sys). DefaultOptions lists them.
+	// System are files and trees read as ReadOnly: what the C libraries
+	// and the Go runtime read (fonts and fontconfig for graphs, the
+	// resolver's files, time zones, /proc, /sys). DefaultOptions lists
+	// them.
 	System []string
 	// Devices are device files read and written, each skipped when it
 	// does not exist. DefaultOptions: /dev/null and /dev/zero.
@@ -188,7 +189,7 @@ func (o Options) rules() ([]landlock.Rule, error) {
 		optional bool
 	}{
 		{o.ReadWrite, writeRights, false},
-		{o.ReadOnly, readRights, false},
+		{o.ReadOnly, readRights, true},
 		{o.RemoveIn, removeRights, false},
 		{o.System, readRights, true},
 		{o.Devices, deviceRights, true},

@@ -204,19 +204,27 @@ func TestApplyRefusesWritesOutside(t *testing.T) {
 	}
 }
 
-// TestApplyRefusesAMissingPath: a path the daemon names that does not
-// exist is an error, before anything is restricted; a missing system path
-// is skipped.
+// TestApplyRefusesAMissingPath: a directory to write or remove in that
+// does not exist is an error, before anything is restricted; a missing
+// path to read (a MIB directory not made yet, a system file) is skipped.
 func TestApplyRefusesAMissingPath(t *testing.T) {
-	o := DefaultOptions()
-	o.ReadWrite = []string{filepath.Join(t.TempDir(), "nosuch")}
-	if _, err := o.rules(); err == nil || !strings.Contains(err.Error(), "nosuch") {
-		t.Errorf("a missing read-write directory: %v, want an error naming it", err)
-	}
-	o = DefaultOptions()
-	o.System = append(o.System, filepath.Join(t.TempDir(), "nosuch"))
-	if _, err := o.rules(); err != nil {
-		t.Errorf("a missing system path: %v, want it skipped", err)
+	missing := filepath.Join(t.TempDir(), "nosuch")
+	for _, tc := range []struct {
+		name  string
+		set   func(o *Options)
+		fails bool
+	}{
+		{"read-write", func(o *Options) { o.ReadWrite = []string{missing} }, true},
+		{"remove-in", func(o *Options) { o.RemoveIn = []string{missing} }, true},
+		{"read-only", func(o *Options) { o.ReadOnly = []string{missing} }, false},
+		{"system", func(o *Options) { o.System = append(o.System, missing) }, false},
+	} {
+		o := DefaultOptions()
+		tc.set(&o)
+		_, err := o.rules()
+		if tc.fails != (err != nil) || err != nil && !strings.Contains(err.Error(), missing) {
+			t.Errorf("a missing %s path: %v, want an error naming it: %v", tc.name, err, tc.fails)
+		}
 	}
 }
 
