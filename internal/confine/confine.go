@@ -132,6 +132,12 @@ func (s Status) String() string {
 // this kernel, restricting nothing.
 func Probe(enabled bool) Status {
 	abi, err := kernelABI()
+	return statusOf(enabled, abi, err)
+}
+
+// statusOf is Probe's status for a kernel whose Landlock ABI query gave
+// abi and err.
+func statusOf(enabled bool, abi int, err error) Status {
 	st := Status{Mode: Enforced, ABI: abi}
 	switch {
 	case !enabled:

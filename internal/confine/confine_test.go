@@ -246,3 +246,35 @@ func TestProbe(t *testing.T) {
 		t.Errorf("Probe(true) on ABI %d = %+v", abi, st)
 	}
 }
+
+// TestStatusByABI: what each kernel gives: no Landlock and ABI 1 (no
+// renames between directories) restrict nothing and say why; ABI 2 to 4
+// are enforced, naming what they cannot restrict; off is off whatever
+// the kernel.
+func TestStatusByABI(t *testing.T) {
+	for _, tc := range []struct {
+		abi          int
+		err          error
+		want         Mode
+		unrestricted string
+	}{
+		{0, syscall.ENOSYS, Unsupported, ""},
+		{0, syscall.EOPNOTSUPP, Unsupported, ""},
+		{1, nil, Unsupported, ""},
+		{2, nil, Enforced, "truncate, ioctl on devices"},
+		{4, nil, Enforced, "ioctl on devices"},
+		{5, nil, Enforced, ""},
+		{7, nil, Enforced, ""},
+	} {
+		st := statusOf(true, tc.abi, tc.err)
+		if st.Mode != tc.want || strings.Join(st.Unrestricted, ", ") != tc.unrestricted || (st.Mode == Unsupported) != (st.Reason != "") {
+			t.Errorf("ABI %d (%v): %+v, want %s, unrestricted %q", tc.abi, tc.err, st, tc.want, tc.unrestricted)
+		}
+		if off := statusOf(false, tc.abi, tc.err); off.Mode != Off {
+			t.Errorf("ABI %d (%v), not enabled: %+v, want off", tc.abi, tc.err, off)
+		}
+		if !strings.HasPrefix(st.String(), string(st.Mode)) {
+			t.Errorf("ABI %d: String() = %q, want it to start with the mode", tc.abi, st)
+		}
+	}
+}
