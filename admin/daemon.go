@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/graph"
+	"github.com/spoold/spoold/internal/confine"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
@@ -96,6 +97,9 @@ type Status struct {
 	Targets []TargetStatus `json:"-"`
 	// Disk is the sampled disk load and spoold's own I/O.
 	Disk DiskStatus `json:"disk"`
+	// Landlock is whether the kernel confines the daemon's file access
+	// to its directories (--landlock), and the kernel's Landlock ABI.
+	Landlock confine.Status `json:"landlock"`
 }
 
 // Health is a target's state at a glance.

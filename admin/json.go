@@ -15,9 +15,10 @@ import (
 // spool, writer (with forward: the --forward peer's state, when set), writer_errors, orphans (count and targets: keys with
 // entries in the spool but no profile and no RRD file), last_cycle (null before the first cycle),
 // shard (the --shard K/N, the targets it polls and the targets in the file),
-// poll_interval_seconds, targets_by_health, targets and disk (the devices
+// poll_interval_seconds, targets_by_health, targets, disk (the devices
 // behind the directories with their iostat -x rates, the process's
-// /proc/self/io, and the I/O of poll cycles and RRD updates).
+// /proc/self/io, and the I/O of poll cycles and RRD updates) and landlock
+// (mode, abi: whether the kernel confines the daemon's file access).
 //
 // Each member is named once: by the struct tag of the field it shows
 // (here, in Status, TargetStatus and DiskStatus, and in the packages' Stats

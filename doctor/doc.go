@@ -2,7 +2,8 @@
 // spool and RRD directories, what the field reports behind spoold taught to
 // look at: the block device and its read-ahead, the mount options (atime
 // mode, ext4 commit= and data=), free space and inodes, the open-files limit
-// against the configured concurrency, the spool's size and the loader time
+// against the configured concurrency, whether the daemon confines its file
+// access with Landlock, the spool's size and the loader time
 // the loader_* settings imply for it, and a measured figure: the bytes read
 // from storage and the pages written back for one RRD update on a sample
 // file with a cold page cache.

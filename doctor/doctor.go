@@ -35,6 +35,7 @@ func Run(o Options) (Report, error) {
 	}
 	checkRRDDir(&r, o.RRDDir, rrdwriter.CheckDir)
 	checkNofile(&r, o)
+	checkLandlock(&r, o.Landlock)
 	checkSpool(&r, o)
 	checkUpdate(&r, o)
 	return r, nil

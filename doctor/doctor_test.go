@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/spoold/spoold/internal/confine"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
@@ -324,5 +325,36 @@ func TestFixOnlyOnWarnings(t *testing.T) {
 	}
 	if n := strings.Count(b.String(), "fix:"); n != 1 || !strings.Contains(b.String(), "fix: du -xh") {
 		t.Errorf("want exactly the warning's fix, got:\n%s", b.String())
+	}
+}
+
+// TestLandlockFinding: the daemon confined is ok; turned off or on a
+// kernel without Landlock it is a warning with what changes it; no status
+// given, no finding.
+func TestLandlockFinding(t *testing.T) {
+	for _, tc := range []struct {
+		st   confine.Status
+		want Severity
+		fix  string
+	}{
+		{confine.Status{Mode: confine.Enforced, ABI: 7}, OK, ""},
+		{confine.Status{Mode: confine.Off, ABI: 7}, Warn, "--landlock=false"},
+		{confine.Status{Mode: confine.Unsupported, Reason: "no Landlock"}, Warn, "lsm="},
+	} {
+		t.Run(string(tc.st.Mode), func(t *testing.T) {
+			var r Report
+			checkLandlock(&r, &tc.st)
+			if len(r.Findings) != 1 {
+				t.Fatalf("findings %+v", r.Findings)
+			}
+			f := r.Findings[0]
+			if f.Check != "landlock" || f.Severity != tc.want || !strings.Contains(f.Found, tc.st.String()) || !strings.Contains(f.Fix, tc.fix) {
+				t.Errorf("finding %+v, want severity %s, the status and a fix naming %q", f, tc.want, tc.fix)
+			}
+		})
+	}
+	var r Report
+	if checkLandlock(&r, nil); len(r.Findings) != 0 {
+		t.Errorf("findings without a status: %+v", r.Findings)
 	}
 }

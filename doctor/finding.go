@@ -17,7 +17,8 @@ const (
 // Finding is one thing the doctor looked at.
 type Finding struct {
 	// Check names what was looked at: "read-ahead", "atime", "commit",
-	// "data", "space", "inodes", "rrd-dir", "nofile", "spool", "rrd-update".
+	// "data", "space", "inodes", "rrd-dir", "nofile", "landlock", "spool",
+	// "rrd-update".
 	Check    string   `json:"check"`
 	Severity Severity `json:"severity"`
 	// Dirs are the directories the finding is about (empty for the process).

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/spoold/spoold/internal/confine"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrdwriter"
@@ -34,6 +35,9 @@ type Options struct {
 	// ProcDir is the proc file system: mount options are read from
 	// ProcDir/self/mountinfo (through procfs). Default /proc.
 	ProcDir string
+	// Landlock is whether the daemon would confine its file access
+	// (confine.Probe of its --landlock); nil skips the check.
+	Landlock *confine.Status
 	// SysDir is the sys file system: whether an ext4 volume has a journal
 	// is read from SysDir/fs/ext4/<device>/journal_task. Default /sys.
 	SysDir string

@@ -110,11 +110,16 @@ func LoadProfilesMIB(path string, res *mib.Resolver) (Profiles, error) {
 // file this package reads, it must be a regular file (or a symlink to one),
 // of at most 64 MiB.
 func LoadTargets(path string, profiles Profiles) ([]*Target, error) {
+	return loadTargets(path, profiles, readSecretFile)
+}
+
+// loadTargets is LoadTargets reading secret files with readFile.
+func loadTargets(path string, profiles Profiles, readFile func(string) ([]byte, error)) ([]*Target, error) {
 	b, err := fileutil.ReadRegular(path, maxConfigFile)
 	if err != nil {
 		return nil, fmt.Errorf("read targets file: %w", err)
 	}
-	return ParseTargets(bytes.NewReader(b), path, profiles)
+	return parseTargets(bytes.NewReader(b), path, profiles, readFile)
 }
 
 // validName reports whether s is a valid target or profile name.

@@ -30,6 +30,9 @@ type Generation struct {
 	// rest did): the daemon logs it and carries on, spoold -t fails on it.
 	MIBs   *mib.Resolver
 	MIBErr error
+	// SecretFiles are the "file:" secrets the targets file named, as
+	// written there, each once.
+	SecretFiles []string
 }
 
 // Load reads the MIB directories (with m, if not nil: counted, and not
@@ -46,14 +49,22 @@ func Load(f Files, m *mib.Loader) (*Generation, error) {
 		profiles = p
 	}
 	var targets []*Target
+	var secrets []string
+	seen := map[string]bool{}
 	if f.Targets != "" {
-		t, err := LoadTargets(f.Targets, profiles)
+		t, err := loadTargets(f.Targets, profiles, func(path string) ([]byte, error) {
+			if !seen[path] {
+				seen[path] = true
+				secrets = append(secrets, path)
+			}
+			return readSecretFile(path)
+		})
 		if err != nil {
 			return nil, err
 		}
 		targets = t
 	}
-	g := &Generation{Targets: targets, byName: make(map[string]*Target, len(targets)), step: f.Step, MIBs: res, MIBErr: mibErr}
+	g := &Generation{Targets: targets, byName: make(map[string]*Target, len(targets)), step: f.Step, MIBs: res, MIBErr: mibErr, SecretFiles: secrets}
 	for _, t := range targets {
 		g.byName[t.Name] = t
 	}

@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -54,5 +55,32 @@ func TestGenerationLayouts(t *testing.T) {
 	cur.Set(g)
 	if _, ok := cur.Layout("r1"); !ok || cur.Get() != g {
 		t.Fatal("Current does not hold the generation set")
+	}
+}
+
+// TestGenerationSecretFiles: a generation names each "file:" secret its
+// targets file read, once, so that the daemon may keep reading them on
+// SIGHUP when it confines its file access.
+func TestGenerationSecretFiles(t *testing.T) {
+	dir := t.TempDir()
+	community, auth := filepath.Join(dir, "community"), filepath.Join(dir, "secrets", "auth")
+	os.Mkdir(filepath.Dir(auth), 0o700)
+	for _, p := range []string{community, auth} {
+		if err := os.WriteFile(p, []byte("s3cret-value\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	targets := filepath.Join(dir, "targets.conf")
+	text := "defaults profile=host\nr1 192.0.2.1 community=file:" + community + "\nr2 192.0.2.2 community=file:" + community + "\n" +
+		"r3 192.0.2.3 version=3 user=u auth=SHA auth-pass=file:" + auth + "\nr4 192.0.2.4 community=public\n"
+	if err := os.WriteFile(targets, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, err := fleet.Load(fleet.Files{Targets: targets, Step: time.Minute}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{community, auth}; !slices.Equal(g.SecretFiles, want) {
+		t.Errorf("SecretFiles %q, want %q", g.SecretFiles, want)
 	}
 }

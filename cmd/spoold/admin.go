@@ -87,7 +87,7 @@ func (d *daemon) Status() admin.Status {
 		Version: versionString(), Started: d.started, Settings: d.settings,
 		Spool: d.sp.Stats(), Index: d.ix.Stats(), IndexOverflowed: d.ix.Overflowed(),
 		Loader: d.ld.Stats(), LoaderNextRescan: d.ld.NextRescan(), Writer: d.wr.Stats(), WriterErrors: werrs, Shard: d.pl.ShardStatus(),
-		PollInterval: d.cfg.poller.Interval, Targets: targets, Disk: d.disk.Status(),
+		PollInterval: d.cfg.poller.Interval, Targets: targets, Disk: d.disk.Status(), Landlock: *d.landlock.Load(),
 	}
 	if c := d.pl.LastCycle(); c.Seq > 0 {
 		st.LastCycle = &c

@@ -46,6 +46,7 @@ type config struct {
 	graphMaxDS      int
 	shutdownTimeout time.Duration
 	pidFile         string
+	landlock        bool
 	gomaxprocs      int
 	logFormat       string
 	logLevel        string
@@ -61,7 +62,7 @@ func defaultConfig() config {
 		writer: rrdwriter.DefaultOptions(), poller: poller.DefaultOptions(), protocol: defaultProtocolConfig(),
 		targetsFile: "/etc/spoold/targets.conf", diskStatsInterval: 10 * time.Second,
 		adminListen: "127.0.0.1:8780", adminCache: 250 * time.Millisecond, graphMaxDS: graph.DefaultMaxDS, shutdownTimeout: 2 * time.Minute,
-		logFormat: "text", logLevel: "info",
+		logFormat: "text", logLevel: "info", landlock: true,
 	}
 	c.spool.Dir = "/var/spool/spoold"
 	c.spool.PrecreateDirs = true
@@ -124,6 +125,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", c.shutdownTimeout, "on SIGTERM, how long to flush pending values into RRD files; the rest stays in the spool")
 	fs.DurationVar(&c.diskStatsInterval, "disk-stats-interval", c.diskStatsInterval, "sample the disks behind --spool-dir and --rrd-dir (iostat -x figures) and spoold's own I/O this often, for /status, /metrics and the page")
 	fs.StringVar(&c.pidFile, "pid-file", c.pidFile, "write the process id to this file")
+	fs.BoolVar(&c.landlock, "landlock", c.landlock, "restrict the daemon's own file access with Landlock, once started, to the spool, --rrd-dir, the configuration files' directories, --mib-dir and the system files librrd reads (kernels without Landlock: not restricted, logged)")
 	fs.IntVar(&c.gomaxprocs, "gomaxprocs", c.gomaxprocs, "most goroutines running Go code at once (GOMAXPROCS); 0 = the CPUs the process may use plus --writers, as a writer waiting for the disk holds one (the GOMAXPROCS environment variable, when set, is kept)")
 	fs.StringVar(&c.logFormat, "log-format", c.logFormat, "log format: text or json")
 	fs.StringVar(&c.logLevel, "log-level", c.logLevel, "log level: debug, info, warn or error")

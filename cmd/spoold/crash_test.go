@@ -6,10 +6,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spoold/spoold/internal/confine"
 )
 
 var crashTrials = flag.Int("crash-trials", 20, "SIGKILL trials of TestCrashTrials (make soak runs 300)")
@@ -130,6 +133,11 @@ func drain(t *testing.T, r *ledgerRig, tr *crashTrace) {
 	p.waitFor(t, "the loader to finish", loaderDone)
 	if err := p.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("the draining daemon exited with %v:\n%s", err, p.stderr)
+	}
+	// Every trial runs with the default --landlock: confined where the
+	// kernel can confine.
+	if confine.Probe(true).Mode == confine.Enforced && !strings.Contains(p.stderr.String(), `landlock="enforced`) {
+		t.Errorf("the daemon ran unconfined on a kernel with Landlock:\n%s", p.stderr)
 	}
 	if left := spoolEntries(t, r.dir); len(left) != 0 {
 		t.Logf("the draining daemon's warnings:\n%s", warnings(p.stderr.String()))

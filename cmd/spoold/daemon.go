@@ -19,6 +19,7 @@ import (
 
 	"github.com/spoold/spoold/diskstat"
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/confine"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/poller/mib"
@@ -51,6 +52,9 @@ type daemon struct {
 	admin  adminServer
 	disk   *diskstat.Load
 	live   liveness // for the systemd watchdog (notify.go)
+	// landlock is the daemon's confinement (confine.go): off until
+	// serve applies it, while the admin server may read it.
+	landlock atomic.Pointer[confine.Status]
 
 	// reg is the registry /metrics serves (nil without the admin server).
 	reg *prometheus.Registry
@@ -92,6 +96,8 @@ type adminServer interface {
 // nothing runs yet.
 func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemon, error) {
 	d := &daemon{cfg: cfg, settings: settings, root: log, log: log.With("component", "daemon"), started: time.Now()}
+	off := confine.Probe(false)
+	d.landlock.Store(&off)
 	d.flushCtx, d.flushCancel = context.WithCancel(context.Background())
 	d.mibs = mib.NewLoader(nil) // registered with /metrics' registry
 	d.loadFleet = func() (*fleet.Generation, error) { return fleet.Load(cfg.fleetFiles(), d.mibs) }
@@ -171,7 +177,8 @@ func (d *daemon) start() {
 	d.loadCancel, d.loadDone = d.goRun("loader", func(ctx context.Context) error { return d.ld.Rescans(ctx, d.ix) })
 	d.pollCancel, d.pollDone = d.goRun("poller", d.pl.Run)
 	d.log.Info("spoold started", "version", versionString(), "targets", len(d.fleet.Get().Targets),
-		"spool", d.cfg.spool.Dir, "rrd_dir", d.cfg.writer.Dir, "pid", os.Getpid(), "gomaxprocs", runtime.GOMAXPROCS(0))
+		"spool", d.cfg.spool.Dir, "rrd_dir", d.cfg.writer.Dir, "pid", os.Getpid(), "gomaxprocs", runtime.GOMAXPROCS(0),
+		"landlock", d.landlock.Load().String())
 }
 
 func (d *daemon) goRun(name string, run func(context.Context) error) (context.CancelFunc, chan struct{}) {
@@ -413,6 +420,11 @@ func serve(cfg config, settings map[string]string, root *slog.Logger) int {
 				log.Warn("stop spoold", "err", err)
 			}
 		}()
+	}
+	if err := d.confine(); err != nil {
+		log.Error("start spoold", "err", err)
+		d.abortStart()
+		return exitError
 	}
 	d.start()
 	n := d.notifyReady() // systemd: READY=1, the watchdog

@@ -38,12 +38,18 @@ func (p *pidFile) remove() error {
 	if err != nil {
 		return fmt.Errorf("remove pid file %s: %w", p.path, err)
 	}
+	// Another file at the path is not read: under --landlock only the
+	// file written may be.
+	leftAlone := fmt.Errorf("remove pid file %s: left alone: it is no longer the file this process wrote", p.path)
+	if !os.SameFile(fi, p.written) {
+		return leftAlone
+	}
 	b, err := os.ReadFile(p.path)
 	if err != nil {
 		return fmt.Errorf("remove pid file %s: %w", p.path, err)
 	}
-	if !os.SameFile(fi, p.written) || !bytes.Equal(b, p.content) {
-		return fmt.Errorf("remove pid file %s: left alone: it is no longer the file this process wrote", p.path)
+	if !bytes.Equal(b, p.content) {
+		return leftAlone
 	}
 	if err := os.Remove(p.path); err != nil {
 		return fmt.Errorf("remove pid file %s: %w", p.path, err)
