@@ -118,9 +118,10 @@ func openNoSymlinks(rootfd int, name string, flags int, mode uint32) (int, error
 // errors; a path not beneath the directory is refused (*OutsideError). A
 // nil *Root opens nothing: its methods fail with ErrNoRoot.
 type Root struct {
-	dir string // as given, cleaned
-	f   *os.File
-	fd  int // f's descriptor, read once
+	dir    string // as given, cleaned
+	prefix string // dir and a slash: the start of every path beneath it
+	f      *os.File
+	fd     int // f's descriptor, read once
 }
 
 // OpenRoot opens dir, which must exist.
@@ -130,7 +131,11 @@ func OpenRoot(dir string) (*Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open RRD directory %s: %w", dir, err)
 	}
-	return &Root{dir: dir, f: f, fd: int(f.Fd())}, nil
+	prefix := dir + "/"
+	if dir == "/" {
+		prefix = "/"
+	}
+	return &Root{dir: dir, prefix: prefix, f: f, fd: int(f.Fd())}, nil
 }
 
 // MakeRoot is OpenRoot of dir, made first (0750, and its missing parents)
@@ -161,11 +166,7 @@ func (r *Root) rel(p string) (string, error) {
 	if r == nil {
 		return "", fmt.Errorf("open %s: %w", p, ErrNoRoot)
 	}
-	prefix := r.dir + "/"
-	if r.dir == "/" {
-		prefix = "/"
-	}
-	rel, ok := strings.CutPrefix(filepath.Clean(p), prefix)
+	rel, ok := strings.CutPrefix(filepath.Clean(p), r.prefix)
 	if !ok || rel == "" || !filepath.IsLocal(rel) {
 		return "", &OutsideError{Path: p, Dir: r.dir, Err: errors.New("not a name beneath it")}
 	}

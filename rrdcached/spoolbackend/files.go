@@ -254,7 +254,7 @@ func (b *Backend) createSources(ctx context.Context, files []string) ([]string, 
 	return paths, nil
 }
 
-// createFromArgs creates dst from CREATE's arguments (rrd.CreateFrom):
+// createFromArgs creates dst from CREATE's arguments (rrd.Root.CreateFrom):
 // linked into place (never replacing a file), or renamed over the old one
 // when replace.
 func (b *Backend) createFromArgs(dst string, a rrdcached.CreateArgs, sources []string, template string, replace bool) error {
