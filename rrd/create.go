@@ -43,7 +43,7 @@ func create(path string, d parentAt, l Layout, start int64) error {
 		// librrd says "Cannot create temporary file" without the
 		// reason; a probe of the directory gives the system's error, so
 		// that a directory spoold may not write is reported as such.
-		if perr := ProbeCreate(d.open(".")); perr != nil {
+		if perr := probeAt(d.fd); perr != nil {
 			return fmt.Errorf("create rrd %s: %v: %w", path, err, perr)
 		}
 		return fmt.Errorf("create rrd %s: %w", path, err)
@@ -103,16 +103,31 @@ func (d parentAt) publish(tmp string, replace bool) error {
 	return nil
 }
 
-// ProbeCreate creates and removes a temp file in dir (named as TempName
-// names them), and returns the system's error if it cannot.
+// ProbeCreate creates and removes a temp file (named as TempName names
+// them) in the directory dir, and returns the system's error if it cannot.
 func ProbeCreate(dir string) error {
-	path := filepath.Join(dir, TempName("spoold-probe"))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
-	f.Close()
-	return os.Remove(path)
+	defer unix.Close(fd)
+	return probeAt(fd)
+}
+
+// probeAt is ProbeCreate in the directory open at dirfd: the temp file is
+// created beside nothing it could follow (O_EXCL|O_NOFOLLOW), relative to
+// the descriptor.
+func probeAt(dirfd int) error {
+	name := TempName("spoold-probe")
+	fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	unix.Close(fd)
+	if err := unix.Unlinkat(dirfd, name, 0); err != nil {
+		return &fs.PathError{Op: "remove", Path: name, Err: err}
+	}
+	return nil
 }
 
 // missingAfterCreate is the error for a create librrd reported as done

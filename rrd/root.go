@@ -407,6 +407,22 @@ func (r *Root) mkdirs(p, rel string) (int, error) {
 	return r.openat(pfd, p, base, flags, 0)
 }
 
+// ProbeCreate creates and removes a temp file (named as TempName names
+// them) in the directory of the file at path, beneath the directory, and
+// returns the system's error if it cannot.
+func (r *Root) ProbeCreate(p string) error {
+	rel, err := r.rel(p)
+	if err != nil {
+		return err
+	}
+	dfd, err := r.openat(r.fd, p, path.Clean("./"+path.Dir(rel)), unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	return probeAt(dfd)
+}
+
 // SyncFS writes back every dirty page of the file system holding the
 // directory (syncfs(2)).
 func (r *Root) SyncFS() error {

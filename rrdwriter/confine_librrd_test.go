@@ -68,3 +68,16 @@ func testStaysInsideTheRRDDir(t *testing.T, r func(*rrd.Root) RRD) {
 		t.Errorf("Graph through the swapped symlink = %v, want rrd.ErrOutside", err)
 	}
 }
+
+// TestRRDOfAnotherDirIsRefused: a local RRD opens its files beneath the
+// directory of its Root; one whose Root is not Options.Dir would refuse
+// every file of the writer's, so New refuses it, naming both.
+func TestRRDOfAnotherDirIsRefused(t *testing.T) {
+	other := t.TempDir()
+	o := DefaultOptions()
+	o.Dir, o.RRD = filepath.Join(t.TempDir(), "rrd"), LibRRD(testRoot(t, other))
+	_, err := New(nil, nil, o)
+	if err == nil || !strings.Contains(err.Error(), other) || !strings.Contains(err.Error(), o.Dir) {
+		t.Errorf("New with an RRD beneath %s for Dir %s: %v, want refused naming both", other, o.Dir, err)
+	}
+}
