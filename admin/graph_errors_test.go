@@ -44,7 +44,7 @@ func newWriterDaemon(t *testing.T) (writerDaemon, string, string) {
 		t.Fatal(err)
 	}
 	wo := rrdwriter.DefaultOptions()
-	wo.Dir, wo.RRD = filepath.Join(t.TempDir(), "rrd"), rrdwriter.LibRRD()
+	wo.Dir, wo.Native = filepath.Join(t.TempDir(), "rrd"), false // librrd on the writer's own root
 	wo.Layout = func(string) (rrd.Layout, bool) {
 		return rrd.Layout{Step: 300 * time.Second, RRAs: rrd.DefaultRRAs(300 * time.Second), DS: []rrd.DataSource{
 			{Name: "in", Type: rrd.Gauge, Heartbeat: 600 * time.Second, Min: math.NaN(), Max: math.NaN()},

@@ -250,7 +250,7 @@ func (failingRRD) Create(string, rrd.Layout, int64) error { return errors.New("d
 
 func TestRunMeasurementFailureWarns(t *testing.T) {
 	o := testOptions(t)
-	o.RRD = failingRRD{}
+	o.RRD = func(*rrd.Root) rrdwriter.RRD { return failingRRD{} }
 	r, err := Run(o)
 	if err != nil {
 		t.Fatal(err)

@@ -62,9 +62,10 @@ func sampleProfile() rrd.Layout {
 }
 
 // measureUpdate creates a sample RRD file in a temporary directory under
-// dir, warms it with one update, fsyncs it, drops its pages, and measures
-// one more update. The directory is removed.
-func measureUpdate(r rrdwriter.RRD, dir string) (_ UpdateCost, err error) {
+// dir with the RRD mk makes on that directory's root, warms it with one
+// update, fsyncs it, drops its pages, and measures one more update. The
+// directory is removed.
+func measureUpdate(mk func(*rrd.Root) rrdwriter.RRD, dir string) (_ UpdateCost, err error) {
 	tmp, err := os.MkdirTemp(dir, ".spoold-doctor-")
 	if err != nil {
 		return UpdateCost{}, err
@@ -74,6 +75,12 @@ func measureUpdate(r rrdwriter.RRD, dir string) (_ UpdateCost, err error) {
 			err = rerr
 		}
 	}()
+	root, err := rrd.OpenRoot(tmp)
+	if err != nil {
+		return UpdateCost{}, err
+	}
+	defer root.Close()
+	r := mk(root)
 	p := sampleProfile()
 	path := filepath.Join(tmp, "sample.rrd")
 	start := time.Now().Add(-time.Hour).Unix() / 300 * 300
@@ -84,17 +91,13 @@ func measureUpdate(r rrdwriter.RRD, dir string) (_ UpdateCost, err error) {
 	if err := r.Update(path, tmpl, []rrd.Row{sampleRow(start+300, 1)}); err != nil {
 		return UpdateCost{}, fmt.Errorf("warm-up update: %w", err)
 	}
-	if err := syncAndDrop(path); err != nil {
+	size, err := syncAndDrop(root, path)
+	if err != nil {
 		return UpdateCost{}, err
 	}
-	c, err := measuredUpdate(r, path, tmpl, sampleRow(start+600, 2))
-	if err != nil {
-		return c, err
-	}
-	if fi, err := os.Stat(path); err == nil {
-		c.FileBytes = fi.Size()
-	}
-	return c, nil
+	c, err := measuredUpdate(r, root, path, tmpl, sampleRow(start+600, 2))
+	c.FileBytes = size
+	return c, err
 }
 
 func sampleRow(t int64, v int) rrd.Row {
@@ -105,34 +108,40 @@ func sampleRow(t int64, v int) rrd.Row {
 	return r
 }
 
-// syncAndDrop writes the file back and drops its pages from the page cache.
-func syncAndDrop(path string) error {
-	f, err := os.Open(path)
+// syncAndDrop writes the file at path beneath root back, drops its pages
+// from the page cache, and returns its size.
+func syncAndDrop(root *rrd.Root, path string) (int64, error) {
+	fd, err := root.Open(path, unix.O_RDONLY)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", path, err)
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, fmt.Errorf("stat %s: %w", path, err)
 	}
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-		return fmt.Errorf("posix_fadvise DONTNEED %s: %w", path, err)
+	if err := unix.Fsync(fd); err != nil {
+		return 0, fmt.Errorf("fsync %s: %w", path, err)
 	}
-	return nil
+	if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
+		return 0, fmt.Errorf("posix_fadvise DONTNEED %s: %w", path, err)
+	}
+	return st.Size, nil
 }
 
-func fsyncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+// fsyncFile fsyncs the file at path beneath root.
+func fsyncFile(root *rrd.Root, path string) error {
+	fd, err := root.Open(path, unix.O_RDONLY)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	return f.Sync()
+	defer unix.Close(fd)
+	return unix.Fsync(fd)
 }
 
 // measuredUpdate runs one update on this OS thread between two readings of
 // its I/O counters, then fsyncs the file between readings of /proc/vmstat.
-func measuredUpdate(r rrdwriter.RRD, path string, tmpl []string, row rrd.Row) (UpdateCost, error) {
+func measuredUpdate(r rrdwriter.RRD, root *rrd.Root, path string, tmpl []string, row rrd.Row) (UpdateCost, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	c := UpdateCost{Scope: "thread"}
@@ -158,7 +167,7 @@ func measuredUpdate(r rrdwriter.RRD, path string, tmpl []string, row rrd.Row) (U
 	if err != nil {
 		return c, err
 	}
-	if err := fsyncFile(path); err != nil {
+	if err := fsyncFile(root, path); err != nil {
 		return c, fmt.Errorf("fsync %s: %w", path, err)
 	}
 	settleVMStat()

@@ -8,6 +8,7 @@ import (
 	"github.com/spoold/spoold/internal/confine"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/spool"
 )
@@ -26,9 +27,10 @@ type Options struct {
 	// once (one UDP socket per poll, an RRD file and a spool entry per
 	// writer), checked against RLIMIT_NOFILE.
 	PollConcurrency, Writers int
-	// RRD creates and updates the sample file of the measurement; nil skips
+	// RRD makes the RRD that creates and updates the sample file of the
+	// measurement, beneath the root of its temporary directory; nil skips
 	// the measurement.
-	RRD rrdwriter.RRD
+	RRD func(root *rrd.Root) rrdwriter.RRD
 	// LoadTimeLimit is the implied loader time above which the spool
 	// finding warns. Default 5 minutes, one poll cycle.
 	LoadTimeLimit time.Duration
@@ -52,7 +54,7 @@ func DefaultOptions() Options {
 		Loader:          loader.DefaultParams(),
 		PollConcurrency: poller.DefaultOptions().Concurrency,
 		Writers:         rrdwriter.DefaultOptions().Writers,
-		RRD:             rrdwriter.LibRRD(),
+		RRD:             rrdwriter.LibRRD,
 		LoadTimeLimit:   5 * time.Minute,
 		ProcDir:         procfs.DefaultMountPoint,
 		SysDir:          "/sys",

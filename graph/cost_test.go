@@ -15,7 +15,7 @@ func TestGraphDefaultDrawsFirstDataSources(t *testing.T) {
 	l := wideLayout(40, 300*time.Second)
 	fi := infoOf(l, t0)
 	rec := &recorder{}
-	if _, err := (Options{}).draw(filepath.Join(t.TempDir(), "wide.rrd"), fi, rec.graph); err != nil {
+	if _, err := (Options{}).draw(nil, filepath.Join(t.TempDir(), "wide.rrd"), fi, rec.graph); err != nil {
 		t.Fatal(err)
 	}
 	want := dsNames(fi)[:DefaultMaxDS]
@@ -34,7 +34,7 @@ func TestGraphRefusesBeyondCost(t *testing.T) {
 	rec := &recorder{}
 	end := time.Unix(t0, 0)
 	for _, ds := range [][]string{nil, {"g0"}} {
-		_, err := Options{DS: ds, Start: end.Add(-20 * 366 * 24 * time.Hour), End: end}.draw(path, fi, rec.graph)
+		_, err := Options{DS: ds, Start: end.Add(-20 * 366 * 24 * time.Hour), End: end}.draw(rootOf(t, path), path, fi, rec.graph)
 		if !errors.Is(err, ErrTooLarge) || strings.Contains(err.Error(), dir) {
 			t.Errorf("ds %v over 20 years: err = %v, want ErrTooLarge naming no path", ds, err)
 		}
@@ -43,7 +43,7 @@ func TestGraphRefusesBeyondCost(t *testing.T) {
 		t.Errorf("librrd was asked to draw %v", rec.drawn)
 	}
 	// The last hour of the same file is cheap.
-	if _, err := (Options{Start: end.Add(-time.Hour), End: end}).draw(path, fi, rec.graph); err != nil {
+	if _, err := (Options{Start: end.Add(-time.Hour), End: end}).draw(rootOf(t, path), path, fi, rec.graph); err != nil {
 		t.Errorf("last hour: %v", err)
 	}
 }
@@ -53,11 +53,11 @@ func TestGraphErrorsForClients(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.rrd")
 	rec := &recorder{}
-	_, err := Options{DS: []string{"g", "nosuch"}}.draw(path, fi, rec.graph)
+	_, err := Options{DS: []string{"g", "nosuch"}}.draw(rootOf(t, path), path, fi, rec.graph)
 	if !errors.Is(err, ErrNoDataSource) || !strings.Contains(err.Error(), `"nosuch"`) || strings.Contains(err.Error(), dir) {
 		t.Errorf("unknown ds: %v; want ErrNoDataSource naming nosuch and no path", err)
 	}
-	_, err = Options{DS: []string{"c", "g", "c"}, MaxDS: 2}.draw(path, fi, rec.graph)
+	_, err = Options{DS: []string{"c", "g", "c"}, MaxDS: 2}.draw(rootOf(t, path), path, fi, rec.graph)
 	if !errors.Is(err, ErrTooLarge) {
 		t.Errorf("3 ds with MaxDS 2: %v; want ErrTooLarge", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/internal/testing/testenv"
-	"github.com/spoold/spoold/rrd"
 )
 
 // BenchmarkGraphWorstAccepted draws the most expensive graphs Draw still
@@ -40,11 +39,12 @@ func BenchmarkGraphWorstAccepted(b *testing.B) {
 
 func benchGraphPeak(b *testing.B, path string, o Options) {
 	o.setDefaults(time.Now())
-	fi, err := rrd.Info(path)
+	root := rootOf(b, path)
+	fi, err := root.Info(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	rras, err := rrd.ReadRRAs(path)
+	rras, err := root.ReadRRAs(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func benchGraphPeak(b *testing.B, path string, o Options) {
 	var peak int64
 	for b.Loop() {
 		testenv.ResetPeakRSS(b)
-		img, err := o.Draw(path, fi)
+		img, err := o.Draw(root, path, fi)
 		if err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
 			b.Fatalf("graph: %v", err)
 		}

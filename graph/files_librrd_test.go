@@ -14,10 +14,11 @@ import (
 // creates one for polls from first on, and applies rows.
 func createFile(tb testing.TB, path string, l rrd.Layout, first int64, rows []rrd.Row) {
 	tb.Helper()
-	if err := rrd.Create(path, l, first-1); err != nil {
+	root := rootOf(tb, path)
+	if err := root.Create(path, l, first-1); err != nil {
 		tb.Fatal(err)
 	}
-	if err := rrd.Update(path, l.DSNames(), rows); err != nil {
+	if err := root.Update(path, l.DSNames(), rows); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -26,11 +27,12 @@ func createFile(tb testing.TB, path string, l rrd.Layout, first int64, rows []rr
 // the file's header.
 func graphFile(tb testing.TB, path string, o Options) ([]byte, error) {
 	tb.Helper()
-	fi, err := rrd.Info(path)
+	root := rootOf(tb, path)
+	fi, err := root.Info(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return o.Draw(path, fi)
+	return o.Draw(root, path, fi)
 }
 
 // widePath is a file of wideLayout(n, step) with one update at t0, every

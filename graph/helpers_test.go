@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,18 @@ func infoOf(l rrd.Layout, last int64) rrd.FileInfo {
 		fi.DS = append(fi.DS, rrd.DSInfo{Name: ds.Name, Type: ds.Type})
 	}
 	return fi
+}
+
+// rootOf is an rrd.Root on the directory of the file at path (made if
+// missing), closed when tb ends.
+func rootOf(tb testing.TB, path string) *rrd.Root {
+	tb.Helper()
+	r, err := rrd.MakeRoot(filepath.Dir(path))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r
 }
 
 // recorder records the data sources of the DEFs of each graph it is asked

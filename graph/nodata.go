@@ -13,11 +13,11 @@ import (
 // percentiles would read nan and inf).
 const NoDataLegend = "no data yet"
 
-// rangeHasData reports whether the file at path holds a known value, in
+// rangeHasData reports whether the file at path beneath root holds a known value, in
 // o's range, of a data source that one of t's DEFs draws: one fetch per
 // consolidation function, at the graph's resolution (a row per pixel, as
 // librrd asks for the graph), so it costs at most what one DEF costs.
-func rangeHasData(path string, t *Template, o Options) (bool, error) {
+func rangeHasData(root *rrd.Root, path string, t *Template, o Options) (bool, error) {
 	byCF := map[string][]string{}
 	for _, e := range t.Elements {
 		if e.Kind == Def {
@@ -30,7 +30,7 @@ func rangeHasData(path string, t *Template, o Options) (bool, error) {
 	}
 	step := max(o.End.Sub(o.Start)/time.Duration(max(o.Width, 1)), time.Second)
 	for cf, ds := range byCF {
-		f, err := rrd.Fetch(path, cf, o.Start, o.End, step)
+		f, err := root.Fetch(path, cf, o.Start, o.End, step)
 		if err != nil {
 			return false, err
 		}

@@ -18,14 +18,15 @@ import (
 // its legend[i] entries), one text after another.
 func legends(t *testing.T, path string, o Options) string {
 	t.Helper()
-	fi, err := rrd.Info(path)
+	root := rootOf(t, path)
+	fi, err := root.Info(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var call rrd.GraphCall
-	img, err := o.draw(path, fi, func(path string, c rrd.GraphCall) ([]byte, error) {
+	img, err := o.draw(root, path, fi, func(path string, c rrd.GraphCall) ([]byte, error) {
 		call = c
-		return rrd.Graph(path, c)
+		return root.Graph(path, c)
 	})
 	if err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
 		t.Fatalf("librrd drew %.8q: %v", img, err)
@@ -48,7 +49,7 @@ func legends(t *testing.T, path string, o Options) string {
 func TestEmptyRangeSaysNoDataYet(t *testing.T) {
 	dir := t.TempDir()
 	fresh, polled := keyFile(dir, "sw1/ge-0_0_1"), keyFile(dir, "sw1/ge-0_0_2")
-	if err := rrd.Create(fresh, ifRowLayout(), t0); err != nil {
+	if err := rootOf(t, fresh).Create(fresh, ifRowLayout(), t0); err != nil {
 		t.Fatal(err)
 	}
 	writeRows(t, polled, ifRowLayout())

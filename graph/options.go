@@ -25,7 +25,9 @@ type Options struct {
 	MaxBytes int64 // most bytes of values librrd may fetch
 }
 
-// Draw renders a PNG of the RRD file at path, whose header is fi: the
+// Draw renders a PNG of the RRD file at path beneath root, whose header
+// is fi (every read of the file, librrd's drawing too, opens it beneath
+// the root's directory, so it leaves that directory never): the
 // data sources o.DS or o.Template's DEFs, each checked against fi, at a
 // cost (see cost.go) within o.MaxDS and o.MaxBytes. The caller holds the
 // file still (rrdwriter.Writer.Graph calls Draw under the file's lock). A
@@ -34,17 +36,17 @@ type Options struct {
 // (they reach HTTP clients). A range in which the drawn data sources have
 // no known value (a file not updated yet, a range before its first poll)
 // is drawn with NoDataLegend in place of the legend's values.
-func (o Options) Draw(path string, fi rrd.FileInfo) ([]byte, error) {
-	return o.draw(path, fi, rrd.Graph)
+func (o Options) Draw(root *rrd.Root, path string, fi rrd.FileInfo) ([]byte, error) {
+	return o.draw(root, path, fi, root.Graph)
 }
 
-// draw is Draw drawing the rendered call with graph (rrd.Graph; tests
+// draw is Draw drawing the rendered call with graph (root.Graph; tests
 // record what is drawn).
-func (o Options) draw(path string, fi rrd.FileInfo, graph func(string, rrd.GraphCall) ([]byte, error)) ([]byte, error) {
+func (o Options) draw(root *rrd.Root, path string, fi rrd.FileInfo, graph func(string, rrd.GraphCall) ([]byte, error)) ([]byte, error) {
 	o.setDefaults(time.Now())
 	// Without archives (a header the Go reader cannot read, or no file)
 	// the cost is one row per step.
-	rras, _ := rrd.ReadRRAs(path)
+	rras, _ := root.ReadRRAs(path)
 	ds, err := graphSelect(fi, rras, o)
 	if err != nil {
 		return nil, err
@@ -55,7 +57,7 @@ func (o Options) draw(path string, fi rrd.FileInfo, graph func(string, rrd.Graph
 	}
 	// A fetch that fails draws as if there were data: librrd, drawing,
 	// says what is wrong.
-	if known, err := rangeHasData(path, t, o); err == nil && !known {
+	if known, err := rangeHasData(root, path, t, o); err == nil && !known {
 		t = t.withoutValues()
 	}
 	return graph(path, t.render(path, o))

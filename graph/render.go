@@ -28,7 +28,7 @@ func (t *Template) render(path string, o Options) rrd.GraphCall {
 	if t.Upper != nil {
 		c.Args = append(c.Args, "--upper-limit", strconv.FormatFloat(*t.Upper, 'f', -1, 64))
 	}
-	file := escapeColons(path)
+	file := rrd.EscapeColons(path)
 	for _, e := range t.Elements {
 		c.Args = append(c.Args, e.format(file, o.Vars))
 	}
@@ -106,9 +106,8 @@ func cleanVar(s string) string {
 	return b.String()
 }
 
-// escapeColons escapes the colons of a text or path as rrdgraph reads them
-// in an element: "\:".
-func escapeColons(s string) string { return strings.ReplaceAll(s, ":", `\:`) }
+// escapeColons is rrd.EscapeColons: texts as rrdgraph reads them.
+func escapeColons(s string) string { return rrd.EscapeColons(s) }
 
 // lineTemplate draws each of ds as a line in its own color, with the data
 // source's name as its legend: Graph's drawing without a template.

@@ -161,24 +161,24 @@ func TestTemplateGraphChecksTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.rrd")
 	rec := &recorder{}
 	traffic, _ := Builtin("traffic")
-	if _, err := (Options{Template: traffic}).draw(path, fi, rec.graph); !errors.Is(err, ErrNoDataSource) ||
+	if _, err := (Options{Template: traffic}).draw(rootOf(t, path), path, fi, rec.graph); !errors.Is(err, ErrNoDataSource) ||
 		!strings.Contains(err.Error(), `"in" for graph template traffic`) {
 		t.Errorf("traffic of a file without in: %v", err)
 	}
 	three := parseOne(t, "graph three\ndef a c\ndef b g\ndef x c\nline a 000000")
-	if _, err := (Options{Template: three, MaxDS: 2}).draw(path, fi, rec.graph); !errors.Is(err, ErrTooLarge) {
+	if _, err := (Options{Template: three, MaxDS: 2}).draw(rootOf(t, path), path, fi, rec.graph); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("3 DEFs with MaxDS 2: %v", err)
 	}
-	if _, err := (Options{Template: three, MaxDS: 3}).draw(path, fi, rec.graph); err != nil {
+	if _, err := (Options{Template: three, MaxDS: 3}).draw(rootOf(t, path), path, fi, rec.graph); err != nil {
 		t.Errorf("3 DEFs with MaxDS 3: %v", err)
 	}
 	// Each DEF fetches the whole file: 3 DEFs of 2 data sources over a
 	// day of 300 s rows are 3 × 2 × 290 × 8 bytes, above 10,000.
-	if _, err := (Options{Template: three, MaxBytes: 10_000}).draw(path, fi, rec.graph); !errors.Is(err, ErrTooLarge) ||
+	if _, err := (Options{Template: three, MaxBytes: 10_000}).draw(rootOf(t, path), path, fi, rec.graph); !errors.Is(err, ErrTooLarge) ||
 		!strings.Contains(err.Error(), "graph template three's 3 DEFs") {
 		t.Errorf("3 DEFs beyond MaxBytes: %v", err)
 	}
-	if _, err := (Options{Template: three, MaxBytes: 20_000}).draw(path, fi, rec.graph); err != nil {
+	if _, err := (Options{Template: three, MaxBytes: 20_000}).draw(rootOf(t, path), path, fi, rec.graph); err != nil {
 		t.Errorf("3 DEFs within MaxBytes: %v", err)
 	}
 }

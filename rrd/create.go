@@ -11,29 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Create creates the RRD file at path from l, accepting updates after
-// start (Unix seconds), and the missing directories above it. It writes
-// the file through a temp file of its own name (librrd's rrd_create writes
-// in place) and publishes it with link(2), which never replaces a file: if
-// path exists the error wraps fs.ErrExist. Path is opened by name: Root's
-// Create confines it to the RRD directory.
-func Create(path string, l Layout, start int64) error {
-	r, err := openParent(path)
-	if err != nil {
-		return fmt.Errorf("create rrd directory: %w", err)
-	}
-	defer r.Close()
-	return r.Create(path, l, start)
-}
-
-// openParent makes path's directory and opens it as a Root.
-func openParent(path string) (*Root, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return nil, err
-	}
-	return OpenRoot(filepath.Dir(path))
-}
-
 // parentAt is the directory a new file is created in, by its descriptor,
 // and the new file's base name.
 type parentAt struct {
@@ -66,7 +43,7 @@ func create(path string, d parentAt, l Layout, start int64) error {
 		// librrd says "Cannot create temporary file" without the
 		// reason; a probe of the directory gives the system's error, so
 		// that a directory spoold may not write is reported as such.
-		if perr := ProbeCreate(d.open(".")); perr != nil {
+		if perr := probeAt(d.fd); perr != nil {
 			return fmt.Errorf("create rrd %s: %v: %w", path, err, perr)
 		}
 		return fmt.Errorf("create rrd %s: %w", path, err)
@@ -81,23 +58,6 @@ func create(path string, d parentAt, l Layout, start int64) error {
 		return fmt.Errorf("create rrd %s: %w", path, err)
 	}
 	return nil
-}
-
-// CreateFrom creates the RRD file at path as rrdcached's CREATE does
-// (rrd_create_r2): step in seconds, lastUp the time of the last update
-// (-1: librrd's default, now - 10 s), sources the files whose data it
-// starts from, template the file whose definitions it copies, defs the
-// DS: and RRA: definitions. It writes a temp file and publishes it with
-// link(2), never replacing a file, or with rename(2) over the old one when
-// replace. Paths are opened by name: Root's CreateFrom confines them.
-func CreateFrom(path string, step uint64, lastUp int64, sources []string, template string, defs []string, replace bool) error {
-	r, err := openParent(path)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	d := parentAt{fd: r.fd, dir: r.dir, base: filepath.Base(path)}
-	return createFrom(d, step, lastUp, sources, template, defs, replace)
 }
 
 func createFrom(d parentAt, step uint64, lastUp int64, sources []string, template string, defs []string, replace bool) error {
@@ -143,16 +103,31 @@ func (d parentAt) publish(tmp string, replace bool) error {
 	return nil
 }
 
-// ProbeCreate creates and removes a temp file in dir (named as TempName
-// names them), and returns the system's error if it cannot.
+// ProbeCreate creates and removes a temp file (named as TempName names
+// them) in the directory dir, and returns the system's error if it cannot.
 func ProbeCreate(dir string) error {
-	path := filepath.Join(dir, TempName("spoold-probe"))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
-	f.Close()
-	return os.Remove(path)
+	defer unix.Close(fd)
+	return probeAt(fd)
+}
+
+// probeAt is ProbeCreate in the directory open at dirfd: the temp file is
+// created beside nothing it could follow (O_EXCL|O_NOFOLLOW), relative to
+// the descriptor.
+func probeAt(dirfd int) error {
+	name := TempName("spoold-probe")
+	fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	unix.Close(fd)
+	if err := unix.Unlinkat(dirfd, name, 0); err != nil {
+		return &fs.PathError{Op: "remove", Path: name, Err: err}
+	}
+	return nil
 }
 
 // missingAfterCreate is the error for a create librrd reported as done

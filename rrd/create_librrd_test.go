@@ -20,10 +20,10 @@ func TestCreateLongestTargetName(t *testing.T) {
 		t.Run(strconv.Itoa(n)+" characters", func(t *testing.T) {
 			name := strings.Repeat("a", n-1) + "z"
 			path := filepath.Join(dir, RRDPath(name))
-			if err := Create(path, testLayout(), 1700000000); err != nil {
+			if err := pathCreate(path, testLayout(), 1700000000); err != nil {
 				t.Fatal(err)
 			}
-			fi, err := Info(path)
+			fi, err := pathInfo(path)
 			if err != nil || fi.Last != 1700000000 {
 				t.Fatalf("info %+v, %v", fi, err)
 			}

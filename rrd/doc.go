@@ -1,11 +1,14 @@
 // Package rrd owns the RRD file format: the schema of a file (Layout, its
 // data sources and their types, DefaultRRAs), the path of a key's file
 // (RRDPath, ProtocolKey), the formatting of values as librrd's arguments
-// take them, a Go reader of the header (ReadHeader, ReadGeometry) and the
-// librrd calls (Create, Info, Update, First, Fetch, Graph), and the rule
+// take them, a Go reader of the header and the librrd calls, and the rule
 // by which every RRD file is opened: beneath the RRD directory's
-// descriptor (Root, OpenBeneath), librrd handed "/proc/self/fd/N" of the
-// confined descriptor.
+// descriptor (OpenBeneath), librrd handed "/proc/self/fd/N" of the
+// confined descriptor. The package is the only code that opens RRD files,
+// and it offers no open by path string: every operation on a file is a
+// method of Root (Create, CreateFrom, Info, ReadHeader, ReadRRAs, Update,
+// First, Fetch, InfoItems, Graph, OpenHeader, OpenNoAtime, Open), and
+// Files, the native path's header cache, takes its Root when it is made.
 //
 // librrd.go is the only file of spoold that imports "C": one shim per
 // librrd call and no logic, as Go's os/user keeps its cgo calls in one

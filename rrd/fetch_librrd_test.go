@@ -20,7 +20,7 @@ func newTestFile(t *testing.T) (Layout, string) {
 	testenv.NeedRRDTool(t)
 	p := testLayout()
 	path := filepath.Join(t.TempDir(), "r.rrd")
-	if err := Create(path, p, t0); err != nil {
+	if err := pathCreate(path, p, t0); err != nil {
 		t.Fatal(err)
 	}
 	return p, path
@@ -31,7 +31,7 @@ func newTestFile(t *testing.T) (Layout, string) {
 // fetches for a DEF.
 func TestFetchRowsMatchesLibrrd(t *testing.T) {
 	p, path := newTestFile(t)
-	rras, err := ReadRRAs(path)
+	rras, err := pathReadRRAs(path)
 	if err != nil || len(rras) != 8 || rras[1].Rows != 700 || rras[1].PDPs != 6 {
 		t.Fatalf("readRRAs: %+v, %v", rras, err)
 	}
@@ -54,7 +54,7 @@ func TestFetchRowsMatchesLibrrd(t *testing.T) {
 func TestFetchReturnsLibrrdsRows(t *testing.T) {
 	p, path := newTestFile(t)
 	start, end := time.Unix(t0-3600, 0), time.Unix(t0+3600, 0)
-	f, err := Fetch(path, "AVERAGE", start, end, p.Step)
+	f, err := pathFetch(path, "AVERAGE", start, end, p.Step)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 func TestGeometryMatchesRRDTool(t *testing.T) {
 	testenv.NeedRRDTool(t)
 	path := filepath.Join(t.TempDir(), "f.rrd")
-	if err := Create(path, testLayout(), t0); err != nil {
+	if err := pathCreate(path, testLayout(), t0); err != nil {
 		t.Fatal(err)
 	}
 	check := func() Geometry {
@@ -70,7 +70,7 @@ func TestRowRangesAreTheRowsAnUpdateWrites(t *testing.T) {
 	testenv.NeedRRDTool(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.rrd")
-	if err := Create(path, testLayout(), t0); err != nil {
+	if err := pathCreate(path, testLayout(), t0); err != nil {
 		t.Fatal(err)
 	}
 	ts := t0
@@ -148,12 +148,12 @@ func rraAt(l Geometry, off int64) RRAGeometry {
 func TestAdvancedGeometryIsTheFilesGeometry(t *testing.T) {
 	testenv.NeedRRDTool(t)
 	path := filepath.Join(t.TempDir(), "f.rrd")
-	if err := Create(path, testLayout(), t0); err != nil {
+	if err := pathCreate(path, testLayout(), t0); err != nil {
 		t.Fatal(err)
 	}
 	read := func() *Geometry {
 		t.Helper()
-		fd, err := OpenHeader(path)
+		fd, err := pathOpenHeader(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestAdvancedGeometryIsTheFilesGeometry(t *testing.T) {
 			ts += 300
 			rows[i] = Row{Time: ts, Values: []string{strconv.FormatInt(ts*3, 10), "1"}}
 		}
-		if err := Update(path, nil, rows); err != nil {
+		if err := pathUpdate(path, nil, rows); err != nil {
 			t.Fatal(err)
 		}
 		kept = kept.Advanced(ts)

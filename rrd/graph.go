@@ -3,7 +3,9 @@ package rrd
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -25,15 +27,49 @@ func (c GraphCall) CLI(file string) []string {
 		"--title", c.Title, "--vertical-label", c.VLabel}, c.Args...)
 }
 
-// Graph renders c as a PNG; path, the file c draws, names it in errors.
-// librrd's rrd_graph is not thread-safe: calls are serialized.
-func Graph(path string, c GraphCall) ([]byte, error) {
-	img, err := librrdGraph(c)
+// Graph renders c as a PNG of the file at path: every DEF of c.Args must
+// name that file as "DEF:<vname>=<path, its colons escaped
+// (EscapeColons)>:...", and librrd reads it by its descriptor opened
+// beneath the directory, so a graph reads that one file, confined, and no
+// other (a DEF naming another file is refused, nothing drawn). librrd's
+// rrd_graph is not thread-safe: calls are serialized.
+func (r *Root) Graph(p string, c GraphCall) ([]byte, error) {
+	var img []byte
+	err := r.with(p, func(open string) (err error) {
+		if c.Args, err = defsOpening(p, open, c.Args); err != nil {
+			return err
+		}
+		img, err = librrdGraph(c)
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("graph rrd %s: %w", path, err)
+		return nil, fmt.Errorf("graph rrd %s: %w", p, err)
 	}
 	if len(img) == 0 {
-		return nil, fmt.Errorf("graph rrd %s: %w", path, errors.New("librrd returned no image"))
+		return nil, fmt.Errorf("graph rrd %s: %w", p, errors.New("librrd returned no image"))
 	}
 	return img, nil
 }
+
+// defsOpening returns args with the file of each DEF, which must be path,
+// replaced by open.
+func defsOpening(path, open string, args []string) ([]string, error) {
+	out := slices.Clone(args)
+	file, by := "="+EscapeColons(path)+":", "="+EscapeColons(open)+":"
+	for i, a := range out {
+		rest, ok := strings.CutPrefix(a, "DEF:")
+		if !ok {
+			continue
+		}
+		vname, def, ok := strings.Cut(rest, file)
+		if !ok || strings.Contains(vname, "=") {
+			return nil, fmt.Errorf("%q draws another file than the graph's", a)
+		}
+		out[i] = "DEF:" + vname + by + def
+	}
+	return out, nil
+}
+
+// EscapeColons escapes the colons of a text or path as rrdgraph reads them
+// in an element: "\:".
+func EscapeColons(s string) string { return strings.ReplaceAll(s, ":", `\:`) }

@@ -63,11 +63,11 @@ func TestReadHeaderMatchesLibRRD(t *testing.T) {
 	}
 	t.Run("Create", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "f.rrd")
-		if err := Create(path, testLayout(), t0); err != nil {
+		if err := pathCreate(path, testLayout(), t0); err != nil {
 			t.Fatal(err)
 		}
 		checkHeader(t, path)
-		if err := Update(path, []string{"g", "c"}, []Row{{Time: t0 + 300, Values: []string{"1", "2"}}}); err != nil {
+		if err := pathUpdate(path, []string{"g", "c"}, []Row{{Time: t0 + 300, Values: []string{"1", "2"}}}); err != nil {
 			t.Fatal(err)
 		}
 		if fi := checkHeader(t, path); fi.Last != t0+300 || len(fi.DS) != 2 || fi.DS[0] != (DSInfo{"c", Counter}) {
@@ -80,7 +80,7 @@ func TestReadHeaderMatchesLibRRD(t *testing.T) {
 // `rrdtool info`, and returns what it read.
 func checkHeader(t *testing.T, path string) FileInfo {
 	t.Helper()
-	got, err := ReadHeader(path)
+	got, err := pathReadHeader(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,15 +120,15 @@ func checkHeader(t *testing.T, path string) FileInfo {
 func TestLastMilliSurvivesLibrrdRounding(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f.rrd")
 	const base = 1_796_116_800
-	if err := Create(path, testLayout(), base); err != nil {
+	if err := pathCreate(path, testLayout(), base); err != nil {
 		t.Fatal(err)
 	}
 	for ms := uint16(1); ms <= 999; ms++ {
 		row := Row{Time: base + int64(ms), Milli: ms, Values: []string{"1", "2"}}
-		if err := Update(path, []string{"c", "g"}, []Row{row}); err != nil {
+		if err := pathUpdate(path, []string{"c", "g"}, []Row{row}); err != nil {
 			t.Fatal(err)
 		}
-		fi, err := ReadHeader(path)
+		fi, err := pathReadHeader(path)
 		if err != nil || fi.Last != row.Time || fi.LastMilli != ms {
 			t.Fatalf("after an update at %d.%03d: header %d.%03d, %v", row.Time, ms, fi.Last, fi.LastMilli, err)
 		}

@@ -124,7 +124,7 @@ func TestInfoReadsTheHeaderInGo(t *testing.T) {
 	if err := os.WriteFile(path, synthHeader("0003", 300, ds, 2, 1_700_000_000), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := Info(path)
+	fi, err := pathInfo(path)
 	if err != nil || fi.Last != 1_700_000_000 || fi.Step != 300*time.Second || !reflect.DeepEqual(fi.DS, ds) {
 		t.Fatalf("Info = %+v, %v", fi, err)
 	}

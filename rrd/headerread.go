@@ -9,16 +9,12 @@ import (
 	"github.com/spoold/spoold/internal/fileutil"
 )
 
-// ReadHeader reads the RRD header at path with the Go reader: an open, a
-// shared fcntl lock like rrd_info_r's, posix_fadvise(RANDOM) so the read
-// brings in only the pages asked for (no read-ahead), and one pread of a
-// few KB. A missing file gives an error wrapping fs.ErrNotExist; a file
-// the reader does not recognize, or cannot lock, one wrapping
-// ErrHeaderUnknown.
-func ReadHeader(path string) (FileInfo, error) { return readHeader(path, path) }
-
-// readHeader is ReadHeader of the file opened by the name open; path
-// names it in errors.
+// readHeader reads the RRD header of the file opened by the name open
+// (path names it in errors) with the Go reader: an open, a shared fcntl
+// lock like rrd_info_r's, posix_fadvise(RANDOM) so the read brings in only
+// the pages asked for (no read-ahead), and one pread of a few KB. A
+// missing file gives an error wrapping fs.ErrNotExist; a file the reader
+// does not recognize, or cannot lock, one wrapping ErrHeaderUnknown.
 func readHeader(path, open string) (FileInfo, error) {
 	fd, err := openHeader(path, open)
 	if err != nil {
@@ -40,14 +36,12 @@ func readHeaderAt(fd int, path string) (FileInfo, error) {
 	return fi, err
 }
 
-// OpenHeader opens path to read its header: read-only, with a shared
-// fcntl lock like rrd_info_r's (a file librrd is writing waits), and
-// posix_fadvise(RANDOM) so a read brings in only the pages asked for.
-// The caller closes the descriptor.
-func OpenHeader(path string) (int, error) { return openHeader(path, path) }
-
+// openHeader opens the file by the name open (path names it in errors) to
+// read its header: read-only, with a shared fcntl lock like rrd_info_r's
+// (a file librrd is writing waits), and posix_fadvise(RANDOM) so a read
+// brings in only the pages asked for. The caller closes the descriptor.
 func openHeader(path, open string) (int, error) {
-	fd, err := OpenNoAtime(open)
+	fd, err := openNoAtime(open)
 	if err != nil {
 		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -102,8 +96,9 @@ func readHeadInto(fd int, path string, buf []byte, parse func([]byte) (need int,
 // their access times, while the kernel allows it.
 var headerNoAtime fileutil.NoAtime
 
-// OpenNoAtime opens path read-only, with O_NOATIME where the kernel allows
-// it (reading a header should not write its inode).
-func OpenNoAtime(path string) (int, error) {
-	return headerNoAtime.Openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_CLOEXEC)
+// openNoAtime opens the file by the name open (a /proc/self/fd name of a
+// confined descriptor) read-only, with O_NOATIME where the kernel allows it
+// (reading a header should not write its inode).
+func openNoAtime(open string) (int, error) {
+	return headerNoAtime.Openat(unix.AT_FDCWD, open, unix.O_RDONLY|unix.O_CLOEXEC)
 }

@@ -25,14 +25,6 @@ type DSInfo struct {
 	Type DSType
 }
 
-// Info returns the file's last update time, step and data sources. It
-// reads the header with the Go reader (ReadHeader): rrd_info_r would list
-// every field of it (about 1,700 for 40 data sources and 8 RRAs) to give
-// the same three facts. A file the Go reader does not recognize goes to
-// rrd_info_r, which reads it or says what is wrong. A missing file gives
-// an error wrapping fs.ErrNotExist.
-func Info(path string) (FileInfo, error) { return info(path, path) }
-
 // InfoFD is Info of the file open for reading at fd (one opened beneath
 // a Root, say), which path names in errors: the header is read at fd, and
 // a file the Go reader does not recognize goes to rrd_info_r through
@@ -51,8 +43,13 @@ func InfoFD(fd int, path string) (FileInfo, error) {
 	return infoByLibrrd(path, ProcPath(fd))
 }
 
-// info is Info of the file opened by the name open; path names it in
-// errors.
+// info returns the last update time, step and data sources of the file
+// opened by the name open (path names it in errors). It reads the header
+// with the Go reader (readHeader): rrd_info_r would list every field of it
+// (about 1,700 for 40 data sources and 8 RRAs) to give the same three
+// facts. A file the Go reader does not recognize goes to rrd_info_r, which
+// reads it or says what is wrong. A missing file gives an error wrapping
+// fs.ErrNotExist.
 func info(path, open string) (FileInfo, error) {
 	fi, err := readHeader(path, open)
 	if err == nil {

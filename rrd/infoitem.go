@@ -28,10 +28,6 @@ type InfoItem struct {
 	Str  string
 }
 
-// InfoItems lists every item of the file's header with rrd_info_r, in
-// librrd's order, as rrdcached's INFO prints them.
-func InfoItems(path string) ([]InfoItem, error) { return librrdInfo(path) }
-
 // Format formats the value as rrdcached's INFO does.
 func (it InfoItem) Format() string {
 	switch it.Type {

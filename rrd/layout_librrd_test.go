@@ -16,7 +16,7 @@ func TestLayoutFileSize(t *testing.T) {
 	testenv.NeedRRDTool(t)
 	path := filepath.Join(t.TempDir(), "f.rrd")
 	p := testLayout()
-	if err := Create(path, p, t0); err != nil {
+	if err := pathCreate(path, p, t0); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(path)

@@ -9,9 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Files keeps the parsed headers of RRD files for native updates: at most
-// a bound of them, the least recently used dropped first. Each batch opens
-// the file (read-write, for the batch only: a descriptor held between
+// Files keeps the parsed headers of the RRD files beneath a Root for
+// native updates: at most a bound of them, the least recently used dropped
+// first. Each batch opens the file beneath the Root's directory (Root.Open:
+// a path that leads out of it at the moment of the open is refused with an
+// *OutsideError, never written), read-write, for the batch only ( a descriptor held between
 // batches would keep its file system from being remounted read-only, and
 // a file replaced meanwhile from being noticed), checks that it is the
 // inode whose header is kept (a file replaced, as rrdtool create or a
@@ -35,15 +37,10 @@ type Files struct {
 	lru   cached // the ring's anchor: next is the most recently used
 	not   map[string]notNativeFile
 	stats filesCounters
-	root  *Root // nil: files opened by their path as it is
+	root  *Root // every file is opened beneath it
 	known headerSet
 	work  sync.Pool // of *File: buffers, stepper and rows, reused file after file
 }
-
-// Beneath makes c open every file beneath r's directory (Root.Open), so a
-// path that leads out of it at the moment of the open is refused
-// (*OutsideError) and never written. Call it before the first Update.
-func (c *Files) Beneath(r *Root) { c.root = r }
 
 // cached is a kept header, in the ring of most recent use.
 type cached struct {
@@ -86,9 +83,10 @@ type FilesStats struct {
 	Fallbacks map[string]uint64 // batches left to librrd, by NotNativeError.Reason
 }
 
-// NewFiles returns a cache of at most size parsed headers (at least 1).
-func NewFiles(size int) *Files {
-	c := &Files{max: max(size, 1), kept: map[string]*cached{}, not: map[string]notNativeFile{}}
+// NewFiles returns a cache of at most size parsed headers (at least 1) of
+// the files beneath root. A nil root opens nothing (ErrNoRoot).
+func NewFiles(root *Root, size int) *Files {
+	c := &Files{root: root, max: max(size, 1), kept: map[string]*cached{}, not: map[string]notNativeFile{}}
 	c.lru.prev, c.lru.next = &c.lru, &c.lru
 	return c
 }
@@ -97,7 +95,7 @@ func NewFiles(size int) *Files {
 // A *NotNativeError (nothing written) is counted by its reason: the
 // caller then updates the file with librrd.
 func (c *Files) Update(path string, template []string, rows []Row) (int, error) {
-	fd, err := c.open(path)
+	fd, err := c.root.Open(path, unix.O_RDWR)
 	if err != nil {
 		return 0, err
 	}
@@ -258,18 +256,6 @@ func (c *Files) Stats() FilesStats {
 		return true
 	})
 	return s
-}
-
-// open opens path for an update, beneath the root when c has one.
-func (c *Files) open(path string) (int, error) {
-	if c.root != nil {
-		return c.root.Open(path, unix.O_RDWR|unix.O_CLOEXEC)
-	}
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	return fd, nil
 }
 
 // headerSet keeps the headers parsed, by their static bytes, so that files

@@ -17,7 +17,7 @@ import (
 func TestFilesCheckTheFileBeforeUse(t *testing.T) {
 	defs := []string{"DS:a:GAUGE:120:U:U", "DS:b:COUNTER:120:U:U", "RRA:AVERAGE:0.5:1:10", "RRA:MAX:0.5:3:5"}
 	tw := newTwin(t, t0, 60, defs...)
-	c := NewFiles(4)
+	c := NewFiles(testRoot(t, filepath.Dir(tw.nat)), 4)
 	defer c.Close()
 	step := func(k int) {
 		t.Helper()
@@ -74,7 +74,7 @@ func TestFilesCheckTheFileBeforeUse(t *testing.T) {
 // not handle is not parsed again until it changes.
 func TestFilesBound(t *testing.T) {
 	dir := t.TempDir()
-	c := NewFiles(2)
+	c := NewFiles(testRoot(t, dir), 2)
 	defer c.Close()
 	var paths []string
 	for i := range 4 {
@@ -137,7 +137,7 @@ func TestFilesShareHeaders(t *testing.T) {
 	}
 	other := filepath.Join(dir, "other.rrd")
 	createRRD(t, other, t0, 300, "DS:a:COUNTER:900:0:U", "DS:b:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:100", "RRA:MAX:0.5:6:20")
-	c := NewFiles(1)
+	c := NewFiles(testRoot(t, dir), 1)
 	defer c.Close()
 	k := 0
 	vals := []string{"", ""}

@@ -173,7 +173,7 @@ func TestNativeLock(t *testing.T) {
 	}
 	// A header reader of this process is not refused (its read lock is
 	// the process's, as librrd's would be).
-	if _, err := ReadHeader(tw.nat); err != nil {
+	if _, err := pathReadHeader(tw.nat); err != nil {
 		t.Errorf("ReadHeader under the native lock: %v", err)
 	}
 	f.lock(unix.F_UNLCK)

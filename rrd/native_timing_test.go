@@ -13,18 +13,22 @@ import (
 // one batch, the file in the page cache: the native path's cost per file
 // and flush, against librrd's (bench/writer.sh's writer_floor).
 func BenchmarkNativeUpdate(b *testing.B) {
-	c := NewFiles(4)
-	defer c.Close()
-	benchUpdates(b, func(path string, rows []Row) error {
-		_, err := c.Update(path, nil, rows)
-		return err
+	benchUpdates(b, func(r *Root) func(path string, rows []Row) error {
+		c := NewFiles(r, 4)
+		b.Cleanup(func() { c.Close() })
+		return func(path string, rows []Row) error {
+			_, err := c.Update(path, nil, rows)
+			return err
+		}
 	})
 }
 
-// benchUpdates times update on the writer benchmark's file, batch after
-// batch.
-func benchUpdates(b *testing.B, update func(path string, rows []Row) error) {
-	path := filepath.Join(b.TempDir(), "f.rrd")
+// benchUpdates times the update made on the Root of the writer benchmark's
+// file's directory, batch after batch.
+func benchUpdates(b *testing.B, updater func(r *Root) func(path string, rows []Row) error) {
+	dir := b.TempDir()
+	update := updater(testRoot(b, dir))
+	path := filepath.Join(dir, "f.rrd")
 	createRRD(b, path, t0-1, 300, benchDefs()...)
 	orig, _ := os.ReadFile(path)
 	rows := func(k int) []Row {

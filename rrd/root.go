@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/spoold/spoold/internal/fileutil"
 )
 
 // Every open of an RRD file goes through a Root: the RRD directory held
@@ -20,7 +22,8 @@ import (
 // a symlink to somewhere else after a name was checked cannot take an
 // update, a read or a create out of the directory. librrd, which opens
 // files by name, is handed "/proc/self/fd/N" of the confined descriptor:
-// it opens exactly that file.
+// it opens exactly that file. The package offers no other way to open an
+// RRD file: every operation on one is a method of Root.
 
 // ErrOutside is wrapped by the errors of names whose resolution leaves
 // the RRD directory.
@@ -112,11 +115,13 @@ func openNoSymlinks(rootfd int, name string, flags int, mode uint32) (int, error
 // Root is an RRD directory, open for confined opens of the files beneath
 // it. Its methods take paths as the callers build them (the directory as
 // given to OpenRoot, "/", the file's relative name) and name them in
-// errors.
+// errors; a path not beneath the directory is refused (*OutsideError). A
+// nil *Root opens nothing: its methods fail with ErrNoRoot.
 type Root struct {
-	dir string // as given, cleaned
-	f   *os.File
-	fd  int // f's descriptor, read once
+	dir    string // as given, cleaned
+	prefix string // dir and a slash: the start of every path beneath it
+	f      *os.File
+	fd     int // f's descriptor, read once
 }
 
 // OpenRoot opens dir, which must exist.
@@ -126,22 +131,42 @@ func OpenRoot(dir string) (*Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open RRD directory %s: %w", dir, err)
 	}
-	return &Root{dir: dir, f: f, fd: int(f.Fd())}, nil
+	prefix := dir + "/"
+	if dir == "/" {
+		prefix = "/"
+	}
+	return &Root{dir: dir, prefix: prefix, f: f, fd: int(f.Fd())}, nil
 }
 
-// Dir returns the directory as given to OpenRoot, cleaned.
-func (r *Root) Dir() string { return r.dir }
+// MakeRoot is OpenRoot of dir, made first (0750, and its missing parents)
+// if it does not exist.
+func MakeRoot(dir string) (*Root, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("create RRD directory: %w", err)
+	}
+	return OpenRoot(dir)
+}
+
+// ErrNoRoot is the error of a nil *Root's methods.
+var ErrNoRoot = errors.New("no RRD directory to open RRD files beneath")
+
+// Dir returns the directory as given to OpenRoot, cleaned ("" for nil).
+func (r *Root) Dir() string {
+	if r == nil {
+		return ""
+	}
+	return r.dir
+}
 
 // Close releases the directory.
 func (r *Root) Close() error { return r.f.Close() }
 
 // rel returns path relative to the directory.
 func (r *Root) rel(p string) (string, error) {
-	prefix := r.dir + "/"
-	if r.dir == "/" {
-		prefix = "/"
+	if r == nil {
+		return "", fmt.Errorf("open %s: %w", p, ErrNoRoot)
 	}
-	rel, ok := strings.CutPrefix(filepath.Clean(p), prefix)
+	rel, ok := strings.CutPrefix(filepath.Clean(p), r.prefix)
 	if !ok || rel == "" || !filepath.IsLocal(rel) {
 		return "", &OutsideError{Path: p, Dir: r.dir, Err: errors.New("not a name beneath it")}
 	}
@@ -214,11 +239,10 @@ func (e *openError) Error() string {
 }
 func (e *openError) Unwrap() error { return e.err }
 
-// With runs fn with a name under which the file at path, confined to the
-// directory, is opened (graph rendering hands it to librrd).
-func (r *Root) With(p string, fn func(open string) error) error { return r.with(p, fn) }
-
-// Update is Update of the file at path, confined.
+// Update applies rows to the file at path in order, template naming the
+// data source of each value, with librrd (rrd_update_r, all rows in one
+// call). Like librrd it may apply a prefix of rows and fail on the first
+// one it rejects; the error then carries librrd's message.
 func (r *Root) Update(p string, template []string, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
@@ -231,26 +255,31 @@ func (r *Root) Update(p string, template []string, rows []Row) error {
 	return err
 }
 
-// Info is Info of the file at path, confined.
+// Info returns the last update time, step and data sources of the file at
+// path, read by the Go reader (rrd_info_r for a header it does not
+// recognize). A missing file gives an error wrapping fs.ErrNotExist.
 func (r *Root) Info(p string) (fi FileInfo, err error) {
 	err = r.with(p, func(open string) error { fi, err = info(p, open); return err })
 	return fi, err
 }
 
-// ReadHeader is ReadHeader of the file at path, confined.
+// ReadHeader is Info by the Go reader alone: a header it does not
+// recognize, or cannot lock, gives an error wrapping ErrHeaderUnknown.
 func (r *Root) ReadHeader(p string) (fi FileInfo, err error) {
 	err = r.with(p, func(open string) error { fi, err = readHeader(p, open); return err })
 	return fi, err
 }
 
-// ReadRRAs is ReadRRAs of the file at path, confined.
+// ReadRRAs reads the archive definitions of the file at path with the Go
+// reader. A missing file gives an error wrapping fs.ErrNotExist.
 func (r *Root) ReadRRAs(p string) (rras []RRADef, err error) {
 	err = r.with(p, func(open string) error { rras, err = readRRAs(p, open); return err })
 	return rras, err
 }
 
-// InfoItems is InfoItems of the file at path, confined; its "filename"
-// is path, not the name librrd opened.
+// InfoItems lists every item of the header of the file at path with
+// rrd_info_r, in librrd's order, as rrdcached's INFO prints them; its
+// "filename" is path, not the name librrd opened.
 func (r *Root) InfoItems(p string) (items []InfoItem, err error) {
 	err = r.withLibrrd(p, func(open string) error { items, err = librrdInfo(open); return err })
 	for i := range items {
@@ -261,35 +290,44 @@ func (r *Root) InfoItems(p string) (items []InfoItem, err error) {
 	return items, err
 }
 
-// Fetch is Fetch of the file at path, confined.
+// Fetch reads the values of the file at path consolidated with cf from
+// start to end at step (rrd_fetch_r; librrd picks the archive).
 func (r *Root) Fetch(p, cf string, start, end time.Time, step time.Duration) (f Fetched, err error) {
 	err = r.withLibrrd(p, func(open string) error { f, err = librrdFetch(open, cf, start, end, step); return err })
 	return f, err
 }
 
-// First is First of the file at path, confined.
+// First returns the first time of the RRA rra of the file at path, Unix
+// seconds (rrd_first_r).
 func (r *Root) First(p string, rra int) (t int64, err error) {
 	err = r.withLibrrd(p, func(open string) error { t, err = librrdFirst(open, rra); return err })
 	return t, err
 }
 
-// OpenHeader is OpenHeader of the file at path, confined.
+// OpenHeader opens the file at path to read its header: read-only, with
+// a shared fcntl lock like rrd_info_r's (a file librrd is writing fails
+// it), and posix_fadvise(RANDOM) so a read brings in only the pages asked
+// for. The caller closes the descriptor.
 func (r *Root) OpenHeader(p string) (int, error) {
 	var fd int
 	err := r.with(p, func(open string) (err error) { fd, err = openHeader(p, open); return err })
 	return fd, err
 }
 
-// OpenNoAtime is OpenNoAtime of the file at path, confined.
+// OpenNoAtime opens the file at path read-only, with O_NOATIME where the
+// kernel allows it (reading a header should not write its inode).
 func (r *Root) OpenNoAtime(p string) (int, error) {
 	var fd int
-	err := r.with(p, func(open string) (err error) { fd, err = OpenNoAtime(open); return err })
+	err := r.with(p, func(open string) (err error) { fd, err = openNoAtime(open); return err })
 	return fd, err
 }
 
-// Create is Create of the file at path, confined: the missing directories
-// above it are made beneath the directory, and the temp file is created
-// and published relative to its parent's descriptor.
+// Create creates the RRD file at path from l, accepting updates after
+// start (Unix seconds), and the missing directories above it, each made
+// beneath the directory. It writes the file through a temp file of its
+// own name (librrd's rrd_create writes in place), created relative to its
+// parent's descriptor, and publishes it with link(2), which never
+// replaces a file: if path exists the error wraps fs.ErrExist.
 func (r *Root) Create(p string, l Layout, start int64) error {
 	dfd, base, err := r.parent(p)
 	if err != nil {
@@ -299,8 +337,13 @@ func (r *Root) Create(p string, l Layout, start int64) error {
 	return create(p, parentAt{fd: dfd, dir: filepath.Dir(p), base: base}, l, start)
 }
 
-// CreateFrom is CreateFrom of the file at path, confined, its sources and
-// template (paths beneath the directory too) opened confined.
+// CreateFrom creates the RRD file at path as rrdcached's CREATE does
+// (rrd_create_r2): step in seconds, lastUp the time of the last update
+// (-1: librrd's default, now - 10 s), sources the files whose data it
+// starts from, template the file whose definitions it copies (paths
+// beneath the directory too, opened confined), defs the DS: and RRA:
+// definitions. It writes a temp file and publishes it with link(2), never
+// replacing a file, or with rename(2) over the old one when replace.
 func (r *Root) CreateFrom(p string, step uint64, lastUp int64, sources []string, template string, defs []string, replace bool) error {
 	var opened []string
 	var fds []int
@@ -362,6 +405,36 @@ func (r *Root) mkdirs(p, rel string) (int, error) {
 		return -1, fmt.Errorf("create rrd directory %s: %w", filepath.Join(r.dir, rel), err)
 	}
 	return r.openat(pfd, p, base, flags, 0)
+}
+
+// ProbeCreate creates and removes a temp file (named as TempName names
+// them) in the directory of the file at path, beneath the directory, and
+// returns the system's error if it cannot.
+func (r *Root) ProbeCreate(p string) error {
+	rel, err := r.rel(p)
+	if err != nil {
+		return err
+	}
+	dfd, err := r.openat(r.fd, p, path.Clean("./"+path.Dir(rel)), unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	return probeAt(dfd)
+}
+
+// SyncFS writes back every dirty page of the file system holding the
+// directory (syncfs(2)).
+func (r *Root) SyncFS() error {
+	if r == nil {
+		return ErrNoRoot
+	}
+	fd, err := unix.Openat(r.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sync rrd file system %s: %w", r.dir, err)
+	}
+	defer unix.Close(fd)
+	return fileutil.Syncfs(fd, "rrd file system "+r.dir)
 }
 
 // Lstat is lstat(2) of the file at path: its directory resolved beneath

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,8 +18,9 @@ import (
 // TestRootConfinesEveryOpen creates and updates dir/a/x.rrd through a
 // Root, then replaces the directory a with a symlink to a directory
 // outside holding a file of the same name: every open through the Root
-// (update, info, header, fetch, first, create) is refused with
-// ErrOutside, and the outside file's bytes are unchanged.
+// (update, info, header, fetch, first, create, graph, open) is refused
+// with ErrOutside, and the outside file's bytes are unchanged. A graph
+// draws the file, and only it: a DEF naming another file is refused.
 func TestRootConfinesEveryOpen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "rrd")
 	if err := os.Mkdir(dir, 0o750); err != nil {
@@ -44,6 +46,16 @@ func TestRootConfinesEveryOpen(t *testing.T) {
 	if err != nil || len(items) == 0 || items[0].Key != "filename" || items[0].Str != path {
 		t.Fatalf("InfoItems = %.1v, %v; want first the filename %s, not the descriptor's name", items, err, path)
 	}
+	graphOf := func(file string) GraphCall {
+		return GraphCall{Start: time.Unix(t0, 0), End: time.Unix(t0+600, 0), Width: 100, Height: 50,
+			Args: []string{"DEF:v=" + EscapeColons(path) + ":g:AVERAGE", "DEF:w=" + EscapeColons(file) + ":g:AVERAGE", "LINE1:v#000000"}}
+	}
+	if img, err := r.Graph(path, graphOf(path)); err != nil || !bytes.HasPrefix(img, []byte("\x89PNG")) {
+		t.Fatalf("Graph = %.8q, %v; want a PNG", img, err)
+	}
+	if _, err := r.Graph(path, graphOf("/etc/passwd")); err == nil || !strings.Contains(err.Error(), "draws another file") {
+		t.Errorf("Graph with a DEF of /etc/passwd = %v, want refused", err)
+	}
 
 	outside := testenv.SwapForSymlink(t, filepath.Join(dir, "a"))
 	outFile := filepath.Join(outside, "x.rrd")
@@ -64,6 +76,11 @@ func TestRootConfinesEveryOpen(t *testing.T) {
 	_, checks["info items"] = r.InfoItems(path)
 	_, checks["fetch"] = r.Fetch(path, "AVERAGE", end.Add(-time.Hour), end, time.Second)
 	_, checks["first"] = r.First(path, 0)
+	_, checks["graph"] = r.Graph(path, graphOf(path))
+	_, checks["open"] = r.Open(path, os.O_RDONLY)
+	_, checks["open header"] = r.OpenHeader(path)
+	_, checks["open noatime"] = r.OpenNoAtime(path)
+	checks["probe"] = r.ProbeCreate(path)
 	for name, err := range checks {
 		if !errors.Is(err, ErrOutside) {
 			t.Errorf("%s through the swapped symlink: err = %v, want ErrOutside", name, err)

@@ -6,10 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ReadRRAs reads the archive definitions from path's header with the Go
-// reader. A missing file gives an error wrapping fs.ErrNotExist.
-func ReadRRAs(path string) ([]RRADef, error) { return readRRAs(path, path) }
-
+// readRRAs reads the archive definitions from the header of the file
+// opened by the name open (path names it in errors) with the Go reader. A
+// missing file gives an error wrapping fs.ErrNotExist.
 func readRRAs(path, open string) ([]RRADef, error) {
 	fd, err := openHeader(path, open)
 	if err != nil {

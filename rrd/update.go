@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -16,21 +17,12 @@ type Row struct {
 	Values []string
 }
 
-// Update applies rows to the file at path in order, template naming the
-// data source of each value. It formats each row as rrd_update takes it,
+// update applies rows in order to the file librrd opens by the name open
+// (path names it in errors), template naming the data source of each
+// value. It formats each row as rrd_update takes it,
 // "<seconds>[.<ms>]:v:v...", and hands them to librrd in one call. Like
 // librrd it may apply a prefix of rows and fail on the first one it
-// rejects; the error then carries librrd's message. Path is opened by
-// name: Root's Update confines it to the RRD directory.
-func Update(path string, template []string, rows []Row) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	return update(path, path, template, rows)
-}
-
-// update is Update of the file librrd opens by the name open; path names
-// it in errors.
+// rejects; the error then carries librrd's message.
 func update(path, open string, template []string, rows []Row) error {
 	bp := updateBufs.Get().(*[]byte)
 	defer updateBufs.Put(bp)
@@ -44,7 +36,8 @@ func update(path, open string, template []string, rows []Row) error {
 		return fmt.Errorf("update rrd %s: %w", path, errors.New("a path, template or value holds a NUL byte"))
 	}
 	if err := librrdUpdate(*bp, len(rows), len(template) > 0); err != nil {
-		return fmt.Errorf("update rrd %s: %w", path, err)
+		// librrd's message names the file by the name it opened.
+		return fmt.Errorf("update rrd %s: %w", path, errors.New(strings.ReplaceAll(err.Error(), open, path)))
 	}
 	return nil
 }

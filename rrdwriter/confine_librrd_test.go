@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spoold/spoold/graph"
 	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/rrd"
 )
@@ -22,14 +23,14 @@ import (
 // is refused at the open librrd's graph would make. The same with the
 // native update path.
 func TestLibRRDStaysInsideTheRRDDir(t *testing.T) {
-	for name, r := range map[string]func() RRD{"librrd": LibRRD, "native": func() RRD { return NewNativeRRD(16) }} {
-		t.Run(name, func(t *testing.T) { testStaysInsideTheRRDDir(t, r()) })
+	for name, r := range map[string]func(*rrd.Root) RRD{"librrd": LibRRD, "native": func(r *rrd.Root) RRD { return NewNativeRRD(r, 16) }} {
+		t.Run(name, func(t *testing.T) { testStaysInsideTheRRDDir(t, r) })
 	}
 }
 
-func testStaysInsideTheRRDDir(t *testing.T, r RRD) {
+func testStaysInsideTheRRDDir(t *testing.T, r func(*rrd.Root) RRD) {
 	testenv.NeedRRDTool(t)
-	e := newEnv(t, r, nil)
+	e := newEnvOf(t, r, nil)
 	ctx := context.Background()
 	e.putCG("sw1/ge-1", t0, 1, 1)
 	if err := e.w.FlushAll(ctx); err != nil {
@@ -63,11 +64,20 @@ func testStaysInsideTheRRDDir(t *testing.T, r RRD) {
 			t.Errorf("target error %+v: want kind path, naming the file and why", te)
 		}
 	}
-	drew := func(string, rrd.FileInfo) ([]byte, error) {
-		t.Error("a graph drew the file through the swapped symlink")
-		return nil, nil
-	}
-	if _, err := e.w.Graph(context.Background(), "sw1/ge-1", drew); !errors.Is(err, rrd.ErrOutside) {
+	if _, err := e.w.Graph(context.Background(), "sw1/ge-1", graph.Options{}.Draw); !errors.Is(err, rrd.ErrOutside) {
 		t.Errorf("Graph through the swapped symlink = %v, want rrd.ErrOutside", err)
+	}
+}
+
+// TestRRDOfAnotherDirIsRefused: a local RRD opens its files beneath the
+// directory of its Root; one whose Root is not Options.Dir would refuse
+// every file of the writer's, so New refuses it, naming both.
+func TestRRDOfAnotherDirIsRefused(t *testing.T) {
+	other := t.TempDir()
+	o := DefaultOptions()
+	o.Dir, o.RRD = filepath.Join(t.TempDir(), "rrd"), LibRRD(testRoot(t, other))
+	_, err := New(nil, nil, o)
+	if err == nil || !strings.Contains(err.Error(), other) || !strings.Contains(err.Error(), o.Dir) {
+		t.Errorf("New with an RRD beneath %s for Dir %s: %v, want refused naming both", other, o.Dir, err)
 	}
 }

@@ -20,7 +20,8 @@ func TestInfoFallsBackToLibRRD(t *testing.T) {
 	testenv.NeedRRDTool(t)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.rrd")
-	if err := LibRRD().Create(good, testLayout(), t0); err != nil {
+	root := testRoot(t, dir)
+	if err := LibRRD(root).Create(good, testLayout(), t0); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(good)
@@ -41,17 +42,17 @@ func TestInfoFallsBackToLibRRD(t *testing.T) {
 			if err := os.WriteFile(path, tc.data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := rrd.ReadHeader(path); !errors.Is(err, rrd.ErrHeaderUnknown) {
+			if _, err := root.ReadHeader(path); !errors.Is(err, rrd.ErrHeaderUnknown) {
 				t.Fatalf("Go reader: %v, want rrd.ErrHeaderUnknown", err)
 			}
-			_, err := LibRRD().Info(path)
+			_, err := LibRRD(root).Info(path)
 			// ensureFile maps a failed header read to KindCorrupt with orCorrupt.
 			if err == nil || orCorrupt(classify(err)) != KindCorrupt || !strings.Contains(err.Error(), path) {
 				t.Fatalf("Info: %v (kind %s), want librrd's corrupt-file error", err, classify(err))
 			}
 		})
 	}
-	if _, err := LibRRD().Info(filepath.Join(dir, "missing.rrd")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := LibRRD(root).Info(filepath.Join(dir, "missing.rrd")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("missing file: %v", err)
 	}
 }

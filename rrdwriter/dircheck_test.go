@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/spoold/spoold/internal/testing/testuser"
+	"github.com/spoold/spoold/rrd"
 )
 
 // testDir returns a new directory of the given mode that uid 65534 can
@@ -34,7 +35,13 @@ func testDir(t *testing.T, mode os.FileMode) string {
 func TestCreateInAnUnwritableDirIsPermission(t *testing.T) {
 	dir := testDir(t, 0o555)
 	var err error
-	testuser.AsNobody(t, func() { err = LibRRD().Create(filepath.Join(dir, "r1.rrd"), testLayout(), 1700000000) })
+	testuser.AsNobody(t, func() {
+		var r *rrd.Root
+		if r, err = rrd.OpenRoot(dir); err == nil {
+			err = LibRRD(r).Create(filepath.Join(dir, "r1.rrd"), testLayout(), 1700000000)
+			r.Close()
+		}
+	})
 	if err == nil || classify(err) != KindPermission {
 		t.Fatalf("create in a mode 555 directory: %v, kind %v; want kind permission", err, classify(err))
 	}

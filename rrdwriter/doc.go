@@ -76,10 +76,13 @@
 // file never overlap: librrd's fcntl lock does not protect goroutines of one
 // process from each other.
 //
-// Package rrd owns the file format and calls librrd; the writer talks to
-// the RRD interface (LibRRD: package rrd's functions), so the policy is
-// tested with a fake. The last update and data sources of a file are read
-// from its header in Go (rrd.Info, one pread) once per file; librrd's
+// Package rrd owns the file format and calls librrd, and opens every RRD
+// file beneath an rrd.Root of the RRD directory; the writer talks to the
+// RRD interface (LibRRD: the Root's methods), so the policy is tested with
+// a fake. The RRD carries its Root, through which the writer's own reads
+// (prefetch, sync, graphs) open the files too. The last update and data
+// sources of a file are read from its header in Go (Root.Info, one pread)
+// once per file; librrd's
 // rrd_info_r reads the files that reader does not recognize. The prefetch (prefetch.go) keeps
 // each file's geometry (rrd.Geometry) and moves it on with every update librrd accepts, so
 // the header is not read again before each update.

@@ -8,7 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/spoold/spoold/internal/enum"
-	"github.com/spoold/spoold/internal/fileutil"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -60,7 +59,7 @@ func ParseSyncPolicy(s string) (SyncPolicy, error) {
 
 // syncFile makes the RRD file at path durable (policy always).
 func (w *Writer) syncFile(path string) error {
-	fd, err := w.openFile(path, unix.O_RDONLY)
+	fd, err := w.o.RRD.Root().Open(path, unix.O_RDONLY)
 	if err != nil {
 		return fmt.Errorf("sync rrd %s: %w", path, err)
 	}
@@ -150,14 +149,6 @@ func (r *remover) flush() error {
 // syncFS writes back every dirty page of the file system holding the RRD
 // files (syncfs(2) on its directory).
 func (w *Writer) syncFS() error {
-	fd, err := unix.Open(w.o.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("sync rrd file system %s: %w", w.o.Dir, err)
-	}
-	defer unix.Close(fd)
 	w.c.rrdSyncs.Add(1)
-	if err := fileutil.Syncfs(fd, "rrd file system "+w.o.Dir); err != nil {
-		return err
-	}
-	return nil
+	return w.o.RRD.Root().SyncFS()
 }

@@ -119,6 +119,9 @@ func (f *forwarder) note(err error) error {
 
 // Create sends CREATE -O with the layout's data sources and archives as
 // the local create writes them.
+// Root is nil: the files are the remote's, the writer opens none.
+func (f *forwarder) Root() *rrd.Root { return nil }
+
 func (f *forwarder) Create(path string, p rrd.Layout, start int64) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("create rrd %s: %w", path, err)

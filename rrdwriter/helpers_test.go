@@ -46,7 +46,16 @@ func testLayout() rrd.Layout {
 	}
 }
 
+// newEnv is a writer of r (nil: the writer's own, LocalRRD or the
+// forwarder) on a spool and index of its own.
 func newEnv(t *testing.T, r RRD, edit func(*Options)) *env {
+	t.Helper()
+	return newEnvOf(t, func(*rrd.Root) RRD { return r }, edit)
+}
+
+// newEnvOf is newEnv of the RRD mk makes on the root of the RRD
+// directory.
+func newEnvOf(t *testing.T, mk func(root *rrd.Root) RRD, edit func(*Options)) *env {
 	t.Helper()
 	so := spool.DefaultOptions()
 	so.Dir = filepath.Join(t.TempDir(), "spool")
@@ -64,7 +73,7 @@ func newEnv(t *testing.T, r RRD, edit func(*Options)) *env {
 	}
 	o := DefaultOptions()
 	o.Dir = filepath.Join(t.TempDir(), "rrd")
-	o.RRD, o.Now = r, c.Now
+	o.RRD, o.Now = mk(testRoot(t, o.Dir)), c.Now
 	o.FutureTolerance = 1 << 62 // the test clock stands still while entries are dated ahead
 	o.Layout = func(string) (rrd.Layout, bool) { return testLayout(), true }
 	if edit != nil {
@@ -75,6 +84,17 @@ func newEnv(t *testing.T, r RRD, edit func(*Options)) *env {
 		t.Fatal(err)
 	}
 	return &env{t: t, sp: sp, ix: ix, w: w, clock: c, dir: o.Dir}
+}
+
+// testRoot is an rrd.Root on dir (made if missing), closed when t ends.
+func testRoot(t testing.TB, dir string) *rrd.Root {
+	t.Helper()
+	r, err := rrd.MakeRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
 }
 
 // put writes an entry into the spool and indexes it.
@@ -147,6 +167,9 @@ type fakeFile struct {
 }
 
 func newFake() *fakeRRD { return &fakeRRD{files: make(map[string]*fakeFile)} }
+
+// Root is nil: the fake's files are in memory.
+func (f *fakeRRD) Root() *rrd.Root { return nil }
 
 func (f *fakeRRD) Create(path string, p rrd.Layout, start int64) error {
 	f.mu.Lock()

@@ -21,7 +21,7 @@ import (
 
 func newLibEnv(t *testing.T, edit func(*Options)) *env {
 	testenv.NeedRRDTool(t)
-	return newEnv(t, LibRRD(), edit)
+	return newEnvOf(t, LibRRD, edit)
 }
 
 // putFourPolls spools four polls of key; checkFourPolls checks that the

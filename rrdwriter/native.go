@@ -17,17 +17,19 @@ type NativeRRD struct {
 	Files *rrd.Files
 }
 
-// NewNativeRRD returns a NativeRRD keeping the headers of at most
-// openFiles files.
-func NewNativeRRD(openFiles int) *NativeRRD { return &NativeRRD{Files: rrd.NewFiles(openFiles)} }
+// NewNativeRRD returns a NativeRRD of the files beneath root (which must
+// not be nil), keeping the headers of at most openFiles files.
+func NewNativeRRD(root *rrd.Root, openFiles int) *NativeRRD {
+	return &NativeRRD{libRRD: libRRD{mustRoot(root)}, Files: rrd.NewFiles(root, openFiles)}
+}
 
-// LocalRRD returns the RRD of local files o asks for: a NativeRRD with
-// o.Native, else LibRRD().
-func LocalRRD(o Options) RRD {
+// LocalRRD returns the RRD of the files beneath root that o asks for: a
+// NativeRRD with o.Native, else LibRRD(root).
+func LocalRRD(root *rrd.Root, o Options) RRD {
 	if o.Native {
-		return NewNativeRRD(o.OpenFiles)
+		return NewNativeRRD(root, o.OpenFiles)
 	}
-	return LibRRD()
+	return LibRRD(root)
 }
 
 // Update applies rows natively, or with librrd where the native path

@@ -21,12 +21,13 @@ func TestNativeRRDWritesLibrrdBytes(t *testing.T) {
 	testenv.NeedRRDTool(t)
 	dir := t.TempDir()
 	lib, nat := filepath.Join(dir, "lib.rrd"), filepath.Join(dir, "nat.rrd")
-	if err := LibRRD().Create(lib, testLayout(), t0); err != nil {
+	root := testRoot(t, dir)
+	if err := LibRRD(root).Create(lib, testLayout(), t0); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(lib)
 	os.WriteFile(nat, b, 0o644)
-	n := NewNativeRRD(8)
+	n := NewNativeRRD(root, 8)
 	defer n.Close()
 	template := []string{"g", "c"}
 	batches := [][]rrd.Row{
@@ -35,7 +36,7 @@ func TestNativeRRDWritesLibrrdBytes(t *testing.T) {
 		{{Time: t0 + 1800, Values: []string{"5", "20"}}, {Time: t0 + 1800, Values: []string{"6", "30"}}},
 	}
 	for i, rows := range batches {
-		errL := LibRRD().Update(lib, template, rows)
+		errL := LibRRD(root).Update(lib, template, rows)
 		errN := n.Update(nat, template, rows)
 		if fmt.Sprint(errL) != strings.ReplaceAll(fmt.Sprint(errN), nat, lib) {
 			t.Fatalf("batch %d: librrd %v, native %v", i, errL, errN)
@@ -68,9 +69,9 @@ func TestNativeRRDWritesLibrrdBytes(t *testing.T) {
 // quarantined as stale).
 func TestNativeWriterWritesAndReplaysOnce(t *testing.T) {
 	testenv.NeedRRDTool(t)
-	n := NewNativeRRD(8)
+	var n *NativeRRD
+	e := newEnvOf(t, func(r *rrd.Root) RRD { n = NewNativeRRD(r, 8); return n }, nil)
 	defer n.Close()
-	e := newEnv(t, n, nil)
 	putFourPolls(e, "site/r1")
 	if err := e.w.FlushAll(context.Background()); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/spoold/spoold/internal/optcheck"
@@ -84,7 +85,10 @@ type Options struct {
 	// OpenFiles bounds the RRD files the native path keeps open between
 	// updates, with their parsed headers. Default 1,024.
 	OpenFiles int
-	// RRD is the librrd boundary; nil means LocalRRD(o) (or the forwarder).
+	// RRD is the librrd boundary; nil means LocalRRD on an rrd.Root the
+	// writer opens on Dir (or the forwarder). One given must have its Root
+	// on Dir (LocalRRD, LibRRD, NewNativeRRD on rrd.MakeRoot(Dir), wrapped
+	// or not), or none (an RRD without local files).
 	RRD RRD
 	// Logger receives failures and quarantines; nil discards.
 	Logger *slog.Logger
@@ -162,6 +166,8 @@ func (o Options) Validate() error {
 		return bad("Tick", "must be positive")
 	case o.Forward != "" && o.RRD != nil:
 		return bad("RRD", fmt.Sprintf("must be nil with {Forward} %s: choose one", o.Forward))
+	case o.RRD != nil && o.RRD.Root() != nil && o.RRD.Root().Dir() != filepath.Clean(o.Dir):
+		return bad("RRD", fmt.Sprintf("opens its files beneath %s, not beneath {Dir} %s", o.RRD.Root().Dir(), o.Dir))
 	case o.Forward != "" && o.ForwardTimeout <= 0:
 		return bad("ForwardTimeout", "must be positive")
 	case o.Forward != "" && o.RRDFsync != SyncNone:
@@ -189,7 +195,11 @@ func (o *Options) check() error {
 		o.RRD, o.Prefetch = f, false
 	}
 	if o.RRD == nil {
-		o.RRD = LocalRRD(*o)
+		root, err := rrd.MakeRoot(o.Dir)
+		if err != nil {
+			return err
+		}
+		o.RRD = LocalRRD(root, *o)
 	}
 	if o.Layout == nil {
 		o.Layout = func(string) (rrd.Layout, bool) { return rrd.Layout{}, false }

@@ -26,7 +26,8 @@ import (
 // prefetch of a known file reads nothing itself. A prefetch is a hint: any
 // failure just leaves librrd to read the pages itself.
 
-// prefetch asks the kernel to read the pages of path that an update up to
+// prefetch asks the kernel to read the pages of path, opened beneath root,
+// that an update up to
 // until will touch: the header and the rows. With a known geometry (the last
 // one read, moved on by the updates since) it reads nothing itself;
 // otherwise, or when info is asked for, it reads the definitions and the
@@ -39,12 +40,8 @@ import (
 // current rows at the header's end finds them there or on their way (one
 // wait for the disk instead of two).
 func prefetch(root *rrd.Root, path string, known *rrd.Geometry, until int64, info bool, headerLen int64) (l *rrd.Geometry, fi rrd.FileInfo, ok bool) {
-	openNoAtime, openHeader := rrd.OpenNoAtime, rrd.OpenHeader
-	if root != nil {
-		openNoAtime, openHeader = root.OpenNoAtime, root.OpenHeader
-	}
 	if known != nil && !info {
-		fd, err := openNoAtime(path)
+		fd, err := root.OpenNoAtime(path)
 		if err != nil {
 			return nil, rrd.FileInfo{}, false
 		}
@@ -52,7 +49,7 @@ func prefetch(root *rrd.Root, path string, known *rrd.Geometry, until int64, inf
 		unix.Close(fd)
 		return known, rrd.FileInfo{}, true
 	}
-	fd, err := openHeader(path)
+	fd, err := root.OpenHeader(path)
 	if err != nil {
 		return nil, rrd.FileInfo{}, false
 	}
@@ -92,7 +89,7 @@ func (w *Writer) prefetch(t *target, until, lastKnown int64, info bool) (rrd.Fil
 	if p, ok := w.o.Layout(t.key); ok && read {
 		headerLen = rrd.HeaderLen(int64(len(p.DS)), int64(len(p.RRAs)))
 	}
-	l, fi, ok := prefetch(w.root(), t.path, known, until, read, headerLen)
+	l, fi, ok := prefetch(w.o.RRD.Root(), t.path, known, until, read, headerLen)
 	if !ok {
 		return rrd.FileInfo{}, false
 	}

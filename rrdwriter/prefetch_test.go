@@ -56,9 +56,9 @@ func TestFlushPrefetchesEveryFile(t *testing.T) {
 
 // readFileGeometry reads path's geometry as package rrd reads it from the
 // file (rrd's tests check that against the whole header's bytes).
-func readFileGeometry(t *testing.T, path string) rrd.Geometry {
+func readFileGeometry(t *testing.T, root *rrd.Root, path string) rrd.Geometry {
 	t.Helper()
-	fd, err := rrd.OpenHeader(path)
+	fd, err := root.OpenHeader(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestWriterKeepsTheGeometry(t *testing.T) {
 		t.Fatal("no geometry kept after an update")
 	}
 	flush(30)
-	if got, want := tg.geometry.Load(), readFileGeometry(t, e.rrdPath("k")); got == l || !reflect.DeepEqual(*got, want) {
+	if got, want := tg.geometry.Load(), readFileGeometry(t, e.w.o.RRD.Root(), e.rrdPath("k")); got == l || !reflect.DeepEqual(*got, want) {
 		t.Fatalf("kept geometry %+v (moved on: %v), the file's %+v", got, got != l, want)
 	}
 	if s := e.w.Stats(); s.EntriesWritten != 45 || s.EntriesPending != 0 {
@@ -109,7 +109,7 @@ func TestWriterKeepsTheGeometry(t *testing.T) {
 		t.Fatalf("after a refused row: geometry %+v kept", *got)
 	}
 	flush(3)
-	if got, want := tg.geometry.Load(), readFileGeometry(t, e.rrdPath("k")); got == nil || !reflect.DeepEqual(*got, want) {
+	if got, want := tg.geometry.Load(), readFileGeometry(t, e.w.o.RRD.Root(), e.rrdPath("k")); got == nil || !reflect.DeepEqual(*got, want) {
 		t.Fatalf("after a refused row and an update: geometry %+v, the file's %+v", got, want)
 	}
 	if s := e.w.Stats(); s.EntriesWritten != 50 || s.EntriesPending != 0 || s.Quarantined != 1 {

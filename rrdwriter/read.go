@@ -8,15 +8,17 @@ import (
 	"github.com/spoold/spoold/spool"
 )
 
-// Graph calls draw with the path and header of key's RRD file, while no
-// update of the file runs, and returns what it drew (package graph's
-// Options.Draw renders the PNG). It first flushes key's pending entries
+// Graph calls draw with the RRD directory's root, the path and the header
+// of key's RRD file, while no update of the file runs, and returns what it
+// drew (package graph's Options.Draw renders the PNG, reading the file
+// beneath the root: a directory swapped for a symlink out of it is
+// refused, never drawn). It first flushes key's pending entries
 // (FlushKey), so the graph is current; if that flush fails, the graph is
 // drawn from what the file holds and the failure is logged and shown in
 // TargetErrors. A file that does not exist gives an error wrapping
 // fs.ErrNotExist. With Options.Forward the files are on the remote and
 // Graph fails.
-func (w *Writer) Graph(ctx context.Context, key string, draw func(path string, fi rrd.FileInfo) ([]byte, error)) ([]byte, error) {
+func (w *Writer) Graph(ctx context.Context, key string, draw func(root *rrd.Root, path string, fi rrd.FileInfo) ([]byte, error)) ([]byte, error) {
 	if err := w.FlushKey(ctx, key); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("graph %s: %w", key, err)
@@ -36,30 +38,10 @@ func (w *Writer) Graph(ctx context.Context, key string, draw func(path string, f
 	if w.fwd != nil {
 		return nil, fmt.Errorf("graph %s: %w", key, w.fwd.graphRefused(t.path))
 	}
-	img, err := w.drawBeneath(t, draw)
+	img, err := draw(w.o.RRD.Root(), t.path, t.info)
 	if err != nil {
 		return nil, fmt.Errorf("graph %s: %w", key, err)
 	}
 	w.c.graphs.Add(1)
 	return img, nil
-}
-
-// drawBeneath calls draw with a path that opens t's file as it is resolved
-// beneath the RRD directory now (its descriptor's /proc/self/fd name), so
-// a directory swapped for a symlink out of it is refused, never drawn.
-func (w *Writer) drawBeneath(t *target, draw func(path string, fi rrd.FileInfo) ([]byte, error)) ([]byte, error) {
-	r := w.root()
-	if r == nil {
-		return draw(t.path, t.info)
-	}
-	var img []byte
-	var derr error
-	err := r.With(t.path, func(open string) error {
-		img, derr = draw(open, t.info)
-		return derr
-	})
-	if err != nil && derr == nil { // the open failed
-		return nil, fmt.Errorf("open rrd %s: %w", t.path, err)
-	}
-	return img, err
 }

@@ -14,7 +14,7 @@ import (
 func TestGraphOfAMissingFileIsNotExist(t *testing.T) {
 	e := newEnv(t, newFake(), nil)
 	drawn := false
-	_, err := e.w.Graph(context.Background(), "never-written", func(string, rrd.FileInfo) ([]byte, error) {
+	_, err := e.w.Graph(context.Background(), "never-written", func(*rrd.Root, string, rrd.FileInfo) ([]byte, error) {
 		drawn = true
 		return nil, nil
 	})

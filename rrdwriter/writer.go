@@ -61,11 +61,6 @@ func New(sp *spool.Spool, ix *shm.Index, o Options) (*Writer, error) {
 	if err := os.MkdirAll(o.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("new rrd writer: create directory: %w", err)
 	}
-	rrds, err := withRoot(o.RRD, o.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("new rrd writer: %w", err)
-	}
-	o.RRD = rrds
 	w := &Writer{
 		o: o, sp: sp, ix: ix, log: o.Logger,
 		targets:  make(map[uint64]*target),

@@ -43,8 +43,8 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
-	"github.com/spoold/spoold/rrdwriter"
 )
 
 var (
@@ -285,10 +285,14 @@ func flushAll(ctx context.Context, c *rrdcached.Client) error {
 // missing counts the updates of round k that their files do not show,
 // from the files' headers.
 func (s *server) missing(k int) (int, error) {
-	rrd := rrdwriter.LibRRD()
+	root, err := rrd.OpenRoot(s.dir)
+	if err != nil {
+		return 0, err
+	}
+	defer root.Close()
 	lost := 0
 	for i := 0; i < *files; i++ {
-		fi, err := rrd.Info(filepath.Join(s.dir, fileName(i)))
+		fi, err := root.Info(filepath.Join(s.dir, fileName(i)))
 		if err != nil {
 			return 0, err
 		}

@@ -104,10 +104,12 @@ func nan() float64 { var z float64; return z / z }
 func value(i, d, v int) uint64 { return uint64((i+d+1)*1000 + v*300*(d+1)) }
 
 func create() error {
-	r, p := rrdwriter.LibRRD(), profile()
-	if err := os.MkdirAll(*dir, 0o755); err != nil {
+	root, err := rrd.MakeRoot(*dir)
+	if err != nil {
 		return err
 	}
+	defer root.Close()
+	r, p := rrdwriter.LibRRD(root), profile()
 	for i := range *files {
 		if err := r.Create(filepath.Join(*dir, rrd.RRDPath(key(i))), p, start-1); err != nil {
 			return err

@@ -29,7 +29,12 @@ import (
 // head pages are the pages the live head of the first file spans (its
 // last update, PDP and CDP prep and row pointers).
 func runNative() error {
-	head, rras, err := headPages(filepath.Join(*dir, rrd.RRDPath(key(0))))
+	root, err := rrd.OpenRoot(*dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	head, rras, err := headPages(root, filepath.Join(*dir, rrd.RRDPath(key(0))))
 	if err != nil {
 		return err
 	}
@@ -41,7 +46,7 @@ func runNative() error {
 	for i := range paths {
 		paths[i] = filepath.Join(*dir, rrd.RRDPath(key(i)))
 	}
-	c := rrd.NewFiles(1024)
+	c := rrd.NewFiles(root, 1024)
 	defer c.Close()
 	if *cpuProf != "" {
 		f, err := os.Create(*cpuProf)
@@ -113,12 +118,13 @@ func formatRows() (text string, ends []int) {
 }
 
 // headPages returns the 4 KiB pages the live head of the file at path
-// spans, and its archives.
-func headPages(path string) (pages int64, rras int, err error) {
-	f, err := os.Open(path)
+// beneath root spans, and its archives.
+func headPages(root *rrd.Root, path string) (pages int64, rras int, err error) {
+	fd, err := root.OpenHeader(path)
 	if err != nil {
 		return 0, 0, err
 	}
+	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
 	b := make([]byte, 1<<20)
 	got, err := f.ReadAt(b, 0)

@@ -166,10 +166,12 @@ func (r *result) flush(w *rrdwriter.Writer) error {
 }
 
 func createFiles(dir string, p rrd.Layout) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	root, err := rrd.MakeRoot(dir)
+	if err != nil {
 		return err
 	}
-	lib := rrdwriter.LibRRD()
+	defer root.Close()
+	lib := rrdwriter.LibRRD(root)
 	for i := range *files {
 		if err := lib.Create(filepath.Join(dir, rrd.RRDPath(target(i))), p, epoch-1); err != nil {
 			return err

@@ -131,12 +131,8 @@ func (d *daemon) build(cfg config, f *fleet.Generation) error {
 	wo := cfg.writer
 	wo.Layout, wo.Logger, wo.Ready = d.fleet.Layout, d.component("writer"), d.ld
 	wo.OnTick = d.live.writerWoke
-	if wo.RRD == nil && wo.Forward == "" {
-		wo.RRD = rrdwriter.LocalRRD(wo)
-		d.native, _ = wo.RRD.(*rrdwriter.NativeRRD)
-	}
-	if wo.Forward == "" { // forwarded updates do no local disk I/O to meter
-		wo.RRD = meteredRRD{wo.RRD, &d.disk.Updates}
+	if wo.RRD, d.native, err = writerRRD(wo, &d.disk.Updates); err != nil {
+		return err
 	}
 	if d.wr, err = rrdwriter.New(d.sp, d.ix, wo); err != nil {
 		return err

@@ -26,8 +26,28 @@ func (m meteredSpool) Append(e *spool.Entry) (ref spool.Ref, created bool, err e
 
 func (m meteredSpool) Sync() error { return m.t.Measure(0, m.SpoolAppender.Sync) }
 
+// writerRRD returns the writer's RRD as the daemon runs it: with
+// --forward none (the writer forwards); else wo.RRD, or LocalRRD beneath an
+// rrd.Root on --rrd-dir (made if missing), and native the NativeRRD among
+// them (nil without), each update metered into t.
+func writerRRD(wo rrdwriter.Options, t *diskstat.Tally) (r rrdwriter.RRD, native *rrdwriter.NativeRRD, err error) {
+	if wo.Forward != "" { // forwarded updates do no local disk I/O to meter
+		return nil, nil, nil
+	}
+	if r = wo.RRD; r == nil {
+		root, err := rrd.MakeRoot(wo.Dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		r = rrdwriter.LocalRRD(root, wo)
+		native, _ = r.(*rrdwriter.NativeRRD)
+	}
+	return meteredRRD{r, t}, native, nil
+}
+
 // meteredRRD is librrd with each update call measured as one unit of a
-// tally, its rows the operations.
+// tally, its rows the operations. It embeds the RRD it meters, and with it
+// its Root: the files are opened beneath the RRD directory as unmetered.
 type meteredRRD struct {
 	rrdwriter.RRD
 	t *diskstat.Tally

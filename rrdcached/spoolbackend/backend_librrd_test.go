@@ -72,7 +72,7 @@ func TestBackendUpdateIsWrittenOnceExactly(t *testing.T) {
 	if last != t0+600 || !mapsEqual(vals, want) {
 		t.Errorf("after FLUSH: last update %d %v, want %d %v", last, vals, t0+600, want)
 	}
-	if fi, err := rrd.ReadHeader(path); err != nil || fi.LastMilli != 250 {
+	if fi, err := b.root.ReadHeader(path); err != nil || fi.LastMilli != 250 {
 		t.Errorf("the milliseconds of the update: %+v, %v; want 250", fi, err)
 	}
 	if p, err := b.Pending(ctx, "host/load.rrd"); err != nil || len(p) != 0 {

@@ -254,7 +254,7 @@ func (b *Backend) createSources(ctx context.Context, files []string) ([]string, 
 	return paths, nil
 }
 
-// createFromArgs creates dst from CREATE's arguments (rrd.CreateFrom):
+// createFromArgs creates dst from CREATE's arguments (rrd.Root.CreateFrom):
 // linked into place (never replacing a file), or renamed over the old one
 // when replace.
 func (b *Backend) createFromArgs(dst string, a rrdcached.CreateArgs, sources []string, template string, replace bool) error {
@@ -263,7 +263,7 @@ func (b *Backend) createFromArgs(dst string, a rrdcached.CreateArgs, sources []s
 		lastUp = a.Begin.Unix()
 	}
 	if err := b.root.CreateFrom(dst, uint64(a.Step/time.Second), lastUp, sources, template, a.Defs, replace); err != nil {
-		return createFailed(dst, a, err)
+		return b.createFailed(dst, a, err)
 	}
 	return nil
 }
@@ -272,7 +272,7 @@ func (b *Backend) createFromArgs(dst string, a rrdcached.CreateArgs, sources []s
 // on a full file system it fails with no message (rrdcached answers
 // "RRD Error: " and nothing after it), so the free space and a probe of
 // the directory give the reason. Otherwise err as it is.
-func createFailed(dst string, a rrdcached.CreateArgs, err error) error {
+func (b *Backend) createFailed(dst string, a rrdcached.CreateArgs, err error) error {
 	var ds int64
 	var rras []string
 	for _, d := range a.Defs {
@@ -288,7 +288,7 @@ func createFailed(dst string, a rrdcached.CreateArgs, err error) error {
 	if errors.As(rrd.NoSpace(dir, rrd.FileSizeOf(max(ds, 1), rras)), &ns) {
 		return &librrdMessage{fmt.Sprintf("creating '%s': No space left on device (%s)", dst, ns.Detail()), ns}
 	}
-	if perr := rrd.ProbeCreate(dir); perr != nil && strings.TrimSpace(err.Error()) == "" {
+	if perr := b.root.ProbeCreate(dst); perr != nil && strings.TrimSpace(err.Error()) == "" {
 		return &librrdMessage{fmt.Sprintf("creating '%s': %v", dst, perr), perr}
 	}
 	return err

@@ -70,7 +70,8 @@ func newProtoEnvWith(t *testing.T, editW func(*rrdwriter.Options), editB func(*O
 	e := &env{t: t, sp: sp, ix: ix, clock: c, ticks: make(chan struct{}, 1)}
 	wo := rrdwriter.DefaultOptions()
 	wo.Dir = filepath.Join(t.TempDir(), "rrd")
-	wo.RRD, wo.Now, wo.Tick = rrdwriter.LibRRD(), c.Now, time.Millisecond
+	// librrd, on the writer's own root of the RRD directory.
+	wo.Native, wo.Now, wo.Tick = false, c.Now, time.Millisecond
 	wo.FutureTolerance = 1 << 62 // the test clock stands still while entries are dated ahead
 	// dev1 is a poller target's: claimed. Its file is never written here.
 	wo.Layout = func(k string) (rrd.Layout, bool) { return rrd.Layout{}, k == "dev1" }
