@@ -28,6 +28,17 @@ import (
 // level directory refused because a symlink stands on the way.
 var ErrSymlinkOnPath = errors.New("refused: a symlink on the way, and spoold resolves spool names beneath the spool directory through none")
 
+// checkBeneath checks, at Open, that opens beneath the spool directory
+// rootfd work here: a system call filter that refuses openat2 with EPERM
+// would otherwise make every segment read look unreadable.
+func checkBeneath(rootfd int, dir string) error {
+	fd, err := fileutil.OpenBeneath(rootfd, ".", unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return fmt.Errorf("open spool %s: open beneath it (openat2 with RESOLVE_BENEATH, refused by a system call filter?): %w", dir, err)
+	}
+	return unix.Close(fd)
+}
+
 // appendRel appends the name of the segment r relative to the spool
 // directory.
 func (s *Spool) appendRel(dst []byte, r Ref) []byte {

@@ -206,6 +206,10 @@ func Open(opts Options) (*Spool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open spool %s: %w", opts.Dir, err)
 	}
+	if err := checkBeneath(rootfd, opts.Dir); err != nil {
+		_ = unix.Close(rootfd)
+		return nil, err
+	}
 	s := &Spool{
 		dir: opts.Dir, layout: layout, fsync: opts.Fsync, log: logger,
 		rootfd: rootfd, tmpfd: -1, qfd: -1, readOnly: opts.ReadOnly, instance: newInstance(),
