@@ -2,7 +2,9 @@ package spool
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -70,4 +72,61 @@ func BenchmarkAppend(b *testing.B) {
 			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(n), "cpu-ns/op")
 		})
 	}
+}
+
+// BenchmarkSegmentOpen is the step of an append that opens a segment not
+// held, without the write: the open and close of a segment by its full
+// path from the working directory (how the spool once opened it) against
+// by its name beneath the spool directory's descriptor (openat2, how it
+// opens it now), alternated segment by segment in one loop so that both
+// see the same load. It reports the median of each, path-ns/op and
+// beneath-ns/op (a median, since on a loaded machine a preemption lands in
+// one of them now and then), and their ratio, beneath/path.
+func BenchmarkSegmentOpen(b *testing.B) {
+	opts := DefaultOptions()
+	opts.Dir, opts.SegmentOpenFiles, opts.PrecreateDirs = b.TempDir(), 0, true
+	s, err := Open(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	refs := make([]Ref, 16384)
+	for i := range refs {
+		e := entryAt(fmt.Sprintf("router%03d/ifName=ge-0/0/%d", i/48, i%48), 1_700_000_000)
+		if refs[i], _, err = s.Append(&e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	const flags = unix.O_WRONLY | unix.O_APPEND | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	byPath := func(r Ref) (int, error) { return unix.Open(s.EntryPath(r), flags, 0) }
+	beneath := func(r Ref) (int, error) { return s.openBeneath(s.segmentRel(r), flags, 0) }
+	var took [2][]time.Duration
+	i := 0
+	for b.Loop() {
+		r := refs[i%len(refs)]
+		for k := range 2 {
+			which := (i + k) % 2 // each first every other time
+			open := byPath
+			if which == 1 {
+				open = beneath
+			}
+			t0 := time.Now()
+			fd, err := open(r)
+			if err != nil {
+				b.Fatal(err)
+			}
+			unix.Close(fd)
+			took[which] = append(took[which], time.Since(t0))
+		}
+		i++
+	}
+	path, ben := median(took[0]), median(took[1])
+	b.ReportMetric(path, "path-ns/op")
+	b.ReportMetric(ben, "beneath-ns/op")
+	b.ReportMetric(ben/path, "beneath/path")
+}
+
+func median(d []time.Duration) float64 {
+	slices.Sort(d)
+	return float64(d[len(d)/2].Nanoseconds())
 }
