@@ -15,11 +15,11 @@
 #   drain_x = file drain wall µs per poll / seg drain wall µs per poll
 #   (read + unlink; the syncfs after the drain and the device KiB are in
 #   the detail lines, not in the ratio).
-# A third mode, segfd, measures what a bounded set of open
-# descriptors would save over open/append/close: the same segments written with one
-# descriptor held per target (what an fd cache holding every target would
-# save; a smaller cache saves at most its share of the targets, since the
-# poller visits them in turn). It prints
+# A third mode, segfd, measures what held descriptors save over
+# open/append/close: seg with --segment-open-files at twice TARGETS, so
+# every target's segment keeps its descriptor (a smaller setting saves at
+# most its share of the targets, since the poller visits them in turn).
+# It prints
 #   fdcache: seg_us=<µs/poll> segfd_us=<µs/poll> open_close_share=<%>
 # Rounds A-B-C-C-B-A-A-B-C (ORDER), each on a fresh spool; every figure is
 # the median of its mode's rounds. Details (one JSON line per round, medians)

@@ -42,7 +42,7 @@ func (w *walk) quarantine(depth int, name, reason string) {
 		w.l.log.Warn("dry run: would quarantine", "path", w.path(depth, name), "reason", reason)
 		return
 	}
-	_, err := w.l.sp.Quarantine(w.path(depth, name), reason)
+	_, err := w.l.sp.QuarantineName(w.rel(depth, name), reason)
 	switch {
 	case err == nil:
 		w.l.c.quarantined.Add(1)

@@ -185,7 +185,7 @@ func checkHostileCase(t *testing.T, sp *spool.Spool, ix *fakeIndex, c spoolgen.H
 		if !strings.Contains(reason, c.Reason) {
 			t.Fatalf("ReadSegment = %+v, %v; want a CorruptionError naming %s or a bad range with %q", g.Bad, err, c.Path, c.Reason)
 		}
-		if _, err := sp.Quarantine(c.Path, reason); err != nil {
+		if _, err := sp.Quarantine(c.Ref, reason); err != nil {
 			t.Fatal(err)
 		}
 	case spoolgen.Lands:

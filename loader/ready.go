@@ -2,7 +2,9 @@ package loader
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/bits"
 	"strings"
 	"sync"
@@ -167,15 +169,8 @@ func (l *Loader) EnsureAll(ctx context.Context) error {
 		return nil
 	}
 	w := l.onDemandWalk(ctx)
-	root := l.sp.Dir()
-	fd, err := w.openDir(unix.AT_FDCWD, root)
-	if err != nil {
-		return fmt.Errorf("walk spool %s: %w", root, err)
-	}
-	err = w.tree().Walk(fd, w)
-	unix.Close(fd)
-	if err != nil {
-		return fmt.Errorf("walk spool %s: %w", root, err)
+	if err := l.sp.WalkTree(w.tree(), w); err != nil {
+		return fmt.Errorf("walk spool %s: %w", l.sp.Dir(), err)
 	}
 	for _, i := range w.others {
 		if err := l.ensureLeaf(ctx, i); err != nil {
@@ -195,12 +190,12 @@ func (l *Loader) walkOneLeaf(ctx context.Context, i int) {
 	for d, name := range strings.Split(dir, "/") {
 		w.levels[d] = name
 	}
-	fd, err := w.openDir(unix.AT_FDCWD, l.sp.Dir()+"/"+dir)
-	if err == unix.ENOENT {
+	fd, err := l.sp.OpenLeafDir(i)
+	if errors.Is(err, fs.ErrNotExist) {
 		return // no directory: nothing spooled there
 	}
 	if err != nil {
-		w.problem("open directory "+w.path(w.layout.Levels(), ""), err)
+		w.problem("walk a leaf on demand", err)
 		return
 	}
 	defer unix.Close(fd)

@@ -47,13 +47,7 @@ func (w *walk) run() error {
 			w.problem("remove stale temp files", err)
 		}
 	}
-	root := w.l.sp.Dir()
-	fd, err := w.openDir(unix.AT_FDCWD, root)
-	if err != nil {
-		return fmt.Errorf("walk spool %s: %w", root, err)
-	}
-	defer unix.Close(fd)
-	if err := w.tree().Walk(fd, w); err != nil {
+	if err := w.l.sp.WalkTree(w.tree(), w); err != nil {
 		return err
 	}
 	return w.ctx.Err()
@@ -144,20 +138,21 @@ func (w *walk) Entry(depth int, name string, typ uint8) error {
 	return nil
 }
 
-// openDir opens the directory name relative to dirfd for reading, never
-// through a symlink (one swapped in after getdents said DT_DIR), with
-// O_NOATIME while the kernel allows it (reading the spool writes no inode).
+// openDir opens the directory name relative to dirfd (a directory of the
+// spool, the spool's own first) for reading, never through a symlink (one
+// swapped in after getdents said DT_DIR), with O_NOATIME while the kernel
+// allows it (reading the spool writes no inode).
 func (w *walk) openDir(dirfd int, name string) (int, error) {
-	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
-	if dirfd != unix.AT_FDCWD {
-		flags |= unix.O_NOFOLLOW // the spool root itself may be a symlink
-	}
-	return w.l.noAtime.Openat(dirfd, name, flags)
+	return w.l.noAtime.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 }
 
 // path returns the path of name in the directory at depth on the current
 // path (the directory itself when name is "").
 func (w *walk) path(depth int, name string) string {
-	parts := append([]string{w.l.sp.Dir()}, w.levels[:depth]...)
-	return filepath.Join(append(parts, name)...)
+	return filepath.Join(w.l.sp.Dir(), w.rel(depth, name))
+}
+
+// rel is path relative to the spool directory.
+func (w *walk) rel(depth int, name string) string {
+	return filepath.Join(append(w.levels[:depth:depth], name)...)
 }

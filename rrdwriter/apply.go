@@ -42,7 +42,8 @@ func (w *Writer) apply(b shm.Batch) error {
 	return err
 }
 
-// segmentStore reads and removes spool segments: the spool, or the level
+// segmentStore reads and removes spool segments: the spool (each read
+// resolves the segment's name beneath the spool directory), or the level
 // directory of the batch's hash (one openat or unlinkat per segment).
 type segmentStore interface {
 	ReadSegmentInto(spool.Ref, *spool.SegmentBuffer) (spool.Segment, error)
@@ -58,8 +59,9 @@ type segmentStore interface {
 func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, path string, err error) {
 	w.sp.SealNames(b.Hash, b.Times)
 	// Several segments are read beneath their level directory, an openat
-	// each; a single one by its path: the directory's open and close
-	// would cost more than the shorter walk saves.
+	// each; a single one by its name beneath the spool directory: the
+	// level directory's open and close would cost more than the shorter
+	// walk saves.
 	var st segmentStore = w.sp
 	if len(b.Times) > 1 {
 		if d, err := w.sp.OpenDir(b.Hash); err == nil {
@@ -274,7 +276,7 @@ func (w *Writer) learnKey(b *shm.Batch, key string) {
 }
 
 func (w *Writer) quarantineFile(ref spool.Ref, reason string) error {
-	if _, err := w.sp.Quarantine(w.sp.EntryPath(ref), reason); err != nil {
+	if _, err := w.sp.Quarantine(ref, reason); err != nil {
 		return err
 	}
 	w.c.quarantined.Add(1)

@@ -254,35 +254,37 @@ func (s *Spool) createFree(sh *appendShard, ref Ref, buf []byte) (Ref, int, erro
 }
 
 // create writes buf as the first entries of a new segment ref and returns
-// its descriptor, open for appending.
+// its descriptor, open for appending. The segment is created beneath the
+// spool directory (beneath.go), and so is its level directory when it is
+// missing.
 func (s *Spool) create(ref Ref, buf []byte) (int, error) {
-	path := s.EntryPath(ref)
-	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_APPEND | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	fd, err := fileutil.Openat(unix.AT_FDCWD, path, flags, 0o640)
+	rel := s.segmentRel(ref)
+	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_APPEND | unix.O_NOFOLLOW
+	fd, err := s.openBeneath(rel, flags, 0o640)
 	if errors.Is(err, unix.ENOENT) {
-		if merr := os.MkdirAll(filepath.Dir(path), 0o750); merr != nil {
-			return -1, fmt.Errorf("create spool level directory for %s: %w", path, merr)
+		if merr := s.makeLevelDir(ref.Hash); merr != nil {
+			return -1, fmt.Errorf("create spool level directory %s: %w", s.levelPath(ref.Hash), merr)
 		}
-		fd, err = fileutil.Openat(unix.AT_FDCWD, path, flags, 0o640)
+		fd, err = s.openBeneath(rel, flags, 0o640)
 	}
 	if errors.Is(err, unix.EEXIST) {
-		return -1, fmt.Errorf("create spool segment %s: %w", path, ErrDuplicateTime)
+		return -1, fmt.Errorf("create spool segment %s: %w", s.EntryPath(ref), ErrDuplicateTime)
 	}
 	if err != nil {
-		return -1, fmt.Errorf("create spool segment %s: %w", path, err)
+		return -1, fmt.Errorf("create spool segment %s: %w", s.EntryPath(ref), err)
 	}
 	err = fileutil.WriteAll(fd, buf)
 	if err == nil && s.fsync == FsyncAlways {
 		err = unix.Fdatasync(fd)
 	}
 	if err == nil && s.fsync == FsyncAlways {
-		err = fileutil.SyncDir(filepath.Dir(path))
+		err = s.syncLevelDir(ref.Hash)
 	}
 	if err != nil {
 		// Never acknowledged, and no other entry is in it: take it back.
 		_ = unix.Close(fd)
-		_ = unix.Unlink(path)
-		return -1, fmt.Errorf("write spool segment %s: %w", path, err)
+		_ = s.unlinkSegment(ref)
+		return -1, fmt.Errorf("write spool segment %s: %w", s.EntryPath(ref), err)
 	}
 	return fd, nil
 }
@@ -357,8 +359,9 @@ func (s *Spool) Unseal(hash uint64) {
 	sh.mu.Unlock()
 }
 
-// segmentFD returns a descriptor of the open segment seg at path to append
-// to: its held one, or a new one, which it holds if the shard has room
+// segmentFD returns a descriptor of the open segment seg to append to: its
+// held one, or a new one opened beneath the spool directory by its name,
+// which it holds if the shard has room
 // (closing the oldest held when it is full). A held descriptor is checked
 // first with fstat: a file no name reaches any more (removed by someone
 // else) is refused as a missing one is; a descriptor that is no longer the
@@ -381,10 +384,9 @@ func (s *Spool) segmentFD(sh *appendShard, seg *openSegment) (int, error) {
 			return seg.fd, nil
 		}
 	}
-	path := s.EntryPath(seg.ref)
-	fd, err := fileutil.Openat(unix.AT_FDCWD, path, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := s.openBeneath(s.segmentRel(seg.ref), unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return -1, fmt.Errorf("open spool segment %s for appending: %w", path, err)
+		return -1, fmt.Errorf("open spool segment %s for appending: %w", s.EntryPath(seg.ref), err)
 	}
 	s.hold(sh, seg, fd) // if not held, used once: appendTo closes it
 	return fd, nil

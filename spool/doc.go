@@ -23,7 +23,9 @@
 // Open takes a directory for a spool only when it carries the marker, is
 // empty, or is a spool made before the marker (root.go); it reaches every
 // fixed member relative to the spool directory's descriptor without
-// following symlinks (fixed.go); RemoveStaleTemp removes only temp files
+// following symlinks (fixed.go), and every segment and level directory
+// after is opened beneath that descriptor through no symlink (beneath.go):
+// no method takes a path to open. RemoveStaleTemp removes only temp files
 // whose names spoold makes (tempname.go).
 //
 // Package spool starts no goroutines. A *Spool is safe for concurrent use.

@@ -148,7 +148,7 @@ func TestOpenReadOnlyCreatesNothing(t *testing.T) {
 	if _, err := s.RemoveStaleTemp(); err == nil {
 		t.Error("RemoveStaleTemp of a read-only spool succeeded")
 	}
-	if _, err := s.Quarantine(filepath.Join(dir, TmpDir, "1.a.1"), "test"); err == nil {
+	if _, err := s.QuarantineName(TmpDir+"/1.a.1", "test"); err == nil {
 		t.Error("Quarantine in a read-only spool succeeded")
 	}
 	if err := s.Close(); err != nil {
@@ -299,7 +299,7 @@ func TestOpenRefusesSymlinkAtFixedPath(t *testing.T) {
 				_, _ = s.RemoveStaleTemp()
 				bad := filepath.Join(dir, "0", "0", "bad")
 				putFiles(t, filepath.Dir(bad), "bad")
-				_, _ = s.Quarantine(bad, "test")
+				_, _ = s.QuarantineName("0/0/bad", "test")
 				s.Close()
 				t.Errorf("Open with %s a symlink succeeded", tc.member)
 			} else if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
@@ -388,7 +388,7 @@ func TestQuarantineWritesInsideTheSpool(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "0", "00", "bad")
 	putFiles(t, filepath.Dir(bad), "bad")
-	dst, err := s.Quarantine(bad, "test")
+	dst, err := s.QuarantineName("0/00/bad", "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,8 +401,8 @@ func TestQuarantineWritesInsideTheSpool(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(q+".real", filepath.Base(dst)+reasonSuffix)); err != nil {
 		t.Fatalf("reason not in the real quarantine: %v", err)
 	}
-	for _, p := range []string{filepath.Join(dir, LockFile), filepath.Join(dir, MarkerFile), filepath.Join(dir, "..", "x")} {
-		if _, err := s.Quarantine(p, "test"); err == nil {
+	for _, p := range []string{LockFile, MarkerFile, TmpDir, "../x", "/etc/passwd", filepath.Join(dir, "0", "00", "x"), "0/../0/00/x"} {
+		if _, err := s.QuarantineName(p, "test"); err == nil {
 			t.Errorf("Quarantine(%s) succeeded", p)
 		}
 	}

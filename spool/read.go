@@ -18,23 +18,31 @@ import (
 // longer than any entry) is a *CorruptionError too. Reads use O_NOATIME
 // where the kernel allows it (the file's owner or CAP_FOWNER), so reading
 // the spool writes no inodes.
+//
+// The entry is opened beneath the spool directory (beneath.go): a level
+// directory that is a symlink refuses the read with an error wrapping
+// ErrSymlinkOnPath.
 func (s *Spool) Read(r Ref) (Entry, error) {
-	path := s.EntryPath(r)
-	return s.readEntry(unix.AT_FDCWD, path, path, r)
+	return s.readEntry(s.rootfd, s.segmentRel(r), s.EntryPath(r), r)
 }
 
-// Remove deletes the entry named r. Call it only once the entry's values are
+// Remove deletes the entry named r, relative to its level directory opened
+// beneath the spool directory. Call it only once the entry's values are
 // safely elsewhere (applied to their RRD file). An entry that is already
 // gone is not an error.
 func (s *Spool) Remove(r Ref) error {
-	path := s.EntryPath(r)
-	return s.removeEntry(unix.AT_FDCWD, path, path)
+	if err := s.unlinkSegment(r); err != nil {
+		return fmt.Errorf("remove spool entry %s: %w", s.EntryPath(r), err)
+	}
+	s.c.removed.Add(1)
+	return nil
 }
 
 // Dir is the level directory of one key hash, open for a run of reads and
 // removals of that key's entries: each is one openat(2) or unlinkat(2)
-// relative to it, without resolving the spool's path again. The writer
-// reads and removes all pending entries of a key this way.
+// relative to it, without resolving the level directory's name again. The
+// writer reads and removes the pending entries of a key this way when
+// there are several.
 type Dir struct {
 	s    *Spool
 	fd   int
@@ -42,14 +50,12 @@ type Dir struct {
 	path string
 }
 
-// OpenDir opens the level directory that holds the entries of hash.
+// OpenDir opens the level directory that holds the entries of hash,
+// beneath the spool directory: one that is a symlink, or is reached
+// through one, is refused with an error wrapping ErrSymlinkOnPath.
 func (s *Spool) OpenDir(hash uint64) (*Dir, error) {
-	b := make([]byte, 0, len(s.dir)+12)
-	b = append(b, s.dir...)
-	b = append(b, '/')
-	b = s.layout.AppendDir(b, hash)
-	path := string(b)
-	fd, err := fileutil.Openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	path := s.levelPath(hash)
+	fd, err := s.openLevelDir(hash, unix.O_RDONLY)
 	if err != nil {
 		return nil, fmt.Errorf("open spool directory %s: %w", path, err)
 	}
@@ -90,8 +96,9 @@ func (d *Dir) name(r Ref) (string, error) {
 	return string(r.AppendName(b[:0])), nil
 }
 
-// readEntry reads the entry name, relative to dirfd, whose full path is
-// path, and checks it against r.
+// readEntry reads the entry name, relative to dirfd (the spool directory
+// or the entry's level directory), whose full path is path, and checks it
+// against r.
 func (s *Spool) readEntry(dirfd int, name, path string, r Ref) (Entry, error) {
 	data, err := s.readFile(dirfd, name, path, maxEntryLen, nil)
 	var e Entry
@@ -129,9 +136,11 @@ func (s *Spool) removeEntry(dirfd int, name, path string) error {
 // corrupt, and reading stops there instead of filling memory.
 const maxEntryLen = headerLen + MaxKeyLen + MaxValues*(2+MaxValueNameLen+valuePayloadLen) + trailerLen
 
-// readFile reads the entry name, relative to dirfd, with raw system calls
-// (no *os.File, no poller registration). It never follows a symlink
-// (O_NOFOLLOW), never blocks on a FIFO or device (O_NONBLOCK, then fstat),
+// readFile reads the entry name, relative to dirfd (the spool directory
+// or the entry's level directory), with raw system calls (no *os.File, no
+// poller registration). It resolves name beneath dirfd through no symlink
+// (a symlink on the way is refused, one in place of the file is corrupt),
+// never blocks on a FIFO or device (O_NONBLOCK, then fstat),
 // and reads at most limit+1 bytes. A file that is not a regular file,
 // cannot be read for lack of permission, or is longer than limit gives a
 // *CorruptionError: it can never become a valid entry, so it goes to the
@@ -140,7 +149,10 @@ const maxEntryLen = headerLen + MaxKeyLen + MaxValues*(2+MaxValueNameLen+valuePa
 // It reads into dst's spare capacity when the file fits, into a new
 // buffer otherwise.
 func (s *Spool) readFile(dirfd int, name, path string, limit int64, dst []byte) ([]byte, error) {
-	fd, err := s.noAtime.Openat(dirfd, name, entryOpenFlags)
+	fd, err := s.noAtime.OpenBeneath(dirfd, name, entryOpenFlags)
+	if err != nil && dirfd == s.rootfd {
+		err = s.refused(name, err)
+	}
 	if err != nil {
 		if reason, ok := unreadableReason(err); ok {
 			return nil, &CorruptionError{Path: path, Reason: reason}

@@ -56,7 +56,7 @@ func TestReadNeverFollowsOrBlocks(t *testing.T) {
 			if st := s.Stats(); st.Corrupt != 1 || st.ReadErrors != 0 {
 				t.Errorf("corrupt %d, read errors %d; want 1, 0", st.Corrupt, st.ReadErrors)
 			}
-			dst, err := s.Quarantine(path, err.Error())
+			dst, err := s.Quarantine(ref, err.Error())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-
-	"golang.org/x/sys/unix"
 )
 
 // A segment is a spool file of one key: one or more entries, back to back,
@@ -152,11 +150,10 @@ func resync(data []byte, from int) int {
 // a segment (not a regular file, unreadable, longer than MaxSegmentLen)
 // gives a *CorruptionError; a missing one an error wrapping fs.ErrNotExist.
 // Bad bytes inside a readable file are not an error: they are in the
-// Segment's Bad ranges.
-func (s *Spool) ReadSegment(r Ref) (Segment, error) {
-	path := s.EntryPath(r)
-	return s.readSegment(unix.AT_FDCWD, path, path, r, nil)
-}
+// Segment's Bad ranges. The file is opened beneath the spool directory by
+// its name: a level directory that is a symlink, or is reached through
+// one, refuses the read with an error wrapping ErrSymlinkOnPath.
+func (s *Spool) ReadSegment(r Ref) (Segment, error) { return s.ReadSegmentInto(r, nil) }
 
 // ReadSegment is Spool.ReadSegment for a segment of the directory's hash.
 func (d *Dir) ReadSegment(r Ref) (Segment, error) { return d.ReadSegmentInto(r, nil) }
@@ -174,8 +171,7 @@ func (d *Dir) ReadSegmentInto(r Ref, buf *SegmentBuffer) (Segment, error) {
 
 // ReadSegmentInto is Dir.ReadSegmentInto for any segment.
 func (s *Spool) ReadSegmentInto(r Ref, buf *SegmentBuffer) (Segment, error) {
-	path := s.EntryPath(r)
-	return s.readSegment(unix.AT_FDCWD, path, path, r, buf)
+	return s.readSegment(s.rootfd, s.segmentRel(r), s.EntryPath(r), r, buf)
 }
 
 func (s *Spool) readSegment(dirfd int, name, path string, r Ref, buf *SegmentBuffer) (Segment, error) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -130,19 +131,23 @@ type Stats struct {
 	Appended        uint64 `json:"appended"`
 	SegmentsClosed  uint64 `json:"segments_closed"`
 	SegmentsRead    uint64 `json:"segments_read"`
+	// SymlinksRefused counts the opens of spool files and level
+	// directories refused because a symlink stood on the way (a level
+	// directory swapped for one): see beneath.go.
+	SymlinksRefused uint64 `json:"symlinks_refused"`
 }
 
 type counters struct {
 	written, writtenBytes, writeErrors, read, readErrors, corrupt atomic.Uint64
 	removed, quarantined, tempRemoved, syncs                      atomic.Uint64
 	segmentsCreated, appended, segmentsClosed, segmentsRead       atomic.Uint64
+	symlinksRefused                                               atomic.Uint64
 	tempForeign                                                   atomic.Uint64 // a level, not a counter
 }
 
 // Spool is an open, locked spool directory.
 type Spool struct {
 	dir    string
-	absDir string // dir made absolute at Open, to tell paths inside it
 	layout Layout
 	fsync  FsyncPolicy
 	log    *slog.Logger
@@ -192,10 +197,6 @@ func Open(opts Options) (*Spool, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	abs, err := filepath.Abs(opts.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("open spool %s: %w", opts.Dir, err)
-	}
 	if !opts.ReadOnly {
 		if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
 			return nil, fmt.Errorf("open spool: create directory: %w", err)
@@ -205,8 +206,12 @@ func Open(opts Options) (*Spool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open spool %s: %w", opts.Dir, err)
 	}
+	if err := checkBeneath(rootfd, opts.Dir); err != nil {
+		_ = unix.Close(rootfd)
+		return nil, err
+	}
 	s := &Spool{
-		dir: opts.Dir, absDir: abs, layout: layout, fsync: opts.Fsync, log: logger,
+		dir: opts.Dir, layout: layout, fsync: opts.Fsync, log: logger,
 		rootfd: rootfd, tmpfd: -1, qfd: -1, readOnly: opts.ReadOnly, instance: newInstance(),
 
 		segMaxBytes:   opts.SegmentMaxBytes,
@@ -455,38 +460,45 @@ func (s *Spool) Stats() Stats {
 		Syncs: c.syncs.Load(), NoAtimeDenied: s.noAtime.Denied(), TempForeign: c.tempForeign.Load(),
 		SegmentsCreated: c.segmentsCreated.Load(), Appended: c.appended.Load(),
 		SegmentsClosed: c.segmentsClosed.Load(), SegmentsRead: c.segmentsRead.Load(),
+		SymlinksRefused: c.symlinksRefused.Load(),
 	}
 }
 
-// Quarantine moves the file at path (inside the spool) to quarantine/, next
+// Quarantine moves the segment r to quarantine/ (QuarantineName).
+func (s *Spool) Quarantine(r Ref, reason string) (string, error) {
+	return s.QuarantineName(s.segmentRel(r), reason)
+}
+
+// QuarantineName moves the file name, a name relative to the spool
+// directory such as "c/29/x" (the loader's misfits), to quarantine/, next
 // to a .reason file that says why, logs the reason and counts it. The file
-// is never deleted. It returns the new path. The file is reached from the
-// spool directory one component at a time without following a symlink,
-// and moved (renameat, never replacing a file there) into the quarantine/
-// that Open opened; the .reason file is created with O_EXCL|O_NOFOLLOW.
-// The lock, the marker, tmp/ and quarantine/ themselves are refused.
-func (s *Spool) Quarantine(path, reason string) (string, error) {
+// is never deleted. It returns the new path. The file's directory is
+// opened beneath the spool directory through no symlink (beneath.go), and
+// the file moved from it (renameat, never replacing a file there, the
+// file itself not followed) into the quarantine/ that Open opened; the
+// .reason file is created with O_EXCL|O_NOFOLLOW. The lock, the marker,
+// tmp/ and quarantine/ themselves are refused.
+func (s *Spool) QuarantineName(name, reason string) (string, error) {
+	from := s.dir + "/" + name
 	if s.readOnly {
-		return "", fmt.Errorf("quarantine %s: the spool %s is open read-only", path, s.dir)
+		return "", fmt.Errorf("quarantine %s: the spool %s is open read-only", from, s.dir)
 	}
-	parent, base, err := s.openParent(path)
+	parent, base, err := s.openParent(name)
 	if err != nil {
-		return "", fmt.Errorf("quarantine %s: %w", path, err)
+		return "", fmt.Errorf("quarantine %s: %w", from, err)
 	}
-	if parent != s.rootfd {
-		defer unix.Close(parent)
+	defer unix.Close(parent)
+	qname := fmt.Sprintf("%s.%d", base, time.Now().UnixNano())
+	dst := filepath.Join(s.dir, QuarantineDir, qname)
+	if err := fileutil.RenameNoReplace(parent, base, s.qfd, qname); err != nil {
+		return "", fmt.Errorf("quarantine %s: %w", from, err)
 	}
-	name := fmt.Sprintf("%s.%d", base, time.Now().UnixNano())
-	dst := filepath.Join(s.dir, QuarantineDir, name)
-	if err := fileutil.RenameNoReplace(parent, base, s.qfd, name); err != nil {
-		return "", fmt.Errorf("quarantine %s: %w", path, err)
-	}
-	note := fmt.Sprintf("time: %s\nfrom: %s\nreason: %s\n", time.Now().UTC().Format(time.RFC3339), path, reason)
-	if err := s.writeReason(name+reasonSuffix, []byte(note)); err != nil {
+	note := fmt.Sprintf("time: %s\nfrom: %s\nreason: %s\n", time.Now().UTC().Format(time.RFC3339), from, reason)
+	if err := s.writeReason(qname+reasonSuffix, []byte(note)); err != nil {
 		s.log.Warn("write quarantine reason", "path", dst+reasonSuffix, "err", err)
 	}
 	s.c.quarantined.Add(1)
-	s.log.Warn("quarantined spool file", "from", path, "to", dst, "reason", reason)
+	s.log.Warn("quarantined spool file", "from", from, "to", dst, "reason", reason)
 	return dst, nil
 }
 
@@ -504,37 +516,24 @@ func (s *Spool) writeReason(name string, b []byte) error {
 	return err
 }
 
-// openParent opens the directory that holds path, which must lie inside
-// the spool, from the spool directory down without following a symlink.
-// It returns the directory's descriptor (s.rootfd itself for a file at the
-// top, not to be closed) and the file's name.
-func (s *Spool) openParent(path string) (int, string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return -1, "", err
+// openParent opens the directory that holds name, a name relative to the
+// spool directory, beneath it through no symlink, and returns its
+// descriptor (O_PATH) and the file's base name.
+func (s *Spool) openParent(name string) (int, string, error) {
+	if !filepath.IsLocal(name) || name != filepath.Clean(name) {
+		return -1, "", fmt.Errorf("not a name inside the spool %s", s.dir)
 	}
-	rel, err := filepath.Rel(s.absDir, abs)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
-		return -1, "", fmt.Errorf("not inside the spool %s", s.dir)
-	}
-	dir, base := filepath.Split(rel)
+	dir, base := path.Split(name)
 	if dir == "" && (base == LockFile || base == MarkerFile || base == TmpDir || base == QuarantineDir) {
 		return -1, "", fmt.Errorf("a fixed member of the spool %s", s.dir)
 	}
-	fd, at := s.rootfd, s.dir
-	for _, c := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
-		if c == "" {
-			continue
-		}
-		at = filepath.Join(at, c)
-		sub, err := openDirAt(fd, c, at)
-		if fd != s.rootfd {
-			unix.Close(fd)
-		}
-		if err != nil {
-			return -1, "", err
-		}
-		fd = sub
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		dir = "."
+	}
+	fd, err := s.openDirBeneath(dir, unix.O_PATH)
+	if err != nil {
+		return -1, "", err
 	}
 	return fd, base, nil
 }

@@ -117,7 +117,7 @@ func TestReadCorruptEntryNamesPathAndQuarantines(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Path != path {
 		t.Fatalf("Read of a truncated entry: %v, want CorruptionError naming %s", err, path)
 	}
-	dst, err := s.Quarantine(path, ce.Error())
+	dst, err := s.Quarantine(ref, ce.Error())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ package spool
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -47,6 +48,34 @@ type TreeWalker struct {
 
 // Walk walks the tree of the open spool root directory rootfd.
 func (w *TreeWalker) Walk(rootfd int, v TreeVisitor) error { return w.level(rootfd, 0, 0, v) }
+
+// WalkTree walks the spool's tree with w, from a descriptor of the spool
+// directory of its own (opened relative to the one Open holds, so the
+// spool's path is not resolved again). w.OpenDir opens each directory
+// below relative to its parent. It returns the walk's error (a visitor's)
+// as it is.
+func (s *Spool) WalkTree(w *TreeWalker, v TreeVisitor) error {
+	fd, err := s.noAtime.Openat(s.rootfd, ".", dirOpenFlags)
+	if err != nil {
+		return fmt.Errorf("open spool directory %s: %w", s.dir, err)
+	}
+	defer unix.Close(fd)
+	return w.Walk(fd, v)
+}
+
+// OpenLeafDir opens the leaf directory with index i (Layout.LeafDir) for
+// reading, beneath the spool directory through no symlink (beneath.go),
+// without updating its atime where the kernel allows it. The caller
+// closes the descriptor. A leaf not created yet gives an error wrapping
+// fs.ErrNotExist.
+func (s *Spool) OpenLeafDir(i int) (int, error) {
+	rel := s.layout.LeafDir(i)
+	fd, err := s.noAtime.OpenBeneath(s.rootfd, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return -1, fmt.Errorf("open spool directory %s: %w", s.dir+"/"+rel, s.dirRefused(err))
+	}
+	return fd, nil
+}
 
 // treeEntry is a directory entry of a non-leaf directory.
 type treeEntry struct {

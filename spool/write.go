@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
@@ -62,49 +61,61 @@ func (s *Spool) write(e *Entry) (Ref, error) {
 	if err != nil {
 		return Ref{}, err
 	}
+	if s.tmpfd < 0 {
+		return Ref{}, fmt.Errorf("write spool entry: the spool %s is open read-only", s.dir)
+	}
 	ref := e.Ref()
-	tmp := filepath.Join(s.dir, TmpDir, s.tempName())
+	tmp := s.tempName()
 	if err := s.writeTemp(tmp, buf); err != nil {
 		return Ref{}, err
 	}
-	dst := s.EntryPath(ref)
-	if err := s.publish(tmp, dst); err != nil {
-		_ = os.Remove(tmp) // never acknowledged
+	if err := s.publish(tmp, ref); err != nil {
+		_ = fileutil.Unlinkat(s.tmpfd, tmp, 0) // never acknowledged
 		return Ref{}, err
 	}
 	s.count(1, len(buf))
 	return ref, nil
 }
 
-func (s *Spool) writeTemp(tmp string, buf []byte) error {
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_CLOEXEC, 0o640)
+// writeTemp creates the file name in tmp/ with the content buf.
+func (s *Spool) writeTemp(name string, buf []byte) error {
+	path := filepath.Join(s.dir, TmpDir, name)
+	fd, err := fileutil.Openat(s.tmpfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
 	if err != nil {
-		return fmt.Errorf("create spool temp file %s: %w", tmp, err)
+		return fmt.Errorf("create spool temp file %s: %w", path, err)
 	}
-	_, err = f.Write(buf)
+	err = fileutil.WriteAll(fd, buf)
 	if err == nil && s.fsync == FsyncAlways {
-		err = f.Sync()
+		err = fileutil.Fsync(fd, path)
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := unix.Close(fd); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write spool temp file %s: %w", tmp, err)
+		_ = fileutil.Unlinkat(s.tmpfd, name, 0)
+		return fmt.Errorf("write spool temp file %s: %w", path, err)
 	}
 	return nil
 }
 
-// publish renames tmp to dst, creating dst's level directories on demand,
-// and never replaces an existing dst.
-func (s *Spool) publish(tmp, dst string) error {
-	err := fileutil.RenameNoReplace(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst)
+// publish renames tmp (in tmp/) to the segment name of ref in its level
+// directory, opened beneath the spool directory (and created on demand),
+// and never replaces an existing file.
+func (s *Spool) publish(tmp string, ref Ref) error {
+	dst := s.EntryPath(ref)
+	dfd, err := s.openLevelDir(ref.Hash, unix.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
-		if merr := os.MkdirAll(filepath.Dir(dst), 0o750); merr != nil {
+		if merr := s.makeLevelDir(ref.Hash); merr != nil {
 			return fmt.Errorf("create spool level directory for %s: %w", dst, merr)
 		}
-		err = fileutil.RenameNoReplace(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst)
+		dfd, err = s.openLevelDir(ref.Hash, unix.O_RDONLY)
 	}
+	if err != nil {
+		return fmt.Errorf("publish spool entry %s: %w", dst, err)
+	}
+	defer unix.Close(dfd)
+	var b [MaxNameLen]byte
+	err = fileutil.RenameNoReplace(s.tmpfd, tmp, dfd, string(ref.AppendName(b[:0])))
 	if errors.Is(err, fs.ErrExist) {
 		err = ErrDuplicateTime
 	}
@@ -112,9 +123,7 @@ func (s *Spool) publish(tmp, dst string) error {
 		return fmt.Errorf("publish spool entry %s: %w", dst, err)
 	}
 	if s.fsync == FsyncAlways {
-		if err := fileutil.SyncDir(filepath.Dir(dst)); err != nil {
-			return err
-		}
+		return fileutil.Fsync(dfd, s.levelPath(ref.Hash))
 	}
 	return nil
 }

@@ -17,9 +17,10 @@
 // synced file system. Per poll it measures the wall time of the writes, the
 // KiB written to the spool's block device from before the first write to
 // after a syncfs(2) that follows the last, and the same two for the drain;
-// the syncfs times are reported apart. A third mode, segfd, writes the
-// same segments with one descriptor held per target instead of Append's
-// open/append/close (what an fd cache could save). Rounds run in the order
+// the syncfs times are reported apart. A third mode, segfd, is seg with a
+// descriptor held for every target (Options.SegmentOpenFiles twice the
+// targets) instead of Append's open/append/close beyond the default 1,024
+// (what holding more descriptors saves). Rounds run in the order
 // --order (default A-B-C-C-B-A-A-B-C), so a load that changes during the
 // run weighs on every mode; each figure is the median over the rounds of a
 // mode, and the summary is

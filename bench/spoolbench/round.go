@@ -19,8 +19,6 @@ type target struct {
 	key  string
 	hash uint64
 	refs []spool.Ref
-	fd   int    // segfd: the segment's held descriptor
-	buf  []byte // segfd: the encoding buffer
 }
 
 // runRound writes every poll of every target into a fresh spool in dir,
@@ -29,6 +27,11 @@ func runRound(c config, devName, dir, mode string) (round, error) {
 	so := spool.DefaultOptions()
 	so.Dir = dir
 	so.PrecreateDirs = true // as cmd/spoold opens the spool
+	if mode == "segfd" {
+		// A descriptor held for every target: twice their number, so
+		// that no shard of the spool's held descriptors fills up.
+		so.SegmentOpenFiles = min(2*c.targets, spool.MaxSegmentOpenFiles)
+	}
 	sp, err := spool.Open(so)
 	if err != nil {
 		return round{}, err
@@ -93,11 +96,7 @@ func writePolls(c config, sp *spool.Spool, mode string, ts []target, r *round) e
 					return err
 				}
 				t.refs = append(t.refs, ref)
-			case "segfd":
-				if err := appendHeld(sp, &e, t); err != nil {
-					return err
-				}
-			default:
+			default: // seg, segfd
 				ref, created, err := sp.Append(&e)
 				if err != nil {
 					return err
@@ -106,55 +105,6 @@ func writePolls(c config, sp *spool.Spool, mode string, ts []target, r *round) e
 					t.refs = append(t.refs, ref)
 				}
 			}
-		}
-	}
-	if mode == "segfd" {
-		return closeHeld(ts)
-	}
-	return nil
-}
-
-// appendHeld is what Append would do with a descriptor kept open per
-// segment (an fd cache that holds every target): the first poll of a
-// target creates its segment, the others are one write(2) each to the held
-// descriptor. It writes the spool's own encoding at the spool's own path,
-// so the files are segments the drain reads like any other; it is not a
-// second implementation of Append (no limits, no torn-write repair), only
-// the cost of its system calls without open and close.
-func appendHeld(sp *spool.Spool, e *spool.Entry, t *target) error {
-	buf, err := e.AppendEncode(t.buf[:0])
-	if err != nil {
-		return err
-	}
-	t.buf = buf
-	if len(t.refs) == 0 {
-		ref := e.Ref()
-		path := sp.EntryPath(ref)
-		fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
-		if err != nil {
-			return fmt.Errorf("create segment %s: %w", path, err)
-		}
-		t.fd = fd
-		t.refs = append(t.refs, ref)
-	}
-	n, err := unix.Write(t.fd, buf)
-	if err == nil && n != len(buf) {
-		err = unix.ENOSPC
-	}
-	if err != nil {
-		return fmt.Errorf("append to segment %s: %w", sp.EntryPath(t.refs[0]), err)
-	}
-	return nil
-}
-
-// closeHeld closes the descriptors appendHeld kept (the fd cache's Seal).
-func closeHeld(ts []target) error {
-	for i := range ts {
-		if len(ts[i].refs) == 0 {
-			continue
-		}
-		if err := unix.Close(ts[i].fd); err != nil {
-			return fmt.Errorf("close segment of %s: %w", ts[i].key, err)
 		}
 	}
 	return nil
@@ -167,7 +117,7 @@ func drain(sp *spool.Spool, mode string, ts []target, r *round) error {
 	var buf spool.SegmentBuffer
 	for i := range ts {
 		t := &ts[i]
-		if mode == "seg" {
+		if mode != "file" {
 			sp.Seal(t.hash)
 		}
 		d, err := sp.OpenDir(t.hash)

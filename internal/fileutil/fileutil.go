@@ -1,6 +1,7 @@
 // Package fileutil holds the file-system calls that the spool, the loader
 // and the RRD writer share, as prometheus tsdb's fileutil does: opens
-// relative to a directory and reads retried on EINTR, the no-atime open that falls
+// relative to a directory (and confined beneath it: OpenBeneath) and reads
+// retried on EINTR, the no-atime open that falls
 // back once the kernel refuses it, unlink, rename without replacing,
 // directory and file-system sync, and the names of file types. Each
 // function is one system call's worth of policy; callers word the errors.
@@ -122,12 +123,22 @@ type NoAtime struct {
 // Openat opens name relative to dirfd with flags, adding O_NOATIME while
 // the kernel takes it.
 func (n *NoAtime) Openat(dirfd int, name string, flags int) (int, error) {
+	return n.open(dirfd, name, flags, Openat)
+}
+
+// OpenBeneath is Openat through OpenBeneath: name resolved beneath dirfd
+// through no symlink.
+func (n *NoAtime) OpenBeneath(dirfd int, name string, flags int) (int, error) {
+	return n.open(dirfd, name, flags, OpenBeneath)
+}
+
+func (n *NoAtime) open(dirfd int, name string, flags int, open func(int, string, int, uint32) (int, error)) (int, error) {
 	for {
 		f := flags
 		if !n.off.Load() {
 			f |= unix.O_NOATIME
 		}
-		fd, err := Openat(dirfd, name, f, 0)
+		fd, err := open(dirfd, name, f, 0)
 		if err == unix.EPERM && f&unix.O_NOATIME != 0 {
 			n.off.Store(true)
 			n.denied.Add(1)
