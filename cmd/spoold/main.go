@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 )
@@ -26,7 +27,18 @@ import (
 var version = ""
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(commandLine(os.Args), os.Stdout, os.Stderr))
+}
+
+// commandLine is the command line run takes from a process's argv: its
+// arguments, after "rrdcached" when the program was started by that name
+// (a link named rrdcached, for scripts that start rrdcached by its path
+// and find it by its process name, as Debian's init script does).
+func commandLine(argv []string) []string {
+	if len(argv) > 0 && filepath.Base(argv[0]) == "rrdcached" {
+		return append([]string{"rrdcached"}, argv[1:]...)
+	}
+	return argv[1:]
 }
 
 // Exit codes.
