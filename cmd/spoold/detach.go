@@ -227,18 +227,19 @@ func (s syslogLines) Write(p []byte) (int, error) {
 }
 
 // lineLevel is the level of a slog line: the value after its first
-// level= (text) or "level":" (JSON).
+// level= (text) or "level":" (JSON), whichever comes first (slog writes
+// the level before the message and attributes).
 func lineLevel(line string) string {
+	at, rest := len(line), ""
 	for _, key := range []string{"level=", `"level":"`} {
-		if i := strings.Index(line, key); i >= 0 {
-			rest := line[i+len(key):]
-			if j := strings.IndexAny(rest, ` "`); j >= 0 {
-				rest = rest[:j]
-			}
-			return rest
+		if i := strings.Index(line, key); i >= 0 && i < at {
+			at, rest = i, line[i+len(key):]
 		}
 	}
-	return ""
+	if j := strings.IndexAny(rest, ` "`); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
 }
 
 // detachedReady tells the starting process that the daemon serves, once,

@@ -118,27 +118,31 @@ func waitGone(t *testing.T, pid int) {
 // TestRRDCachedDetachesForAScript: a script that starts `spoold rrdcached`
 // without -g, as rrdtool's test suite starts rrdcached, goes on at once:
 // the command returns 0 once the socket serves, the pid file holds the
-// daemon in a session of its own, rrdtool --daemon writes through it, and
+// daemon in a session of its own, which logs to -o's file, rrdtool
+// --daemon writes through it, and
 // a second start on the same journal directory fails with the daemon's
 // error while the first serves on.
 func TestRRDCachedDetachesForAScript(t *testing.T) {
 	requireRRDTool(t)
 	dir := t.TempDir()
 	pidFile, sock := filepath.Join(dir, "rrdcached.pid"), filepath.Join(dir, "rrdcached.sock")
-	base, journal := filepath.Join(dir, "db"), filepath.Join(dir, "journal")
+	base, journal, logFile := filepath.Join(dir, "db"), filepath.Join(dir, "journal"), filepath.Join(dir, "rrdcached.log")
 	killPidFile(t, pidFile)
-	script := `"$SPOOLD" rrdcached -p "$P" -l "unix:$S" -b "$B" -j "$J" -- --admin-listen 127.0.0.1:0 || exit
+	script := `"$SPOOLD" rrdcached -p "$P" -l "unix:$S" -b "$B" -j "$J" -o "$O" -- --admin-listen 127.0.0.1:0 || exit
 rrdtool create "$B/s.rrd" --daemon "unix:$S" -s 10 -b 1700000000 DS:a:GAUGE:20:U:U RRA:LAST:0.5:1:10
 rrdtool update "$B/s.rrd" --daemon "unix:$S" 1700000010:42
 echo the script went on`
 	out, err := runBounded(t, "/bin/sh", []string{"-c", script}, []string{"SPOOLD=" + spooldBinary(t),
-		"P=" + pidFile, "S=" + sock, "B=" + base, "J=" + journal})
+		"P=" + pidFile, "S=" + sock, "B=" + base, "J=" + journal, "O=" + logFile})
 	if err != nil || !strings.Contains(out, "the script went on") {
 		t.Fatalf("script: %v\n%s", err, out)
 	}
 	pid := pidFromFile(t, pidFile)
 	if _, sid, alive := procStat(pid); !alive || sid != pid {
 		t.Fatalf("pid file's process %d: alive %v, session %d (want its own, %d)", pid, alive, sid, pid)
+	}
+	if b, err := os.ReadFile(logFile); err != nil || !bytes.Contains(b, []byte(`msg="spoold started"`)) || !bytes.Contains(b, []byte(fmt.Sprintf("pid=%d", pid))) {
+		t.Errorf("-o's log file: %v, want the daemon's start logged with pid %d:\n%s", err, pid, b)
 	}
 	checkUpdateFetch(t, "unix:"+sock, base)
 	if got := rrdtoolOut(t, "lastupdate", filepath.Join(base, "s.rrd"), "--daemon", "unix:"+sock); !strings.Contains(got, "1700000010: 42") {
@@ -391,5 +395,21 @@ func TestRRDCachedUnit(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, stderr.String())
+	}
+}
+
+// TestLineLevel: a detached daemon's log line goes to syslog at the
+// priority of its slog level, text or JSON.
+func TestLineLevel(t *testing.T) {
+	for line, want := range map[string]string{
+		`time=2026-01-01T00:00:00Z level=ERROR msg="start spoold" err="level=INFO"`: "ERROR",
+		`time=2026-01-01T00:00:00Z level=WARN msg=x`:                                "WARN",
+		`{"time":"2026-01-01T00:00:00Z","level":"DEBUG","msg":"x"}`:                 "DEBUG",
+		`{"time":"2026-01-01T00:00:00Z","level":"INFO","msg":"level=ERROR"}`:        "INFO",
+		`spoold: unexpected argument "x"`:                                           "",
+	} {
+		if got := lineLevel(line); got != want {
+			t.Errorf("lineLevel(%q) = %q, want %q", line, got, want)
+		}
 	}
 }
