@@ -98,6 +98,8 @@ func exitReason(err error) string {
 // rrdcached options args, in a new session, and returns it with the read
 // end of its stderr pipe.
 func startDaemonProcess(args []string) (*exec.Cmd, *os.File, error) {
+	// Read-write: the daemon's stderr becomes a copy of its stdin once
+	// it is ready (detachedReady).
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s for the daemon's stdin and stdout: %w", os.DevNull, err)
@@ -245,7 +247,8 @@ func lineLevel(line string) string {
 // detachedReady tells the starting process that the daemon serves, once,
 // and points the daemon's stderr at /dev/null: the starting process exits
 // and nobody reads the pipe any more. Without a starting process waiting
-// it does nothing.
+// it does nothing. The mark is written whatever else fails: a starting
+// process without it would wait for ever.
 func detachedReady() error {
 	if !detachedDaemon() {
 		return nil
@@ -253,22 +256,20 @@ func detachedReady() error {
 	os.Unsetenv(detachEnv)
 	pipe, err := unix.Dup(2)
 	if err != nil {
-		return fmt.Errorf("keep the stderr pipe: %w", err)
+		os.Stderr.WriteString(readyMark)
+		return fmt.Errorf("keep the stderr pipe (stderr stays on it): %w", err)
 	}
 	p := os.NewFile(uintptr(pipe), "stderr pipe")
 	defer p.Close()
-	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("open %s for stderr: %w", os.DevNull, err)
+	// stdin is /dev/null (startDaemonProcess): stderr becomes a copy of
+	// it, with no open that a start-time restriction of the daemon's file
+	// access could refuse, and before the mark, so that a line logged
+	// meanwhile never reaches a pipe whose reader has gone.
+	if err = unix.Dup3(0, 2, 0); err != nil {
+		err = fmt.Errorf("point stderr at stdin's /dev/null: %w", err)
 	}
-	defer null.Close()
-	// /dev/null first: a line logged meanwhile never reaches a pipe whose
-	// reader has gone after the mark.
-	if err := unix.Dup3(int(null.Fd()), 2, 0); err != nil {
-		return fmt.Errorf("point stderr at %s: %w", os.DevNull, err)
+	if _, werr := p.WriteString(readyMark); werr != nil && !errors.Is(werr, syscall.EPIPE) {
+		err = errors.Join(err, fmt.Errorf("write the ready mark to the starting process: %w", werr))
 	}
-	if _, err := p.WriteString(readyMark); err != nil && !errors.Is(err, syscall.EPIPE) {
-		return fmt.Errorf("write the ready mark to the starting process: %w", err)
-	}
-	return nil
+	return err
 }

@@ -118,7 +118,8 @@ func waitGone(t *testing.T, pid int) {
 // TestRRDCachedDetachesForAScript: a script that starts `spoold rrdcached`
 // without -g, as rrdtool's test suite starts rrdcached, goes on at once:
 // the command returns 0 once the socket serves, the pid file holds the
-// daemon in a session of its own, which logs to -o's file, rrdtool
+// daemon in a session of its own, its stdin, stdout and stderr on
+// /dev/null, which logs to -o's file, rrdtool
 // --daemon writes through it, and
 // a second start on the same journal directory fails with the daemon's
 // error while the first serves on.
@@ -140,6 +141,11 @@ echo the script went on`
 	pid := pidFromFile(t, pidFile)
 	if _, sid, alive := procStat(pid); !alive || sid != pid {
 		t.Fatalf("pid file's process %d: alive %v, session %d (want its own, %d)", pid, alive, sid, pid)
+	}
+	for fd := 0; fd <= 2; fd++ {
+		if to, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd)); err != nil || to != os.DevNull {
+			t.Errorf("the daemon's fd %d is %q (%v), want %s", fd, to, err, os.DevNull)
+		}
 	}
 	if b, err := os.ReadFile(logFile); err != nil || !bytes.Contains(b, []byte(`msg="spoold started"`)) || !bytes.Contains(b, []byte(fmt.Sprintf("pid=%d", pid))) {
 		t.Errorf("-o's log file: %v, want the daemon's start logged with pid %d:\n%s", err, pid, b)
