@@ -20,10 +20,10 @@ import (
 
 // The systemd side of the daemon's life (Type=notify, sd_notify(3)):
 // READY=1 once the spool is locked, the admin server listens and the
-// loops run (and, at the same point, the starting process of a detached
-// `spoold rrdcached` is told); WATCHDOG=1 every half WATCHDOG_USEC while the loops are
-// alive (see liveness); STOPPING=1 when a signal ends the daemon. Without
-// $NOTIFY_SOCKET (not started by systemd) nothing is sent.
+// loops run (the starting process of a detached `spoold rrdcached` is
+// told at the same point); WATCHDOG=1 every half WATCHDOG_USEC while the
+// loops are alive (see liveness); STOPPING=1 when a signal ends the
+// daemon. Without $NOTIFY_SOCKET (not started by systemd) nothing is sent.
 
 // Liveness bounds: a loop that has not shown progress for this long is
 // stuck, and the watchdog stops pinging so that systemd restarts spoold.
