@@ -312,9 +312,13 @@ func TestRRDCachedDebianInitScript(t *testing.T) {
 		t.Fatalf("the file's last update is %d before the stop, want %d: the updates were not pending", last, now-100)
 	}
 
+	stopped := time.Now()
 	if out, err := initd("stop"); err != nil || !strings.Contains(out, "has been stopped") {
 		t.Fatalf("init script stop: %v\n%s", err, out)
 	}
+	// The script's start-stop-daemon --retry 5 sends SIGKILL after 5 s:
+	// what spoold had not written by then would be missing below.
+	t.Logf("the init script's stop took %s", time.Since(stopped).Round(time.Millisecond))
 	if _, _, alive := procStat(pid); alive {
 		t.Fatalf("pid %d runs after the init script's stop", pid)
 	}
