@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/syslog"
 	"net"
 	"os"
 	"os/exec"
@@ -420,6 +421,43 @@ func TestLineLevel(t *testing.T) {
 	} {
 		if got := lineLevel(line); got != want {
 			t.Errorf("lineLevel(%q) = %q, want %q", line, got, want)
+		}
+	}
+}
+
+// TestSyslogLines: each line a detached daemon logs is one syslog message
+// of facility daemon at the priority of its level, tagged with its name.
+func TestSyslogLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	w, err := syslog.Dial("unixgram", path, syslog.LOG_DAEMON|syslog.LOG_INFO, "rrdcached")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for line, pri := range map[string]int{
+		"time=t level=ERROR msg=\"start spoold\" component=daemon\n": 3*8 + 3,
+		"time=t level=WARN msg=x\n":                                  3*8 + 4,
+		"time=t level=INFO msg=x\n":                                  3*8 + 6,
+		"{\"time\":\"t\",\"level\":\"DEBUG\",\"msg\":\"x\"}\n":       3*8 + 7,
+	} {
+		if _, err := (syslogLines{w}).Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		buf := make([]byte, 4096)
+		n, err := conn.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(buf[:n])
+		want := fmt.Sprintf("<%d>", pri)
+		if !strings.HasPrefix(got, want) || !strings.Contains(got, fmt.Sprintf(" rrdcached[%d]: ", os.Getpid())) || !strings.HasSuffix(got, strings.TrimSuffix(line, "\n")+"\n") {
+			t.Errorf("line %q sent as %q, want priority %s, tag rrdcached[pid] and the line", line, got, want)
 		}
 	}
 }
