@@ -90,7 +90,8 @@ soak: deps
 demo: build
 	$(BIN) demo $(DEMO_FLAGS)
 
-# install: the binary, spoold(8), the systemd unit, the docs and examples,
+# install: the binary, spoold(8), the systemd units (spoold, and
+# spoold-rrdcached in rrdcached's place), the rrdcached link, the docs and examples,
 # and /etc/spoold/{targets,profiles}.conf unless they exist (an operator's
 # files are never overwritten; the installed targets.conf has the example
 # targets commented out, so spoold polls nothing until told to).
@@ -100,6 +101,9 @@ BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
 DOCDIR     ?= $(PREFIX)/share/doc/spoold
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
+# LIBDIR/spoold/rrdcached: a link to spoold by rrdcached's name, for
+# Debian's /etc/init.d/rrdcached (DAEMON=) and scripts that start rrdcached.
+LIBDIR     ?= $(PREFIX)/lib
 SYSCONFDIR ?= /etc
 MAN        ?= $(BIN).8
 
@@ -115,7 +119,11 @@ install: man
 	sed -e 's|/usr/local/bin/spoold|$(BINDIR)/spoold|g' -e 's|/usr/share/doc/spoold|$(DOCDIR)|g' \
 		-e 's|/etc/spoold/|$(SYSCONFDIR)/spoold/|g' \
 		docs/spoold.service > $(DESTDIR)$(UNITDIR)/spoold.service
-	chmod 0644 $(DESTDIR)$(UNITDIR)/spoold.service
+	sed -e 's|/usr/local/bin/spoold|$(BINDIR)/spoold|g' -e 's|/usr/share/doc/spoold|$(DOCDIR)|g' \
+		docs/spoold-rrdcached.service > $(DESTDIR)$(UNITDIR)/spoold-rrdcached.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/spoold.service $(DESTDIR)$(UNITDIR)/spoold-rrdcached.service
+	install -d -m 0755 $(DESTDIR)$(LIBDIR)/spoold
+	ln -sfnr $(DESTDIR)$(BINDIR)/spoold $(DESTDIR)$(LIBDIR)/spoold/rrdcached
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
 	install -m 0644 docs/examples/targets.conf docs/examples/profiles.conf $(DESTDIR)$(DOCDIR)/examples/
 	@set -e; etc=$(DESTDIR)$(SYSCONFDIR)/spoold; \

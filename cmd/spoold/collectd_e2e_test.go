@@ -438,7 +438,7 @@ func TestCollectdThroughSpooldRRDCached(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := startDaemon(t, append(append([]string{"rrdcached"}, opts...), "--", "--admin-listen", "127.0.0.1:0")...)
+	p := startDaemon(t, append(append([]string{"rrdcached", "-g"}, opts...), "--", "--admin-listen", "127.0.0.1:0")...)
 	sock := protoAddr(t, p)
 	peer := collectdPeer{addr: "unix:" + sock, dataDir: filepath.Join(base, "collectd"),
 		updates: func() (float64, error) { return statsValue(sock, "UpdatesReceived") }}

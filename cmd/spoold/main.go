@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 )
@@ -26,7 +27,18 @@ import (
 var version = ""
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(commandLine(os.Args), os.Stdout, os.Stderr))
+}
+
+// commandLine is the command line run takes from a process's argv: its
+// arguments, after "rrdcached" when the program was started by that name
+// (a link named rrdcached, for scripts that start rrdcached by its path
+// and find it by its process name, as Debian's init script does).
+func commandLine(argv []string) []string {
+	if len(argv) > 0 && filepath.Base(argv[0]) == "rrdcached" {
+		return append([]string{"rrdcached"}, argv[1:]...)
+	}
+	return argv[1:]
 }
 
 // Exit codes.
@@ -75,7 +87,7 @@ var commands = []struct{ name, help string }{
 	{"doctor", "check read-ahead, mount options, space, limits, loader time and the cost of one RRD update"},
 	{"demo", "run spoold against a simulated fleet on 127.0.0.1 with its admin page"},
 	{"load", "walk a spool directory as the start-up loader does and print a JSON summary; changes nothing on disk (a dry run for tuning --loader-files, --loader-sleep, --loader-threshold, --loader-cpu)"},
-	{"rrdcached", "run the daemon from rrdcached's command line (rrdcached(1) options; spoold's own flags after --): -j is the spool, -b the RRD directory, no targets file"},
+	{"rrdcached", "run the daemon from rrdcached's command line (rrdcached(1) options; spoold's own flags after --): -j is the spool, -b the RRD directory, no targets file; without -g it detaches, as rrdcached does, once it serves"},
 	{"simulate", "serve a simulated SNMP fleet on 127.0.0.1 (for demos, tests, benchmarks)"},
 	{"version", "print the version"},
 	{"walk", "discover the tables of one target of the targets file with the daemon's files and flags, and print how many rows answered each column walked, the rows, instance names, keys, RRD files, chosen column alternatives and filtered-out rows; writes nothing"},

@@ -12,7 +12,7 @@ const childEnv = "SPOOLD_TEST_RUN_AS_SPOOLD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(run(commandLine(os.Args), os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }

@@ -20,9 +20,10 @@ import (
 
 // The systemd side of the daemon's life (Type=notify, sd_notify(3)):
 // READY=1 once the spool is locked, the admin server listens and the
-// loops run; WATCHDOG=1 every half WATCHDOG_USEC while the loops are
-// alive (see liveness); STOPPING=1 when a signal ends the daemon. Without
-// $NOTIFY_SOCKET (not started by systemd) nothing is sent.
+// loops run (the starting process of a detached `spoold rrdcached` is
+// told at the same point); WATCHDOG=1 every half WATCHDOG_USEC while the
+// loops are alive (see liveness); STOPPING=1 when a signal ends the
+// daemon. Without $NOTIFY_SOCKET (not started by systemd) nothing is sent.
 
 // Liveness bounds: a loop that has not shown progress for this long is
 // stuck, and the watchdog stops pinging so that systemd restarts spoold.
@@ -81,6 +82,9 @@ type notifier struct {
 // one. Call it once the daemon's loops run (start).
 func (d *daemon) notifyReady() *notifier {
 	n := &notifier{log: d.component("systemd"), cancel: func() {}}
+	if err := detachedReady(); err != nil { // `spoold rrdcached` without -g (detach.go)
+		d.log.Warn("tell the starting process that the daemon serves", "err", err)
+	}
 	n.send(sddaemon.SdNotifyReady)
 	every, err := sddaemon.SdWatchdogEnabled(false)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 // the spoold flags each option means: the journal directory (-j) is the
 // spool, the base directory (-b) the RRD directory, and no targets file is
 // read. An option spoold cannot honour is refused, naming what to use.
+// Without -g it detaches as rrdcached does (detach.go).
 
 // rrdcachedDefaults are rrdcached's defaults for the knobs spoold shares
 // with it, given before the options so that the options override them.
@@ -37,22 +39,70 @@ const rrdcachedValued = "lsmPwzfptjbaGUVo"
 var rrdcachedRefused = map[byte]string{
 	'G': "spoold does not change its group; start it as that group (systemd Group=, or the package's unit)",
 	'U': "spoold does not change its user; start it as that user (systemd User=, or the package's unit)",
-	'o': "spoold logs to stderr; redirect it, or let journald keep it",
 	'O': "spoold's CREATE overwrites only files without pending updates; clients that must never overwrite pass -O to CREATE",
 }
 
 func runRRDcached(args []string, stdout, stderr io.Writer) int {
-	flags, err := rrdcachedFlags(args)
+	line, err := rrdcachedFlags(args)
 	if err != nil {
 		fmt.Fprintln(stderr, "spoold rrdcached:", err)
 		return exitUsage
 	}
-	return runDaemon(flags, stdout, stderr)
+	if !daemonServes(line.flags) { // --help, --version, --test or a bad flag: runDaemon says which
+		return runDaemon(line.flags, stdout, stderr)
+	}
+	if !line.foreground && !detachedDaemon() {
+		return detach(args, line.logFile, stderr)
+	}
+	log, closeLog := stderr, func() {}
+	switch {
+	case detachedDaemon():
+		becomeDetached()
+		log, closeLog, err = detachedLog(line.logFile, stderr)
+	case line.logFile != "":
+		var f *os.File
+		f, err = openLogFile(line.logFile)
+		log, closeLog = f, func() { f.Close() }
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "spoold rrdcached:", err)
+		return exitError
+	}
+	defer closeLog()
+	return runDaemon(line.flags, stdout, log)
+}
+
+// daemonServes reports whether the daemon's flags start it serving: they
+// parse and check as runDaemon parses and checks them, and ask for no
+// --help, --version or --test.
+func daemonServes(flags []string) bool {
+	cfg := defaultConfig()
+	fs, _ := daemonFlags(&cfg)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if fs.Parse(flags) != nil || cfg.showVersion || cfg.checkOnly || fs.NArg() > 0 {
+		return false
+	}
+	cfg.protocolOnly(fs.Changed("targets"))
+	return cfg.check() == nil
+}
+
+// rrdcachedLine is an rrdcached command line translated: the daemon's
+// flags, and the two options `spoold rrdcached` honours itself.
+type rrdcachedLine struct {
+	flags []string
+	// foreground is -g: run in the foreground, logging to stderr, instead
+	// of detaching (detach.go).
+	foreground bool
+	// logFile is -o: log to this file (appended) instead of syslog, or
+	// of stderr with -g.
+	logFile string
 }
 
 // rrdcachedFlags translates rrdcached's options into spoold's flags.
 // Everything after "--" is spoold's own flags, passed on unchanged.
-func rrdcachedFlags(args []string) ([]string, error) {
+func rrdcachedFlags(args []string) (rrdcachedLine, error) {
+	var line rrdcachedLine
 	// rrdcached accepts every command on every socket without -P; spoold's
 	// TCP sockets accept only the read commands unless told.
 	all := rrdcached.AllPermissions()
@@ -66,18 +116,22 @@ func rrdcachedFlags(args []string) ([]string, error) {
 			break
 		}
 		if len(a) < 2 || a[0] != '-' || a[1] == '-' {
-			return nil, fmt.Errorf("unexpected argument %q (spoold's own flags go after --)", a)
+			return line, fmt.Errorf("unexpected argument %q (spoold's own flags go after --)", a)
 		}
 		// Options without a value may be grouped (-gFB), as getopt allows.
 		for j := 1; j < len(a); j++ {
 			opt := a[j]
 			if why, ok := rrdcachedRefused[opt]; ok {
-				return nil, fmt.Errorf("option -%c is not supported: %s", opt, why)
+				return line, fmt.Errorf("option -%c is not supported: %s", opt, why)
+			}
+			if opt == 'g' {
+				line.foreground = true
+				continue
 			}
 			if !strings.ContainsRune(rrdcachedValued, rune(opt)) {
 				f, err := rrdcachedSwitch(opt)
 				if err != nil {
-					return nil, err
+					return line, err
 				}
 				out = append(out, f...)
 				if opt == 'L' {
@@ -88,14 +142,17 @@ func rrdcachedFlags(args []string) ([]string, error) {
 			val := a[j+1:]
 			if val == "" {
 				if i+1 >= len(args) {
-					return nil, fmt.Errorf("option -%c needs a value", opt)
+					return line, fmt.Errorf("option -%c needs a value", opt)
 				}
 				i++
 				val = args[i]
 			}
 			f, err := rrdcachedValue(opt, val)
 			if err != nil {
-				return nil, fmt.Errorf("option -%c %q: %w", opt, val, err)
+				return line, fmt.Errorf("option -%c %q: %w", opt, val, err)
+			}
+			if opt == 'o' {
+				line.logFile = val
 			}
 			out = append(out, f...)
 			if opt == 'l' {
@@ -107,7 +164,8 @@ func rrdcachedFlags(args []string) ([]string, error) {
 	if listens == 0 {
 		out = append(out, "--listen", rrdcachedDefaultListen)
 	}
-	return append(out, rest...), nil
+	line.flags = append(out, rest...)
+	return line, nil
 }
 
 // rrdcachedSwitch is the meaning of an option without a value.
@@ -115,8 +173,6 @@ func rrdcachedSwitch(opt byte) ([]string, error) {
 	switch opt {
 	case 'L': // the default TCP port on every interface
 		return []string{"--listen", "tcp::" + rrdcached.DefaultPort}, nil
-	case 'g': // spoold never forks
-		return nil, nil
 	case 'F': // spoold flushes at stop for --shutdown-timeout; the rest is in the spool
 		return nil, nil
 	case 'B': // spoold never writes outside --rrd-dir, with or without -B
@@ -157,8 +213,10 @@ func rrdcachedValue(opt byte, val string) ([]string, error) {
 			return nil, err
 		}
 		return nil, nil
-	case 'p':
+	case 'p': // written by the daemon, detached or not, once it serves
 		return []string{"--pid-file", val}, nil
+	case 'o': // runRRDcached opens it
+		return nil, nil
 	case 't':
 		if n, err := strconv.Atoi(val); err != nil || n < 1 {
 			return nil, fmt.Errorf("want a number of threads, at least 1")

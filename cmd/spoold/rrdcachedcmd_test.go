@@ -77,7 +77,6 @@ func TestRRDCachedCommandLineRefusals(t *testing.T) {
 	}{
 		{[]string{"-U", "_rrdcached"}, "-U is not supported: spoold does not change its user; start it as that user (systemd User="},
 		{[]string{"-G", "_rrdcached"}, "-G is not supported: spoold does not change its group; start it as that group (systemd Group="},
-		{[]string{"-o", "/var/log/rrdcached.log"}, "-o is not supported: spoold logs to stderr"},
 		{[]string{"-O"}, "-O is not supported"},
 		{[]string{"-gX"}, "unknown option -X"},
 		{[]string{"-w", "five"}, `option -w "five": want seconds`},
@@ -100,7 +99,10 @@ func TestRRDCachedOptionTranslation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := strings.Join(got, " ")
+	if !got.foreground {
+		t.Errorf("-gF: not in the foreground")
+	}
+	s := strings.Join(got.flags, " ")
 	for _, want := range []string{"--write-delay 5m0s", "--write-jitter 1h0m0s",
 		"--listen-group www-data --listen-mode 0660 --listen unix:/run/r.sock --listen-permissions FLUSH,PENDING --listen tcp:127.0.0.1 --listen tcp:[::1]:4000",
 		"--log-level warn"} {
@@ -160,7 +162,7 @@ func TestRRDCachedDebianLine(t *testing.T) {
 	base := filepath.Join(dir, "var/lib/rrdcached/db")
 	os.MkdirAll(base, 0o755)
 	os.MkdirAll(filepath.Join(dir, "var/run"), 0o755)
-	p := startDaemon(t, append(append([]string{"rrdcached"}, opts...), "--", "--admin-listen", "127.0.0.1:0")...)
+	p := startDaemon(t, append(append([]string{"rrdcached", "-g"}, opts...), "--", "--admin-listen", "127.0.0.1:0")...)
 	addr := "unix:" + protoAddr(t, p)
 	if want := "unix:" + filepath.Join(dir, "var/run/rrdcached.sock"); addr != want {
 		t.Fatalf("listens on %s, want %s", addr, want)
@@ -180,7 +182,7 @@ func TestRRDCachedLibreNMSLine(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "rrd")
 	os.MkdirAll(base, 0o755)
-	p := startDaemon(t, "rrdcached", "-l", "127.0.0.1:0", "-j", filepath.Join(dir, "journal")+"/", "-F", "-b", base,
+	p := startDaemon(t, "rrdcached", "-g", "-l", "127.0.0.1:0", "-j", filepath.Join(dir, "journal")+"/", "-F", "-b", base,
 		"-B", "-R", "-t", "4", "-w", "1800", "-z", "1800", "-f", "3600", "--", "--admin-listen", "127.0.0.1:0")
 	addr := protoAddr(t, p)
 	checkUpdateFetch(t, addr, base)

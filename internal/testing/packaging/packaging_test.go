@@ -75,8 +75,8 @@ func helpFlags(t *testing.T, bin string) []string {
 }
 
 // TestMakeInstallTree runs `make install DESTDIR=...` as a packager does
-// and checks the tree: the binary, spoold(8), the unit pointing at the
-// installed binary, the docs and examples, and an /etc/spoold that passes
+// and checks the tree: the binary, spoold(8), the units pointing at the
+// installed binary, the link by rrdcached's name, the docs and examples, and an /etc/spoold that passes
 // `spoold -t`; man renders the page with every flag of --help; a second
 // install keeps an operator's edited targets file.
 func TestMakeInstallTree(t *testing.T) {
@@ -97,6 +97,7 @@ func TestMakeInstallTree(t *testing.T) {
 		{"usr/local/bin/spoold", false, 0o755},
 		{"usr/local/share/man/man8/spoold.8", false, 0o644},
 		{"usr/local/lib/systemd/system/spoold.service", false, 0o644},
+		{"usr/local/lib/systemd/system/spoold-rrdcached.service", false, 0o644},
 		{"usr/local/share/doc/spoold/operations.md", false, 0o644},
 		{"usr/local/share/doc/spoold/examples/targets.conf", false, 0o644},
 		{"usr/local/share/doc/spoold/examples/profiles.conf", false, 0o644},
@@ -117,6 +118,21 @@ func TestMakeInstallTree(t *testing.T) {
 		if !strings.Contains(string(unit), want) {
 			t.Errorf("installed unit lacks %q", want)
 		}
+	}
+
+	unit, err = os.ReadFile(filepath.Join(dest, "usr/local/lib/systemd/system/spoold-rrdcached.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\nType=notify\n", "\nEnvironmentFile=-/etc/default/rrdcached\n", "exec /usr/local/bin/spoold rrdcached -g "} {
+		if !strings.Contains(string(unit), want) {
+			t.Errorf("installed spoold-rrdcached unit lacks %q", want)
+		}
+	}
+	// Debian's init script runs DAEMON=<this link>: spoold by rrdcached's name.
+	link := filepath.Join(dest, "usr/local/lib/spoold/rrdcached")
+	if to, err := os.Readlink(link); err != nil || to != "../../bin/spoold" {
+		t.Errorf("%s: links to %q (%v), want ../../bin/spoold", link, to, err)
 	}
 
 	man := command("man", "-l", filepath.Join(dest, "usr/local/share/man/man8/spoold.8"))
