@@ -71,6 +71,39 @@ func checkRows(t *testing.T, r *rig, i int, at time.Time, column string) map[str
 	return out
 }
 
+// TestRestartRepollIsStampedAfterItsAnswer: a poll that finds the agent
+// restarted discovers it again and polls its rows again; the rows' entries
+// hold the second poll's counters, so they must carry its time, not the
+// first poll's (a rate over the next interval would be off by the time the
+// rediscovery took). Each answer of the simulator comes a second after the
+// one before: a row's counter must be the agent's at or before the entry's
+// time.
+func TestRestartRepollIsStampedAfterItsAnswer(t *testing.T) {
+	so := simOptions(1)
+	so.Numbering = simulate.Vendor
+	r := newRig(t, so, pollOptions(), "if-mib", 0)
+	f := r.sim.Fleet()
+	f.SetBehavior(0, simulate.Behavior{Renumber: true})
+	r.clock.Advance(5 * time.Minute)
+	r.p.Cycle(context.Background())
+	f.Restart(0, r.clock.Advance(time.Minute))
+	r.clock.Advance(4 * time.Minute)
+	r.clock.stepAnswers(time.Second)
+	if st := r.p.Cycle(context.Background()); st.Discontinuities != 1 || st.StaleRows != 0 || st.Rows != so.Interfaces {
+		t.Fatalf("the restart's cycle: %+v", st)
+	}
+	for _, ifc := range f.Interfaces(0, r.clock.Now()) {
+		key := fleet.RowKey(f.Name(0), fleet.InstanceSegment(ifc.Name))
+		es := spooled(t, r.sp, key)
+		e := es[len(es)-1]
+		at := time.Unix(e.Time, int64(e.Milli)*int64(time.Millisecond))
+		then := f.Value(0, oidIfHCInOctets+"."+strconv.Itoa(ifc.Index), at).Value.(uint64)
+		if got := e.Values[0].Counter; got > then {
+			t.Errorf("%s: entry at %s holds counter %d, the agent's at that time is %d: stamped before the answer", key, at.Format(time.TimeOnly), got, then)
+		}
+	}
+}
+
 func TestTablesOfVendorNumbering(t *testing.T) {
 	for _, mode := range []poller.TableMode{poller.TableGet, poller.TableBulk, poller.TableAuto} {
 		t.Run(string(mode), func(t *testing.T) {
