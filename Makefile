@@ -19,14 +19,16 @@ build: deps
 vet: deps
 	$(GO) vet $(PKGS)
 
+# -timeout: go test's default, 10 minutes a package, is less than what
+# cmd/spoold can take under -race on a loaded 2-core machine.
 test: deps
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 # test-nocgo: the packages that do not need librrd, built and tested
 # without cgo (rrd's logic included: only its librrd shims need cgo).
 NOCGO_PKGS := ./spool ./shm ./intake ./loader ./rrd ./graph ./rrdwriter ./rrdcached ./rrdcached/spoolbackend ./fleet ./poller/mib ./internal/enum ./internal/confine ./internal/testing/testenv
 test-nocgo:
-	CGO_ENABLED=0 $(GO) test -count=1 $(NOCGO_PKGS)
+	CGO_ENABLED=0 $(GO) test -count=1 -timeout 30m $(NOCGO_PKGS)
 
 # check: what CI runs (.ci/run): install what is missing, vet, race tests,
 # the packages that build without cgo tested without it, and every fuzz

@@ -24,15 +24,27 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// clock is the injected clock the simulator and the poller share.
+// clock is the injected clock the simulator and the poller share. With
+// answerStep set, each answer of the simulator comes that much after the
+// one before (answerNow is the simulator's clock).
 type clock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu         sync.Mutex
+	t          time.Time
+	answerStep time.Duration
 }
 
 func newClock() *clock { return &clock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)} }
 
 func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *clock) answerNow() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(c.answerStep)
+	return c.t
+}
+
+func (c *clock) stepAnswers(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.answerStep = d }
 func (c *clock) Advance(d time.Duration) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -118,7 +130,7 @@ type rig struct {
 func newRig(t *testing.T, so simulate.Options, po poller.Options, profile string, devices ...int) *rig {
 	t.Helper()
 	r := &rig{clock: newClock(), sink: &sink{}}
-	so.Now = r.clock.Now
+	so.Now = r.clock.answerNow
 	r.sim = startSim(t, so)
 	r.sp = openSpool(t)
 	po.Now = r.clock.Now

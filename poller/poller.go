@@ -396,7 +396,7 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 		if d.restarted(res.uptime, now, p.opts.Interval) {
 			flags |= spool.FlagDiscontinuity
 			c.discont.Add(1)
-			pl, res = p.afterRestart(ctx, d, pl, res, now, c)
+			pl, res, now = p.afterRestart(ctx, d, pl, res, now, c)
 		}
 		d.lastUptime, d.lastAt, d.hasUptime = res.uptime, now, true
 	}
@@ -428,14 +428,15 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 // the rows), it discovers again now and polls the rows again with the new
 // plan. If that fails, the rows of this poll are not written (their
 // indexes may name other rows now; counted as StaleRows) and the device
-// is rediscovered in the background.
-func (p *Poller) afterRestart(ctx context.Context, d *device, pl *pollPlan, res pollResult, now time.Time, c *cycleCounters) (*pollPlan, pollResult) {
+// is rediscovered in the background. It returns the time of the poll
+// whose values it returns: now, or when the second poll was answered.
+func (p *Poller) afterRestart(ctx context.Context, d *device, pl *pollPlan, res pollResult, now time.Time, c *cycleCounters) (*pollPlan, pollResult, time.Time) {
 	if pl.disc == nil {
-		return pl, res
+		return pl, res, now
 	}
 	booted := now.Add(-time.Duration(res.uptime) * 10 * time.Millisecond)
 	if !pl.disc.At.Before(booted) {
-		return pl, res
+		return pl, res, now
 	}
 	// A discovery already in flight (in the background) may have started
 	// before the restart: only a plan discovered since the boot will do.
@@ -444,14 +445,14 @@ func (p *Poller) afterRestart(ctx context.Context, d *device, pl *pollPlan, res 
 		if again, err := p.poll(ctx, d, npl, false); err == nil {
 			c.requests.Add(int64(again.requests))
 			again.uptime, again.hasUptime = res.uptime, true
-			return npl, again
+			return npl, again, p.now()
 		}
 	}
 	d.rediscover.Store(true)
 	c.staleRows.Add(int64(pl.rowCount()))
 	scalars := newPlan(d.t, nil, nil, &p.opts)
 	res.values = res.values[:scalars.nScalar]
-	return scalars, res
+	return scalars, res, now
 }
 
 // writeEntries writes the entries of one answered poll: the scalars' (if

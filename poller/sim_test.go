@@ -287,9 +287,12 @@ func TestFullIndexKeepsEntriesOnDisk(t *testing.T) {
 	}
 }
 
+// TestRunCyclesUntilCancelled: Run polls every device in each cycle, one
+// cycle an interval, until its context ends. The interval leaves a
+// cycle's polls (cut at 90% of it) the time a loaded machine may take.
 func TestRunCyclesUntilCancelled(t *testing.T) {
 	po := pollOptions()
-	po.Interval = 20 * time.Millisecond
+	po.Interval = time.Second
 	cycles := make(chan poller.CycleStats, 16)
 	po.OnCycle = func(st poller.CycleStats) {
 		select {

