@@ -8,7 +8,7 @@ import (
 )
 
 // builtinText declares the built-in profiles in the profiles file syntax
-// (docs/configuration.md lists them); if-mib:<n> is built by IfMIBProfile.
+// (docs/profiles.md lists them); if-mib:<n> is built by IfMIBProfile.
 //
 // host keeps its scalar keys of before tables (the target's own file, the
 // same data sources); its tables add files under <target>/storage/ and

@@ -1,5 +1,5 @@
 // Package fleet owns the configuration of what is polled: the targets and
-// profiles files (docs/configuration.md: their grammar, parsers and
+// profiles files (docs/configuration.md, docs/profiles.md: their grammar, parsers and
 // errors, each a *ConfigError naming the file and line), the built-in
 // profiles, the tables of profiles as configured (index, instance,
 // filters, columns), the profiles' graph blocks, the key model (which key

@@ -11,7 +11,7 @@ import (
 	"github.com/spoold/spoold/rrd"
 )
 
-// ParseProfiles parses a profiles file (docs/configuration.md); file names
+// ParseProfiles parses a profiles file (docs/profiles.md); file names
 // it in errors, which are *ConfigError for problems in the text.
 //
 //	profile <name>

@@ -9,7 +9,7 @@ import (
 )
 
 // The text form of a graph template, as a profiles file declares one
-// (docs/configuration.md, "Graph templates"): a "graph <name>" line, then
+// (docs/profiles.md, "Graph templates"): a "graph <name>" line, then
 // one line per setting or element, a keyword and its fields:
 //
 //	graph <name>

@@ -184,7 +184,7 @@ func TestTemplateGraphChecksTheFile(t *testing.T) {
 }
 
 // TestBuiltinTemplatesFit: each built-in names the data sources of the
-// rows and profiles it is for (docs/configuration.md lists them).
+// rows and profiles it is for (docs/profiles.md lists them).
 func TestBuiltinTemplatesFit(t *testing.T) {
 	ifRow := []string{"in", "out", "inpkt", "outpkt", "inerr", "outerr", "indisc", "outdisc", "speed", "oper"}
 	host := []string{"uptime", "cpu_user", "cpu_system", "cpu_idle", "load1", "load5", "load15",

@@ -103,7 +103,7 @@ func startCollectd(t *testing.T, peer collectdPeer) *collectdProc {
 }
 
 // collectdConf is the configuration startCollectd runs: the rrdcached
-// plugin block is the one docs/operations.md shows.
+// plugin block is the one docs/rrdcached.md shows.
 func collectdConf(dir string, c *collectdProc, peer collectdPeer, typesDB, group string) string {
 	return fmt.Sprintf(`Hostname %q
 FQDNLookup false

@@ -47,8 +47,9 @@ func manpage() string {
 		"one update per file with all its pending values. It draws graphs from the RRD files on demand and serves " +
 		"its status, Prometheus metrics and a web page on an admin HTTP address."))
 	line(".PP")
-	line(roff("Every setting is a flag. The targets and profiles files are described in configuration.md, " +
-		"operations in operations.md (both in the package's documentation directory)."))
+	line(roff("Every setting is a flag. The targets file is described in configuration.md, profiles in profiles.md, " +
+		"operations in operations.md, the rrdcached drop-in in rrdcached.md and many machines in many-machines.md " +
+		"(all in the package's documentation directory)."))
 	line(".SH OPTIONS")
 	for _, g := range groups {
 		line(".SS %s", roff(g.title))

@@ -18,7 +18,7 @@ import (
 // this file sends the commands where they do not, and every difference
 // spoold accepts is one row of differenceScript, with the reason. A reply
 // that differs and is not in the table fails the test, as does a row whose
-// replies are no longer what the table says. docs/operations.md
+// replies are no longer what the table says. docs/rrdcached.md
 // ("Differences from rrdcached") shows the same table; the test checks it
 // there row by row.
 
@@ -221,22 +221,22 @@ func replyText(e rrdctest.Exchange) string {
 	return e.Reply.String()
 }
 
-// differenceRow is a row of the table as docs/operations.md shows it.
+// differenceRow is a row of the table as docs/rrdcached.md shows it.
 func differenceRow(l scriptLine) string {
 	return fmt.Sprintf("| `%s` | `%s` | `%s` | %s |", l.sent, l.rrdcached, l.spoold, l.why)
 }
 
-// checkDifferencesDoc: docs/operations.md's "Differences from rrdcached"
+// checkDifferencesDoc: docs/rrdcached.md's "Differences from rrdcached"
 // table has every row of differenceScript, in order, and no other.
 func checkDifferencesDoc(t *testing.T) {
 	t.Helper()
-	b, err := os.ReadFile("../../docs/operations.md")
+	b, err := os.ReadFile("../../docs/rrdcached.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sec, ok := strings.Cut(string(b), "\n### Differences from rrdcached\n")
+	_, sec, ok := strings.Cut(string(b), "\n## Differences from rrdcached\n")
 	if !ok {
-		t.Fatal(`docs/operations.md has no "### Differences from rrdcached" section`)
+		t.Fatal(`docs/rrdcached.md has no "## Differences from rrdcached" section`)
 	}
 	var doc []string
 	for _, l := range strings.Split(sec, "\n") {
@@ -255,6 +255,6 @@ func checkDifferencesDoc(t *testing.T) {
 		}
 	}
 	if strings.Join(doc, "\n") != strings.Join(want, "\n") {
-		t.Errorf("docs/operations.md's table of differences is not the test's; want these rows:\n%s\nhave:\n%s", strings.Join(want, "\n"), strings.Join(doc, "\n"))
+		t.Errorf("docs/rrdcached.md's table of differences is not the test's; want these rows:\n%s\nhave:\n%s", strings.Join(want, "\n"), strings.Join(doc, "\n"))
 	}
 }
