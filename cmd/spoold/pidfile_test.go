@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -12,6 +13,11 @@ import (
 // is taken (the first one has it) fails to start; the pid file, the first
 // one's, is left as it was.
 func TestFailedStartLeavesAnotherPidFile(t *testing.T) {
+	// The daemon runs in this process and tightens its umask for good:
+	// the tests after this one create files as before.
+	umask := syscall.Umask(0)
+	syscall.Umask(umask)
+	t.Cleanup(func() { syscall.Umask(umask) })
 	dir := t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -66,7 +66,7 @@ func Start(tb testing.TB, files map[string][]byte) *Agent {
 	communities := make([]string, 0, len(files))
 	for c, text := range files {
 		communities = append(communities, c)
-		if err := os.WriteFile(filepath.Join(a.data, c+".snmprec"), text, 0o644); err != nil {
+		if err := writeReadable(filepath.Join(a.data, c+".snmprec"), text); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -122,7 +122,7 @@ func Start(tb testing.TB, files map[string][]byte) *Agent {
 func (a *Agent) Replace(tb testing.TB, community string, text []byte) {
 	tb.Helper()
 	path := filepath.Join(a.data, community+".snmprec")
-	if err := os.WriteFile(path+".new", text, 0o644); err != nil {
+	if err := writeReadable(path+".new", text); err != nil {
 		tb.Fatal(err)
 	}
 	a.replaced++
@@ -133,6 +133,16 @@ func (a *Agent) Replace(tb testing.TB, community string, text []byte) {
 	if err := os.Rename(path+".new", path); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// writeReadable writes a recording snmpsimd, which drops its privileges,
+// can read whatever this process's umask is (a daemon started in the test
+// process, as some tests do, adds 027 to it for good).
+func writeReadable(path string, text []byte) error {
+	if err := os.WriteFile(path, text, 0o644); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o644)
 }
 
 func answers(port int, community string) bool {
