@@ -44,72 +44,16 @@ func (e *OutsideError) Unwrap() []error { return []error{ErrOutside, e.Err} }
 
 // OpenBeneath opens name, relative to the directory dirfd, with flags
 // (O_CLOEXEC is added) such that no symlink takes the open outside that
-// directory, not even one swapped in meanwhile: openat2(2) with
-// RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS, or, on kernels without openat2, a
-// walk that refuses every symlink. A name leaving the directory fails with
-// EXDEV or ELOOP (wrapped in an *os.PathError naming name).
+// directory, not even one swapped in meanwhile (fileutil.OpenInside:
+// symlinks inside it are followed; on kernels without openat2 none is). A
+// name leaving the directory fails with EXDEV or ELOOP, wrapped in an
+// *os.PathError naming name.
 func OpenBeneath(dirfd int, name string, flags int, mode uint32) (int, error) {
-	how := unix.OpenHow{
-		Flags:   uint64(flags | unix.O_CLOEXEC),
-		Mode:    uint64(mode),
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
-	}
-	for {
-		fd, err := unix.Openat2(dirfd, name, &how)
-		switch err {
-		case nil:
-			return fd, nil
-		case unix.EINTR, unix.EAGAIN:
-			continue
-		case unix.ENOSYS: // kernels before 5.6
-			return openNoSymlinks(dirfd, name, flags, mode)
-		}
+	fd, err := fileutil.OpenInside(dirfd, name, flags, mode)
+	if err != nil {
 		return -1, &os.PathError{Op: "openat2", Path: name, Err: err}
 	}
-}
-
-// openNoSymlinks opens name segment by segment with O_NOFOLLOW, so that
-// any symlink fails the open with ELOOP, and any ".." with EXDEV.
-func openNoSymlinks(rootfd int, name string, flags int, mode uint32) (int, error) {
-	fail := func(err error) (int, error) {
-		return -1, &os.PathError{Op: "openat", Path: name, Err: err}
-	}
-	segs := strings.Split(name, "/")
-	dirfd := rootfd
-	for i, seg := range segs {
-		if seg == ".." {
-			if i > 0 {
-				unix.Close(dirfd)
-			}
-			return fail(unix.EXDEV)
-		}
-		last := i == len(segs)-1
-		fl := unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
-		if last {
-			fl = flags | unix.O_NOFOLLOW | unix.O_CLOEXEC
-		}
-		fd, err := unix.Openat(dirfd, seg, fl, mode)
-		if err == nil {
-			var st unix.Stat_t
-			if err = unix.Fstat(fd, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-				err = unix.ELOOP
-			}
-			if err != nil {
-				unix.Close(fd)
-			}
-		}
-		if i > 0 {
-			unix.Close(dirfd)
-		}
-		if err != nil {
-			return fail(err)
-		}
-		if last {
-			return fd, nil
-		}
-		dirfd = fd
-	}
-	return fail(unix.ENOENT)
+	return fd, nil
 }
 
 // Root is an RRD directory, open for confined opens of the files beneath

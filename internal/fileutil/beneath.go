@@ -22,14 +22,22 @@ var noOpenat2 atomic.Bool
 // ".." leaving dirfd EXDEV.
 // Errors are the bare errno: callers name the file.
 func OpenBeneath(dirfd int, name string, flags int, mode uint32) (int, error) {
+	return openat2(dirfd, name, flags, mode, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS)
+}
+
+// OpenInside is OpenBeneath where symlinks that stay beneath dirfd are
+// followed (RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS): one leading out gives
+// EXDEV, a /proc magic link ELOOP. Without openat2 it refuses every
+// symlink, as OpenBeneath does.
+func OpenInside(dirfd int, name string, flags int, mode uint32) (int, error) {
+	return openat2(dirfd, name, flags, mode, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_MAGICLINKS)
+}
+
+func openat2(dirfd int, name string, flags int, mode uint32, resolve uint64) (int, error) {
 	if noOpenat2.Load() {
 		return openWalk(dirfd, name, flags, mode)
 	}
-	how := unix.OpenHow{
-		Flags:   uint64(flags | unix.O_CLOEXEC),
-		Mode:    uint64(mode),
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS,
-	}
+	how := unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Mode: uint64(mode), Resolve: resolve}
 	for {
 		fd, err := unix.Openat2(dirfd, name, &how)
 		switch err {

@@ -65,3 +65,43 @@ func TestOpenBeneathFollowsNoSymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenInsideFollowsSymlinksThatStay: OpenInside follows a symlink
+// whose target is beneath dirfd and refuses one leading out, at any
+// component; /proc's magic links are refused too.
+func TestOpenInsideFollowsSymlinksThatStay(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "a/b"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(dir, "a/b/f"), filepath.Join(outside, "f")} {
+		if err := os.WriteFile(f, []byte("x"), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"a/in": "b", "a/out": outside, "a/b/lf": "f", "a/abs": filepath.Join(dir, "a/b")} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(root)
+	for _, tc := range []struct {
+		name string
+		want error
+	}{
+		{"a/b/f", nil}, {"a/in/f", nil}, {"a/b/lf", nil},
+		{"a/out/f", unix.EXDEV}, {"a/abs/f", unix.EXDEV}, {"../x", unix.EXDEV},
+	} {
+		fd, err := OpenInside(root, tc.name, unix.O_RDONLY, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		if err != tc.want {
+			t.Errorf("open %q = %v, want %v", tc.name, err, tc.want)
+		}
+	}
+}
