@@ -4,7 +4,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/spoold/spoold/poller/mib"
+	"github.com/spoold/spoold/mib"
 )
 
 // builtinText declares the built-in profiles in the profiles file syntax

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/spoold/spoold/internal/fileutil"
-	"github.com/spoold/spoold/poller/mib"
+	"github.com/spoold/spoold/mib"
 	"github.com/spoold/spoold/rrd"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/spoold/spoold/graph"
-	"github.com/spoold/spoold/poller/mib"
+	"github.com/spoold/spoold/mib"
 	"github.com/spoold/spoold/rrd"
 )
 

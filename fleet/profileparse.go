@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spoold/spoold/poller/mib"
+	"github.com/spoold/spoold/mib"
 	"github.com/spoold/spoold/rrd"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/gosnmp/gosnmp"
 
 	"github.com/spoold/spoold/internal/snmpvalue"
-	"github.com/spoold/spoold/poller/mib"
+	"github.com/spoold/spoold/mib"
 	"github.com/spoold/spoold/rrd"
 )
 

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spoold/spoold/poller/mib"
+	"github.com/spoold/spoold/mib"
 )
 
 // A table of an answering device without a row is never empty in

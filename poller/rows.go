@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/spoold/spoold/fleet"
-	"github.com/spoold/spoold/poller/mib"
+	"github.com/spoold/spoold/mib"
 	"github.com/spoold/spoold/spool"
 )
 

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/spoold/spoold/spool"
+	"github.com/cespare/xxhash/v2"
 )
 
 // maxSegment bounds one escaped path segment, leaving room for ".rrd" and
@@ -63,7 +63,7 @@ func escapeSegment(key, seg string, isDir bool) string {
 	}
 	if len(b) > maxSegment {
 		b = append(b[:maxSegment], '~')
-		b = fmt.Appendf(b, "%016x", spool.KeyHash(key))
+		b = fmt.Appendf(b, "%016x", xxhash.Sum64String(key))
 	}
 	return string(b)
 }

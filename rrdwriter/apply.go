@@ -600,7 +600,7 @@ func buildRows(t *target, items []item, rs *rowScratch) []rrd.Row {
 				continue
 			}
 			from := int32(len(buf))
-			buf = rrd.AppendValue(buf, v)
+			buf = v.AppendText(buf)
 			rs.span[i*nds+j] = [2]int32{from, int32(len(buf))}
 		}
 	}
@@ -628,5 +628,5 @@ type rowScratch struct {
 	buf  []byte
 }
 
-// formatValue formats a value as an update takes it (rrd.AppendValue).
-func formatValue(v spool.Value) string { return string(rrd.AppendValue(nil, v)) }
+// formatValue formats a value as an update takes it (spool.Value.AppendText).
+func formatValue(v spool.Value) string { return string(v.AppendText(nil)) }

@@ -5,7 +5,7 @@ set -euo pipefail
 
 # dpkg-dev, groff-base and man-db: make deb and the tests of make install
 # and of the package (packaging/, tested in internal/testing/packaging); prometheus: promtool checks /metrics;
-# python3-pysnmp4(-mibs): pysnmp's copies of the IETF MIBs check poller/mib;
+# python3-pysnmp4(-mibs): pysnmp's copies of the IETF MIBs check mib;
 # rrdcached: the peer the rrdcached client and forwarding are tested against;
 # strace: the graph template test sees which files rrdtool opens;
 # collectd-core: its rrdcached plugin writes through spoold's socket.

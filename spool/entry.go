@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"strconv"
+
+	"github.com/spoold/spoold/internal/numtext"
 )
 
 // Entry format v2 (v1 read too); docs/spool-format.md has the byte diagram.
@@ -64,6 +67,19 @@ type Value struct {
 	Type    ValueType
 	Counter uint64
 	Gauge   float64
+}
+
+// AppendText appends v as an RRD update takes it: a counter exactly, as
+// an unsigned integer; a gauge as numtext.AppendFloat writes it; an
+// unknown value as "U".
+func (v Value) AppendText(b []byte) []byte {
+	switch v.Type {
+	case Counter:
+		return strconv.AppendUint(b, v.Counter, 10)
+	case Gauge:
+		return numtext.AppendFloat(b, v.Gauge)
+	}
+	return append(b, 'U')
 }
 
 // Entry is one poll result of one target.

@@ -197,3 +197,23 @@ func resum(b []byte) []byte {
 	b = b[:len(b)-trailerLen]
 	return binary.LittleEndian.AppendUint32(b, crc32c(b))
 }
+
+// TestValueAppendText: a counter is written exactly (past 2^53 too, where
+// a float64 would round it), a gauge as librrd parses it back, an unknown
+// value as "U".
+func TestValueAppendText(t *testing.T) {
+	for _, tc := range []struct {
+		v    Value
+		want string
+	}{
+		{Value{Type: Counter, Counter: 1<<64 - 1}, "18446744073709551615"},
+		{Value{Type: Counter, Counter: 1<<53 + 1}, "9007199254740993"},
+		{Value{Type: Gauge, Gauge: -2}, "-2"},
+		{Value{Type: Gauge, Gauge: 0.25}, "0.25"},
+		{Value{Type: Unknown, Counter: 7}, "U"},
+	} {
+		if got := string(tc.v.AppendText([]byte("t:"))); got != "t:"+tc.want {
+			t.Errorf("%+v: %q, want %q", tc.v, got, "t:"+tc.want)
+		}
+	}
+}

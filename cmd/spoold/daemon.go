@@ -22,7 +22,7 @@ import (
 	"github.com/spoold/spoold/internal/confine"
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/poller"
-	"github.com/spoold/spoold/poller/mib"
+	"github.com/spoold/spoold/mib"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"

@@ -15,7 +15,7 @@ import (
 
 	"github.com/spoold/spoold/fleet"
 	"github.com/spoold/spoold/poller"
-	"github.com/spoold/spoold/poller/mib"
+	"github.com/spoold/spoold/mib"
 	"github.com/spoold/spoold/rrd"
 )
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spoold/spoold/internal/numtext"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/spool"
@@ -155,7 +156,7 @@ func parseUpdateValue(v string, t rrd.DSType) (spool.Value, error) {
 	case rrd.Derive:
 		if neg, ok := strings.CutPrefix(v, "-"); ok && allDigits(neg) {
 			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < -rrd.MaxExactInt {
+			if err != nil || n < -numtext.MaxExactInt {
 				return spool.Value{}, fmt.Errorf("%q is below -2^53, which spoold cannot keep exactly", v)
 			}
 			return spool.Value{Type: spool.Gauge, Gauge: float64(n)}, nil
@@ -205,7 +206,7 @@ func formatUpdate(e *spool.Entry) string {
 	}
 	for _, v := range e.Values {
 		b = append(b, ':')
-		b = rrd.AppendValue(b, v)
+		b = v.AppendText(b)
 	}
 	return string(b)
 }

@@ -72,7 +72,7 @@ func vendorModules(tb testing.TB, dir string, n int) {
 // (snmptranslate -m ALL, less its run with no module, so the process
 // start is not counted), interleaved A-B-B-A. builtin_ms is the built-in
 // table alone; unchanged_reload_ms a Load with a Loader whose last load
-// read the same files (a SIGHUP that changed no MIB file). Run: go test -run '^$' -bench LoadMIBDir -benchtime 5x ./poller/mib/
+// read the same files (a SIGHUP that changed no MIB file). Run: go test -run '^$' -bench LoadMIBDir -benchtime 5x ./mib/
 func BenchmarkLoadMIBDir(b *testing.B) {
 	snmptranslate := testenv.LookPath(b, "snmptranslate", "the peer of the benchmark")
 	dir := b.TempDir()
