@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/spoold/spoold/fleet"
-	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/mib"
+	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrd"
 )
 
