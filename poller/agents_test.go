@@ -7,7 +7,6 @@ package poller_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,17 +30,6 @@ import (
 func needBinary(t *testing.T, name string) string {
 	t.Helper()
 	return testenv.LookPath(t, name, "the real-agent tests run it")
-}
-
-// freeUDPPort returns a loopback UDP port that was free a moment ago.
-func freeUDPPort(t *testing.T) int {
-	t.Helper()
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
 // startAgent runs cmd until the end of the test, or until stop (SIGTERM,
@@ -111,7 +99,7 @@ const (
 // startSnmpd runs net-snmp's snmpd with a v2c community "public" and a v3
 // user with SHA/AES, all state in a temporary directory.
 func startSnmpd(t *testing.T) int {
-	port := freeUDPPort(t)
+	port := snmpsimtest.FreeUDPPort(t)
 	startSnmpdIn(t, t.TempDir(), port)
 	return port
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spoold/spoold/internal/testing/snmpsimtest"
 	"github.com/spoold/spoold/poller"
 )
 
@@ -17,7 +18,7 @@ import (
 // reachable again, the next poll resyncs and succeeds. snmpd's
 // usmStatsNotInTimeWindows counts each report.
 func TestSnmpdRebootIsNotInTimeWindow(t *testing.T) {
-	dir, port := t.TempDir(), freeUDPPort(t)
+	dir, port := t.TempDir(), snmpsimtest.FreeUDPPort(t)
 	stop := startSnmpdIn(t, dir, port)
 	rl := startRelay(t, fmt.Sprintf("127.0.0.1:%d", port))
 	rl.up.Store(true)

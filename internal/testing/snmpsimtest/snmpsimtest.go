@@ -71,7 +71,7 @@ func Start(tb testing.TB, files map[string][]byte) *Agent {
 		}
 	}
 	sort.Strings(communities)
-	a.Port = freeUDPPort(tb)
+	a.Port = FreeUDPPort(tb)
 	args := []string{"--data-dir=" + a.data, "--cache-dir=" + cache,
 		fmt.Sprintf("--agent-udpv4-endpoint=127.0.0.1:%d", a.Port), "--logging-method=stderr"}
 	if os.Geteuid() == 0 {
@@ -156,8 +156,9 @@ func answers(port int, community string) bool {
 	return err == nil && len(pkt.Variables) == 1 && pkt.Variables[0].Type == gosnmp.TimeTicks
 }
 
-// freeUDPPort returns a loopback UDP port that was free a moment ago.
-func freeUDPPort(tb testing.TB) int {
+// FreeUDPPort returns a loopback UDP port that was free a moment ago, for
+// an agent a test starts on it.
+func FreeUDPPort(tb testing.TB) int {
 	tb.Helper()
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
