@@ -3,19 +3,18 @@ package rrdwriter
 import (
 	"math"
 	"time"
+
+	"github.com/spoold/spoold/shm"
 )
 
 // due is the flush policy handed to shm.TakeDue: a target is due
 // WriteDelay plus its jitter after its oldest pending entry arrived.
 func (w *Writer) due(hash uint64, since time.Time) time.Time {
 	if w.o.Ready != nil && !w.o.Ready.Ready(hash) || w.stuck.holds(hash) || w.held.holds(hash) {
-		return notReady
+		return shm.NotReady
 	}
 	return since.Add(w.o.WriteDelay + w.jitter(hash, since))
 }
-
-// notReady is the due time of a key whose leaf is not walked yet.
-var notReady = time.Unix(1<<62, 0)
 
 // jitter returns a pseudo-random duration in [0, WriteJitter), fixed for a
 // target's batch (hash and since) so that it does not change between the

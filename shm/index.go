@@ -112,6 +112,9 @@ func (ix *Index) addLocked(s *shard, hash uint64, key string, ts int64) (bool, e
 		st.key = key
 	}
 	st.pending = insertAt(st.pending, pos, ts)
+	if pos == 0 {
+		s.wake = 0 // a new oldest time: the key's due time moved
+	}
 	s.entries++
 	s.added++
 	return true, nil
@@ -126,6 +129,7 @@ func (ix *Index) addKeyLocked(s *shard, hash uint64, key string, ts int64) (bool
 	st := s.create(hash)
 	st.key = key
 	st.pending = append(st.pending, ts)
+	s.wake = 0
 	s.entries++
 	s.added++
 	return true, nil

@@ -44,6 +44,10 @@ type shardState struct {
 	states []keyState
 	free   []uint32 // indexes of zeroed slots in states
 	next   int      // slot where the next limited take starts: round robin
+	// wake is the earliest UnixNano at which a key may be due, as the
+	// last TakeDue that visited every key saw it; 0 = unknown. Whatever
+	// can make a key due sooner (a new oldest time, a Done) sets it to 0.
+	wake int64
 
 	entries  int // pending + in flight times
 	inflight int // in-flight times

@@ -1,6 +1,9 @@
 package shm
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // A Batch is all pending times of one key, taken at once. While it is in
 // flight, its times count as indexed (Add of them is a duplicate) and no
@@ -15,7 +18,7 @@ type Batch struct {
 	Times []int64
 }
 
-// TakeDue appends to dst, and returns, up to max batches of keys that have
+// TakeDue appends to dst, and returns, up to most batches of keys that have
 // pending times, are not in flight, are not backing off (retry time after
 // now), and whose due(hash, since) is not after now, where since is the
 // key's oldest pending time (a time after now counts as now: it is due at
@@ -23,27 +26,50 @@ type Batch struct {
 // in flight until Done. due is the writer's delay and jitter policy; it is
 // called with a shard locked, so it must be fast and must not call the index.
 // Keys are visited round robin (shards and the keys within them), so that
-// max does not favour some keys. It allocates only the batches' times (a few
+// most does not favour some keys. It allocates only the batches' times (a few
 // arrays per call) and dst's growth.
-func (ix *Index) TakeDue(now time.Time, due func(hash uint64, since time.Time) time.Time, max int, dst []Batch) []Batch {
-	if max <= 0 {
+//
+// A due time at or after NotReady says the key is not ready for a reason
+// the index does not see (its leaf is not walked, the writer holds it): it
+// is asked again at the next TakeDue. Any other due time is taken as fixed
+// for the key's oldest pending time, so a shard whose whole visit found
+// nothing due is not visited again until the earliest due time it saw, or
+// until an Add, Done or backoff changes one of its keys: a TakeDue costs
+// the keys that may be due, not every key pending.
+func (ix *Index) TakeDue(now time.Time, due func(hash uint64, since time.Time) time.Time, most int, dst []Batch) []Batch {
+	if most <= 0 {
 		return dst
 	}
-	want := len(dst) + max
-	nowSec := now.Unix()
-	ready := func(st *keyState) bool {
-		return st.retryAt <= now.UnixNano() && !due(st.hash, time.Unix(min(st.pending[0], nowSec), 0)).After(now)
+	want := len(dst) + most
+	nowSec, nowNano := now.Unix(), now.UnixNano()
+	// at is when st is due: 0 if now, -1 if TakeDue must ask again.
+	at := func(st *keyState) int64 {
+		since := min(st.pending[0], nowSec) // a time ahead of the clock counts as now
+		d := due(st.hash, time.Unix(since, 0))
+		switch {
+		case !d.Before(NotReady):
+			return -1
+		case st.retryAt <= nowNano && !d.After(now):
+			return 0
+		case since < st.pending[0]: // due by now's rule, which moves with now
+			return -1
+		}
+		return max(st.retryAt, d.UnixNano())
 	}
 	var arena timesArena
 	start := ix.cursor.Add(1)
 	for i := range uint64(len(ix.shards)) {
 		s := &ix.shards[(start+i)&uint64(len(ix.shards)-1)]
-		if dst = s.take(ready, want, dst, &arena, &ix.held); len(dst) >= want {
+		if dst = s.takeDue(at, nowNano, want, dst, &arena, &ix.held); len(dst) >= want {
 			break
 		}
 	}
 	return dst
 }
+
+// NotReady is the earliest due time that TakeDue reads as "not ready,
+// ask again" (see TakeDue).
+var NotReady = time.Unix(1<<62, 0)
 
 // TakeAll appends to dst, and returns, a batch of every key that has pending
 // times and is not in flight, regardless of due time and backoff (the
@@ -51,7 +77,7 @@ func (ix *Index) TakeDue(now time.Time, due func(hash uint64, since time.Time) t
 func (ix *Index) TakeAll(dst []Batch) []Batch {
 	var arena timesArena
 	for i := range ix.shards {
-		dst = ix.shards[i].take(nil, -1, dst, &arena, &ix.held)
+		dst = ix.shards[i].takeAll(dst, &arena, &ix.held)
 	}
 	return dst
 }
@@ -71,26 +97,63 @@ func (ix *Index) TakeKey(hash uint64) (b Batch, ok bool) {
 	return s.takeKey(st, &arena, ix.held.bound(hash))
 }
 
-// take appends batches of the shard's keys that have pending times, are not
-// in flight and satisfy ready (nil: all) until dst has want batches (want < 0:
-// no limit) and are not held (see held.go). A limited take resumes where the previous one stopped, so that
-// no key waits behind others that are taken again and again.
-func (s *shard) take(ready func(*keyState) bool, want int, dst []Batch, arena *timesArena, h *held) []Batch {
+// takeDue appends batches of the shard's keys that have pending times, are
+// not in flight, are due by at (0) and are not held (see held.go) until dst
+// has want batches. It resumes where the previous one stopped, so that no
+// key waits behind others that are taken again and again. A visit of every
+// key that took none of them due leaves the earliest time one may be due in
+// s.wake, and until then the shard is passed over.
+func (s *shard) takeDue(at func(*keyState) int64, now int64, want int, dst []Batch, arena *timesArena, h *held) []Batch {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if now < s.wake {
+		return dst
+	}
+	wake := int64(math.MaxInt64)
 	n, start := len(s.states), s.next
-	for k := 0; k < n && len(dst) != want; k++ {
+	k := 0
+	for ; k < n && len(dst) != want; k++ {
 		i := (start + k) % n
 		st := &s.states[i]
-		if len(st.pending) == 0 || st.inFlight() || (ready != nil && !ready(st)) {
+		if len(st.pending) == 0 || st.inFlight() {
+			continue
+		}
+		switch t := at(st); {
+		case t < 0:
+			wake = 0
+			continue
+		case t > 0:
+			wake = min(wake, t)
 			continue
 		}
 		b, ok := s.takeKey(st, arena, h.bound(st.hash))
 		if !ok {
+			wake = 0 // due, and held back by a bound that may lift: ask again
 			continue
 		}
 		dst = append(dst, b)
 		s.next = i + 1
+	}
+	if k < n { // stopped early: the keys not visited may be due
+		wake = 0
+	}
+	s.wake = wake
+	return dst
+}
+
+// takeAll appends a batch of every key of the shard that has pending times
+// and is not in flight, as far as held bounds allow.
+func (s *shard) takeAll(dst []Batch, arena *timesArena, h *held) []Batch {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.states {
+		st := &s.states[i]
+		if len(st.pending) == 0 || st.inFlight() {
+			continue
+		}
+		if b, ok := s.takeKey(st, arena, h.bound(st.hash)); ok {
+			dst = append(dst, b)
+		}
 	}
 	return dst
 }
@@ -153,6 +216,7 @@ func (s *shard) done(hash uint64, applied []int64, retryAt time.Time) int64 {
 	if !retryAt.IsZero() {
 		st.retryAt = retryAt.UnixNano()
 	}
+	s.wake = 0 // a time is pending again, or its retry time changed
 	freed := int64(nApplied) * timeBytes
 	if len(st.pending) == 0 {
 		freed += keyOverhead + int64(len(st.key))

@@ -266,3 +266,70 @@ func TestTakeDueIsRoundRobin(t *testing.T) {
 		})
 	}
 }
+
+// TestTakeDueVisitsOnlyShardsThatMayBeDue: once a TakeDue has seen every
+// key of a shard and none due, the next ones do not ask the due policy
+// about those keys again until the earliest of them is due; whatever makes
+// a key due sooner (a new key, an older time, a batch handed back) is seen
+// at the next TakeDue; and the shard of a key not ready (a reason outside
+// the index) is asked at every TakeDue, so it is taken as soon as it is.
+func TestTakeDueVisitsOnlyShardsThatMayBeDue(t *testing.T) {
+	const delay = 10 * time.Minute
+	ix, c := newTestIndex(t, 0)
+	start := c.Now().Unix()
+	const keys = 1000
+	for h := range uint64(keys) {
+		mustAdd(t, ix, h, "", start)
+	}
+	asked := 0
+	notReady := map[uint64]bool{3: true}
+	due := func(h uint64, since time.Time) time.Time {
+		asked++
+		if notReady[h] {
+			return NotReady
+		}
+		return since.Add(delay)
+	}
+	take := func(d time.Duration) []uint64 {
+		t.Helper()
+		asked = 0
+		return hashes(ix.TakeDue(at(d), due, keys, nil))
+	}
+	perShard := keys / len(ix.shards)
+	if got := take(time.Minute); len(got) != 0 || asked != keys {
+		t.Fatalf("first TakeDue took %v and asked %d times; want none taken, %d asked", got, asked, keys)
+	}
+	if got := take(2 * time.Minute); len(got) != 0 || asked == 0 || asked > 3*perShard {
+		t.Fatalf("second TakeDue took %v and asked %d times; want none taken, only the shard of the key not ready asked (about %d)", got, asked, perShard)
+	}
+
+	// A new key, and an older time of a key already pending, are due sooner.
+	mustAdd(t, ix, keys, "", start-int64(delay/time.Second)) // due now
+	mustAdd(t, ix, 7, "", start-int64(delay/time.Second))    // older than its time: due now
+	if got := take(3 * time.Minute); !slices.Equal(got, []uint64{7, keys}) {
+		t.Fatalf("after two older times TakeDue took %v; want [7 %d]", got, keys)
+	}
+	if asked > 3*3*perShard {
+		t.Fatalf("TakeDue asked about %d keys; want only those of the 3 shards changed (about %d each)", asked, perShard)
+	}
+
+	// A batch handed back (with or without a backoff) is due again.
+	ix.Done(7, nil, at(4*time.Minute))
+	ix.Done(keys, nil, time.Time{})
+	if got := take(3*time.Minute + time.Second); !slices.Equal(got, []uint64{keys}) {
+		t.Fatalf("after two batches handed back TakeDue took %v; want [%d] (7 backs off until 4m)", got, keys)
+	}
+	if got := take(4 * time.Minute); !slices.Equal(got, []uint64{7}) {
+		t.Fatalf("at the end of the backoff TakeDue took %v; want [7]", got)
+	}
+
+	// Every key is due at the delay, shards asleep or not; the key not
+	// ready once it is.
+	if got := take(delay); len(got) != keys-2 || slices.Contains(got, 3) {
+		t.Fatalf("at the delay TakeDue took %d keys; want %d, without the key not ready", len(got), keys-2)
+	}
+	notReady[3] = false
+	if got := take(delay + time.Second); !slices.Equal(got, []uint64{3}) {
+		t.Fatalf("once ready TakeDue took %v; want [3]", got)
+	}
+}
