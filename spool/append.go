@@ -61,6 +61,9 @@ type openSegment struct {
 	held    bool
 	dev     uint64 // the file the held descriptor was opened on
 	ino     uint64
+	// older and newer link the shard's segments with a held descriptor,
+	// in the order they were held.
+	older, newer *openSegment
 }
 
 // appendShards is the number of locks open segments are spread over.
@@ -69,7 +72,10 @@ const appendShards = 64
 type appendShardState struct {
 	mu   sync.Mutex
 	open map[uint64]*openSegment
-	held []uint64 // keys of open segments with a held descriptor, oldest first
+	// oldest and newest end the list of open segments with a held
+	// descriptor (openSegment.older, newer); nheld is its length.
+	oldest, newest *openSegment
+	nheld          int
 	// taken are the names (first poll times) of the segments a reader
 	// sealed to read and remove (SealNames), by hash, until Unseal.
 	taken map[uint64][]int64
@@ -401,11 +407,18 @@ func (s *Spool) hold(sh *appendShard, seg *openSegment, fd int) bool {
 	if s.app.perShard == 0 || unix.Fstat(fd, &st) != nil {
 		return false
 	}
-	if len(sh.held) >= s.app.perShard {
-		s.release(sh, sh.held[0])
+	if sh.nheld >= s.app.perShard {
+		s.release(sh, sh.oldest.ref.Hash)
 	}
 	seg.fd, seg.held, seg.dev, seg.ino = fd, true, st.Dev, st.Ino
-	sh.held = append(sh.held, seg.ref.Hash)
+	seg.older, seg.newer = sh.newest, nil
+	if sh.newest != nil {
+		sh.newest.newer = seg
+	} else {
+		sh.oldest = seg
+	}
+	sh.newest = seg
+	sh.nheld++
 	return true
 }
 
@@ -422,10 +435,21 @@ func (s *Spool) release(sh *appendShard, hash uint64) {
 
 // unhold forgets seg's held descriptor without closing it. sh is locked.
 func (s *Spool) unhold(sh *appendShard, seg *openSegment) {
-	seg.fd, seg.held = -1, false
-	if i := slices.Index(sh.held, seg.ref.Hash); i >= 0 {
-		sh.held = slices.Delete(sh.held, i, i+1)
+	if !seg.held {
+		return
 	}
+	if seg.older != nil {
+		seg.older.newer = seg.newer
+	} else {
+		sh.oldest = seg.newer
+	}
+	if seg.newer != nil {
+		seg.newer.older = seg.older
+	} else {
+		sh.newest = seg.older
+	}
+	seg.fd, seg.held, seg.older, seg.newer = -1, false, nil, nil
+	sh.nheld--
 }
 
 // closeOpen closes hash's open segment, if any: its descriptor is

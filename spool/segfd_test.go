@@ -26,9 +26,10 @@ func openFDs(t *testing.T) int {
 // TestAppendHoldsAtMostSegmentOpenFiles: open segments keep their
 // descriptors between appends up to SegmentOpenFiles (rounded up to a
 // share per shard), every entry still lands in its segment, and Close
-// releases them all.
+// releases them all. With room for every key, each keeps its descriptor
+// until it is sealed, in any order.
 func TestAppendHoldsAtMostSegmentOpenFiles(t *testing.T) {
-	for _, limit := range []int{0, 64, 128} {
+	for _, limit := range []int{0, 64, 128, 2000} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
 			opts := DefaultOptions()
 			opts.Dir, opts.SegmentOpenFiles = t.TempDir(), limit
@@ -52,6 +53,17 @@ func TestAppendHoldsAtMostSegmentOpenFiles(t *testing.T) {
 			perShard := (limit + appendShards - 1) / appendShards
 			if held := openFDs(t) - before; held > perShard*appendShards || limit > 0 && held < limit/2 {
 				t.Fatalf("%d descriptors held with SegmentOpenFiles %d, want at most %d (and some)", held, limit, perShard*appendShards)
+			}
+			if limit >= 2*keys {
+				if held := openFDs(t) - before; held != keys {
+					t.Fatalf("%d descriptors held with room for %d; want one for each of the %d keys", held, limit, keys)
+				}
+				for k := 0; k < keys; k += 2 { // every other: from the middle of each shard's list
+					s.Seal(KeyHash(fmt.Sprintf("dev%d", k)))
+				}
+				if held := openFDs(t) - before; held != keys/2 {
+					t.Fatalf("%d descriptors held after sealing half the keys; want %d", held, keys/2)
+				}
 			}
 			for key, ref := range refs {
 				g, err := s.ReadSegment(ref)

@@ -65,7 +65,7 @@ const (
 	MaxSegmentBytes   = MaxSegmentLen
 	MaxSegmentEntries = 1 << 20
 	// MaxSegmentOpenFiles bounds Options.SegmentOpenFiles.
-	MaxSegmentOpenFiles = 1 << 16
+	MaxSegmentOpenFiles = 1 << 20
 )
 
 // DefaultOptions returns levels "1:2", the fsync policy none and segments

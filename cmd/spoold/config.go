@@ -66,6 +66,7 @@ func defaultConfig() config {
 	}
 	c.spool.Dir = "/var/spool/spoold"
 	c.spool.PrecreateDirs = true
+	c.spool.SegmentOpenFiles = defaultSegmentOpenFiles()
 	c.writer.Dir = "/var/lib/spoold/rrd"
 	return c
 }

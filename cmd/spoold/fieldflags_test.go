@@ -144,6 +144,7 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		{"--forward=tcp:127.0.0.1:1 --forward-timeout=0s", "check --forward-timeout: must be positive"},
 		{"--writers=0", "check --writers: must be at least 1"},
 		{"--segment-max-entries=0", "check --segment-max-entries: must be 1 to 1048576"},
+		{"--segment-open-files=-1", "check --segment-open-files: must be 0 to 1048576"},
 		{"--loader-files=0", "check --loader-files: must be >= 1, got 0"},
 		{"--rrdcached-max-line=1", "check --rrdcached-max-line: must be at least 16"},
 		{"--listen-max-connections=-1 --listen=tcp:127.0.0.1:0", "check --listen-max-connections: must be >= 0, got -1 for tcp:127.0.0.1:0"},

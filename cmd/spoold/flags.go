@@ -25,7 +25,7 @@ func addSpoolFlags(fs *pflag.FlagSet, o *spool.Options) {
 	fs.Var(&fsyncValue{&o.Fsync}, "fsync", "durability of spool writes: none (kernel writeback), batch (one syncfs per poll cycle), always (fsync every entry)")
 	fs.Var(&sizeValue{&o.SegmentMaxBytes}, "segment-max-bytes", `close a target's open spool segment (start a new file) before it passes this size, nginx size syntax ("1m"; 4k to 64m)`)
 	fs.IntVar(&o.SegmentMaxEntries, "segment-max-entries", o.SegmentMaxEntries, "close a target's open spool segment after this many poll results (1 = one file per poll, as before segments)")
-	fs.IntVar(&o.SegmentOpenFiles, "segment-open-files", o.SegmentOpenFiles, "most open spool segments whose descriptor stays open between appends (0 = open, append and close for each entry)")
+	fs.Var(&autoIntValue{p: &o.SegmentOpenFiles, auto: defaultSegmentOpenFiles}, "segment-open-files", `most open spool segments whose descriptor stays open between appends ("auto": half the open-files limit; 0 = open, append and close for each entry)`)
 }
 
 func addIndexFlags(fs *pflag.FlagSet, o *shm.Options) {
@@ -89,6 +89,33 @@ func formatSize(n int64) string {
 		}
 	}
 	return strconv.FormatInt(n, 10)
+}
+
+// autoIntValue is a count whose default, "auto", is worked out from the
+// machine (auto()).
+type autoIntValue struct {
+	p    *int
+	auto func() int
+}
+
+func (v *autoIntValue) String() string {
+	if *v.p == v.auto() {
+		return "auto"
+	}
+	return strconv.Itoa(*v.p)
+}
+func (v *autoIntValue) Type() string { return "int" }
+func (v *autoIntValue) Set(s string) error {
+	if s == "auto" {
+		*v.p = v.auto()
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("parse %q: want a whole number or auto", s)
+	}
+	*v.p = n
+	return nil
 }
 
 type cpuValue struct{ p *float64 }

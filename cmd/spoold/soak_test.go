@@ -34,9 +34,11 @@ const (
 	// measured a spool write or an RRD update (diskstat.OnThread keeps it
 	// open, and the Go runtime keeps its threads: about one per poll
 	// blocked in a file system call, 249 threads with 256 polls in
-	// flight); and 64 for the rest (listeners, the lock, the writers' RRD
-	// files and spool segments, the loader's directories). Measured: 514.
-	soakFDsMax = 2*soakConcurrency + 64
+	// flight); one per device, whose open spool segment holds its
+	// descriptor between appends (--segment-open-files is half the
+	// open-files limit); and 64 for the rest (listeners, the lock, the
+	// writers' RRD files, the loader's directories).
+	soakFDsMax = 2*soakConcurrency + soakDevices + 64
 )
 
 // soakGoroutinesEnv names a file into which the daemon process of TestSoak
