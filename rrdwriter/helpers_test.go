@@ -57,8 +57,17 @@ func newEnv(t *testing.T, r RRD, edit func(*Options)) *env {
 // directory.
 func newEnvOf(t *testing.T, mk func(root *rrd.Root) RRD, edit func(*Options)) *env {
 	t.Helper()
+	return newEnvWith(t, mk, nil, edit)
+}
+
+// newEnvWith is newEnvOf with the spool's options edited by editSpool.
+func newEnvWith(t *testing.T, mk func(root *rrd.Root) RRD, editSpool func(*spool.Options), edit func(*Options)) *env {
+	t.Helper()
 	so := spool.DefaultOptions()
 	so.Dir = filepath.Join(t.TempDir(), "spool")
+	if editSpool != nil {
+		editSpool(&so)
+	}
 	sp, err := spool.Open(so)
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func rowTimes(rows []rrd.Row) []int64 {
 }
 
 // TestSegmentIsOneUpdateAndOneRemoval: a segment of 12 polls is written
-// with one update call and removed with one unlink.
+// with one update call, read from memory, and removed with one unlink.
 func TestSegmentIsOneUpdateAndOneRemoval(t *testing.T) {
 	f := newFake()
 	e := newEnv(t, f, nil)
@@ -58,6 +58,10 @@ func TestSegmentIsOneUpdateAndOneRemoval(t *testing.T) {
 	if f.updateCalls() != 1 || st.EntriesWritten != 12 || sst.SegmentsRead != 1 || sst.Removed != 1 || e.exists(ref) {
 		t.Fatalf("update calls %d, written %d, segments read %d, removed %d, exists %v", f.updateCalls(), st.EntriesWritten, sst.SegmentsRead, sst.Removed, e.exists(ref))
 	}
+	// This process appended the segment: the writer read it from memory.
+	if sst.SegmentsFromMemory != 1 || sst.MemoryBytes != 0 {
+		t.Fatalf("%d segments read from memory, %d bytes kept after; want 1, 0", sst.SegmentsFromMemory, sst.MemoryBytes)
+	}
 	// The writer sealed the segment: the next poll starts a new one.
 	if next := e.appendCG("r", t0+300*12, 12, 12); next == ref {
 		t.Fatal("an append after the write went to the written segment")
@@ -65,11 +69,13 @@ func TestSegmentIsOneUpdateAndOneRemoval(t *testing.T) {
 }
 
 // TestBadBytesInASegmentCostNoGoodEntry: a torn tail and a bad entry in
-// the middle; every good entry lands, the bad bytes are quarantined with
-// their offsets, the segment is removed.
+// the middle, as a power loss leaves them for the next process (which
+// has no memory of the appends: the spool keeps none here); every good
+// entry lands, the bad bytes are quarantined with their offsets, the
+// segment is removed.
 func TestBadBytesInASegmentCostNoGoodEntry(t *testing.T) {
 	f := newFake()
-	e := newEnv(t, f, nil)
+	e := newEnvWith(t, func(*rrd.Root) RRD { return f }, func(o *spool.Options) { o.MemoryBytes = 0 }, nil)
 	ref := e.appendCG("r", t0, 1, 1)
 	for i := int64(1); i < 4; i++ {
 		e.appendCG("r", t0+300*i, uint64(i), float64(i))

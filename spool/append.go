@@ -64,6 +64,7 @@ type openSegment struct {
 	// older and newer link the shard's segments with a held descriptor,
 	// in the order they were held.
 	older, newer *openSegment
+	mem          []byte // the bytes written, if kept in memory (memory.go)
 }
 
 // appendShards is the number of locks open segments are spread over.
@@ -211,6 +212,8 @@ func (s *Spool) appendRun(sh *appendShard, hash uint64, es []Entry) (int, Ref, b
 			sh.open = make(map[uint64]*openSegment)
 		}
 		seg = &openSegment{ref: ref, size: int64(len(buf)), entries: k, last: last, milli: milli, fd: -1}
+		s.mem.drop(ref) // a segment of this name before is gone: O_EXCL created this one
+		seg.mem = s.mem.grow(nil, buf, true)
 		sh.open[hash] = seg
 		if !s.hold(sh, seg, fd) {
 			_ = unix.Close(fd) // written with write(2): nothing buffered to lose
@@ -301,6 +304,7 @@ func (s *Spool) create(ref Ref, buf []byte) (int, error) {
 func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte, n int) error {
 	fd, err := s.segmentFD(sh, seg)
 	if err != nil {
+		s.forget(seg)                 // the file is the truth, whatever became of it
 		s.closeOpen(sh, seg.ref.Hash) // gone or replaced: the next entry starts anew
 		return err
 	}
@@ -310,6 +314,7 @@ func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte, n int) e
 		err = unix.Fdatasync(fd)
 	}
 	if err != nil {
+		s.forget(seg) // the reader reads the file, and finds what is torn
 		if terr := unix.Ftruncate(fd, seg.size); terr != nil {
 			err = fmt.Errorf("%w; cut the torn tail at %d: %w", err, seg.size, terr)
 			s.closeOpen(sh, seg.ref.Hash)
@@ -324,6 +329,7 @@ func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte, n int) e
 		return fmt.Errorf("append to spool segment %s: %w", s.EntryPath(seg.ref), err)
 	}
 	seg.size += int64(len(buf))
+	seg.mem = s.mem.grow(seg.mem, buf, false)
 	s.count(n, len(buf))
 	s.c.appended.Add(uint64(n))
 	return nil
@@ -464,7 +470,14 @@ func (s *Spool) closeOpen(sh *appendShard, hash uint64) {
 	}
 	s.release(sh, hash)
 	delete(sh.open, hash)
+	s.mem.keep(seg.ref, seg.mem)
 	s.c.segmentsClosed.Add(1)
+}
+
+// forget drops the bytes of seg kept in memory: it is read from disk.
+func (s *Spool) forget(seg *openSegment) {
+	s.mem.release(seg.mem)
+	seg.mem = nil
 }
 
 // closeSegments closes every open segment (Close).

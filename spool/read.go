@@ -31,6 +31,7 @@ func (s *Spool) Read(r Ref) (Entry, error) {
 // safely elsewhere (applied to their RRD file). An entry that is already
 // gone is not an error.
 func (s *Spool) Remove(r Ref) error {
+	s.mem.drop(r)
 	if err := s.unlinkSegment(r); err != nil {
 		return fmt.Errorf("remove spool entry %s: %w", s.EntryPath(r), err)
 	}
@@ -77,6 +78,7 @@ func (d *Dir) Remove(r Ref) error {
 	if err != nil {
 		return err
 	}
+	d.s.mem.drop(r)
 	return d.s.removeEntry(d.fd, name, d.path+"/"+name)
 }
 

@@ -255,3 +255,89 @@ func TestAppendRunIsOneWrite(t *testing.T) {
 		t.Fatalf("AppendRun with a duplicate second = %d, %v; want 1 appended, then ErrDuplicateTime", n, err)
 	}
 }
+
+// TestSegmentsReadFromMemory: a segment this process appended is read
+// back from memory, entry for entry what its file holds, without the file
+// (counted); within MemoryBytes only (a segment past the bound is read
+// from disk, entry for entry the same); and the memory is given back once
+// the segments are read, or removed unread. Another process (a restart)
+// reads the same segments from disk.
+func TestSegmentsReadFromMemory(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		memory     int64
+		fromMemory func(n int) bool
+	}{
+		{"off", 0, func(n int) bool { return n == 0 }},
+		{"room for all", 64 << 20, func(n int) bool { return n == 100 }},
+		{"room for some", 2 << 10, func(n int) bool { return n > 0 && n < 100 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := DefaultOptions()
+			opts.Dir, opts.MemoryBytes = t.TempDir(), tc.memory
+			s, err := Open(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var refs []Ref
+			for k := range 100 {
+				for r := range int64(3) {
+					e := entryAt(fmt.Sprintf("dev%d", k), 1000+r)
+					ref, created, err := s.Append(&e)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if created {
+						refs = append(refs, ref)
+					}
+				}
+				if used := s.Stats().MemoryBytes; used > tc.memory {
+					t.Fatalf("%d bytes kept in memory; bound %d", used, tc.memory)
+				}
+			}
+			for _, ref := range refs[:50] {
+				s.Seal(ref.Hash)
+			}
+			var buf SegmentBuffer
+			for _, ref := range refs[:50] {
+				g, err := s.ReadSegmentInto(ref, &buf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				disk, err := os.ReadFile(s.EntryPath(ref))
+				if err != nil {
+					t.Fatal(err)
+				}
+				d := ParseSegment(ref, disk)
+				if len(g.Entries) != 3 || len(g.Bad) != 0 || fmt.Sprint(g.Entries) != fmt.Sprint(d.Entries) || g.Size != d.Size {
+					t.Fatalf("%s read as %d entries (bad %v); the file has %d: %v", ref, len(g.Entries), g.Bad, len(d.Entries), d.Entries)
+				}
+			}
+			for _, ref := range refs[50:] { // sealed and removed unread
+				s.Seal(ref.Hash)
+				if err := s.Remove(ref); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st := s.Stats()
+			if !tc.fromMemory(int(st.SegmentsFromMemory) * 2) {
+				t.Fatalf("%d of 50 segments read from memory with a bound of %d bytes", st.SegmentsFromMemory, tc.memory)
+			}
+			if st.MemoryBytes != 0 {
+				t.Fatalf("%d bytes still kept once every segment is read or removed", st.MemoryBytes)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			again, err := Open(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer again.Close()
+			g, err := again.ReadSegmentInto(refs[0], &buf)
+			if err != nil || len(g.Entries) != 3 || again.Stats().SegmentsFromMemory != 0 {
+				t.Fatalf("after a restart: %d entries, err %v, %d from memory; want 3 from disk", len(g.Entries), err, again.Stats().SegmentsFromMemory)
+			}
+		})
+	}
+}

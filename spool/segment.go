@@ -179,7 +179,15 @@ func (s *Spool) readSegment(dirfd int, name, path string, r Ref, buf *SegmentBuf
 	if buf != nil {
 		dst = buf.data.rest()
 	}
-	data, err := s.readFile(dirfd, name, path, MaxSegmentLen, dst)
+	var data []byte
+	var err error
+	if mem, ok := s.mem.take(r); ok {
+		data = append(dst[:0], mem...)
+		s.mem.release(mem)
+		s.c.segmentsFromMemory.Add(1)
+	} else {
+		data, err = s.readFile(dirfd, name, path, MaxSegmentLen, dst)
+	}
 	if err != nil {
 		if errors.Is(err, ErrCorrupt) {
 			s.c.corrupt.Add(1)

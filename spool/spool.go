@@ -51,6 +51,11 @@ type Options struct {
 	// closed, and a segment without one is opened, appended to and closed
 	// for each entry. 0 holds none. DefaultOptions gives 1,024.
 	SegmentOpenFiles int
+	// MemoryBytes bounds the memory that keeps the bytes this process
+	// appended to segments until the writer reads them (memory.go), so
+	// that it does not read them back from disk. 0 keeps none.
+	// DefaultOptions gives 64 MiB.
+	MemoryBytes int64
 	// ReadOnly opens an existing spool for a dry run (`spoold load`):
 	// Open creates and writes nothing (no directory, no lock file, no
 	// pid, no marker; it still flocks the existing lock), the directory
@@ -71,7 +76,7 @@ const (
 // DefaultOptions returns levels "1:2", the fsync policy none and segments
 // of at most 1 MiB and 1,024 entries.
 func DefaultOptions() Options {
-	return Options{Levels: "1:2", Fsync: FsyncNone, SegmentMaxBytes: 1 << 20, SegmentMaxEntries: 1024, SegmentOpenFiles: 1024}
+	return Options{Levels: "1:2", Fsync: FsyncNone, SegmentMaxBytes: 1 << 20, SegmentMaxEntries: 1024, SegmentOpenFiles: 1024, MemoryBytes: 64 << 20}
 }
 
 // Validate reports the first option out of range, as a
@@ -94,6 +99,8 @@ func (o Options) Validate() error {
 		return bad("SegmentMaxEntries", fmt.Sprintf("must be 1 to %d", MaxSegmentEntries))
 	case o.SegmentOpenFiles < 0 || o.SegmentOpenFiles > MaxSegmentOpenFiles:
 		return bad("SegmentOpenFiles", fmt.Sprintf("must be 0 to %d", MaxSegmentOpenFiles))
+	case o.MemoryBytes < 0:
+		return bad("MemoryBytes", "must not be negative")
 	}
 	return nil
 }
@@ -131,6 +138,10 @@ type Stats struct {
 	Appended        uint64 `json:"appended"`
 	SegmentsClosed  uint64 `json:"segments_closed"`
 	SegmentsRead    uint64 `json:"segments_read"`
+	// SegmentsFromMemory are the segments read from the memory of what
+	// this process appended, not from disk; MemoryBytes is that memory.
+	SegmentsFromMemory uint64 `json:"segments_from_memory"`
+	MemoryBytes        int64  `json:"memory_bytes"`
 	// SymlinksRefused counts the opens of spool files and level
 	// directories refused because a symlink stood on the way (a level
 	// directory swapped for one): see beneath.go.
@@ -141,6 +152,7 @@ type counters struct {
 	written, writtenBytes, writeErrors, read, readErrors, corrupt atomic.Uint64
 	removed, quarantined, tempRemoved, syncs                      atomic.Uint64
 	segmentsCreated, appended, segmentsClosed, segmentsRead       atomic.Uint64
+	segmentsFromMemory                                            atomic.Uint64
 	symlinksRefused                                               atomic.Uint64
 	tempForeign                                                   atomic.Uint64 // a level, not a counter
 }
@@ -166,6 +178,7 @@ type Spool struct {
 	c        counters
 
 	app           appender // open segments
+	mem           memory   // their bytes, and those of closed segments not read yet
 	segMaxBytes   int64
 	segMaxEntries int
 }
@@ -217,6 +230,7 @@ func Open(opts Options) (*Spool, error) {
 		segMaxBytes:   opts.SegmentMaxBytes,
 		segMaxEntries: opts.SegmentMaxEntries,
 		app:           appender{perShard: (opts.SegmentOpenFiles + appendShards - 1) / appendShards},
+		mem:           memory{max: opts.MemoryBytes},
 	}
 	if err := s.open(opts.PrecreateDirs); err != nil {
 		_ = s.closeFiles()
@@ -460,12 +474,14 @@ func (s *Spool) Stats() Stats {
 		Syncs: c.syncs.Load(), NoAtimeDenied: s.noAtime.Denied(), TempForeign: c.tempForeign.Load(),
 		SegmentsCreated: c.segmentsCreated.Load(), Appended: c.appended.Load(),
 		SegmentsClosed: c.segmentsClosed.Load(), SegmentsRead: c.segmentsRead.Load(),
+		SegmentsFromMemory: c.segmentsFromMemory.Load(), MemoryBytes: s.mem.used.Load(),
 		SymlinksRefused: c.symlinksRefused.Load(),
 	}
 }
 
 // Quarantine moves the segment r to quarantine/ (QuarantineName).
 func (s *Spool) Quarantine(r Ref, reason string) (string, error) {
+	s.mem.drop(r)
 	return s.QuarantineName(s.segmentRel(r), reason)
 }
 

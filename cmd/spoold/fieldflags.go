@@ -15,7 +15,7 @@ var fieldFlags = map[string]map[string]string{
 	"spool": {
 		"Dir": "spool-dir", "Levels": "levels",
 		"SegmentMaxBytes": "segment-max-bytes", "SegmentMaxEntries": "segment-max-entries",
-		"SegmentOpenFiles": "segment-open-files",
+		"SegmentOpenFiles": "segment-open-files", "MemoryBytes": "segment-memory",
 	},
 	"index": {"MaxBytes": "keys-zone"},
 	"loader": {

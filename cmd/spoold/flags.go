@@ -25,6 +25,7 @@ func addSpoolFlags(fs *pflag.FlagSet, o *spool.Options) {
 	fs.Var(&fsyncValue{&o.Fsync}, "fsync", "durability of spool writes: none (kernel writeback), batch (one syncfs per poll cycle), always (fsync every entry)")
 	fs.Var(&sizeValue{&o.SegmentMaxBytes}, "segment-max-bytes", `close a target's open spool segment (start a new file) before it passes this size, nginx size syntax ("1m"; 4k to 64m)`)
 	fs.IntVar(&o.SegmentMaxEntries, "segment-max-entries", o.SegmentMaxEntries, "close a target's open spool segment after this many poll results (1 = one file per poll, as before segments)")
+	fs.Var(&sizeValue{&o.MemoryBytes}, "segment-memory", `memory that keeps what this process appended to spool segments until the writer reads it, so the writer does not read it back from disk, nginx size syntax (0 = read every segment from disk)`)
 	fs.Var(&autoIntValue{p: &o.SegmentOpenFiles, auto: defaultSegmentOpenFiles}, "segment-open-files", `most open spool segments whose descriptor stays open between appends ("auto": half the open-files limit; 0 = open, append and close for each entry)`)
 }
 
