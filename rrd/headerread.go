@@ -9,22 +9,10 @@ import (
 	"github.com/spoold/spoold/internal/fileutil"
 )
 
-// readHeader reads the RRD header of the file opened by the name open
-// (path names it in errors) with the Go reader: an open, a shared fcntl
-// lock like rrd_info_r's, posix_fadvise(RANDOM) so the read brings in only
-// the pages asked for (no read-ahead), and one pread of a few KB. A
-// missing file gives an error wrapping fs.ErrNotExist; a file the reader
-// does not recognize, or cannot lock, one wrapping ErrHeaderUnknown.
-func readHeader(path, open string) (FileInfo, error) {
-	fd, err := openHeader(path, open)
-	if err != nil {
-		return FileInfo{}, err
-	}
-	defer unix.Close(fd)
-	return readHeaderAt(fd, path)
-}
-
-// readHeaderAt is readHeader of the file open at fd, locked for reading.
+// readHeaderAt reads the RRD header of the file open at fd, locked for
+// reading (path names it in errors), with the Go reader: one pread of a
+// few KB. A file the reader does not recognize gives an error wrapping
+// ErrHeaderUnknown.
 func readHeaderAt(fd int, path string) (FileInfo, error) {
 	var fi FileInfo
 	bp := headBufs.Get().(*[]byte) // parseHeader keeps nothing of it
@@ -34,22 +22,6 @@ func readHeaderAt(fd int, path string) (FileInfo, error) {
 		return need, err
 	})
 	return fi, err
-}
-
-// openHeader opens the file by the name open (path names it in errors) to
-// read its header: read-only, with a shared fcntl lock like rrd_info_r's
-// (a file librrd is writing waits), and posix_fadvise(RANDOM) so a read
-// brings in only the pages asked for. The caller closes the descriptor.
-func openHeader(path, open string) (int, error) {
-	fd, err := openNoAtime(open)
-	if err != nil {
-		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	if err := lockForRead(fd); err != nil {
-		unix.Close(fd)
-		return -1, err
-	}
-	return fd, nil
 }
 
 // lockForRead takes a shared fcntl lock of the file at fd, like
@@ -95,10 +67,3 @@ func readHeadInto(fd int, path string, buf []byte, parse func([]byte) (need int,
 // headerNoAtime opens RRD files to read their headers without updating
 // their access times, while the kernel allows it.
 var headerNoAtime fileutil.NoAtime
-
-// openNoAtime opens the file by the name open (a /proc/self/fd name of a
-// confined descriptor) read-only, with O_NOATIME where the kernel allows it
-// (reading a header should not write its inode).
-func openNoAtime(open string) (int, error) {
-	return headerNoAtime.Openat(unix.AT_FDCWD, open, unix.O_RDONLY|unix.O_CLOEXEC)
-}

@@ -43,24 +43,6 @@ func InfoFD(fd int, path string) (FileInfo, error) {
 	return infoByLibrrd(path, ProcPath(fd))
 }
 
-// info returns the last update time, step and data sources of the file
-// opened by the name open (path names it in errors). It reads the header
-// with the Go reader (readHeader): rrd_info_r would list every field of it
-// (about 1,700 for 40 data sources and 8 RRAs) to give the same three
-// facts. A file the Go reader does not recognize goes to rrd_info_r, which
-// reads it or says what is wrong. A missing file gives an error wrapping
-// fs.ErrNotExist.
-func info(path, open string) (FileInfo, error) {
-	fi, err := readHeader(path, open)
-	if err == nil {
-		return fi, nil
-	}
-	if !errors.Is(err, ErrHeaderUnknown) {
-		return FileInfo{}, fmt.Errorf("read rrd info %s: %w", path, err)
-	}
-	return infoByLibrrd(path, open)
-}
-
 // infoByLibrrd reads the header with rrd_info_r.
 func infoByLibrrd(path, open string) (FileInfo, error) {
 	items, err := librrdInfo(open)

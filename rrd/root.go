@@ -131,13 +131,19 @@ func (r *Root) Open(p string, flags int) (int, error) {
 // openat is OpenBeneath of rel beneath dirfd, its errors naming p.
 func (r *Root) openat(dirfd int, p, rel string, flags int, mode uint32) (int, error) {
 	fd, err := OpenBeneath(dirfd, rel, flags, mode)
-	switch {
-	case err == nil:
-		return fd, nil
-	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP):
-		return -1, &OutsideError{Path: p, Dir: r.dir, Err: errors.Unwrap(err)}
+	if err != nil {
+		return -1, r.openError(p, errors.Unwrap(err))
 	}
-	return -1, &fs.PathError{Op: "open", Path: p, Err: errors.Unwrap(err)}
+	return fd, nil
+}
+
+// openError is the error of a failed open of p beneath the directory: one
+// that would leave it (errno EXDEV or ELOOP) an *OutsideError.
+func (r *Root) openError(p string, errno error) error {
+	if errors.Is(errno, unix.EXDEV) || errors.Is(errno, unix.ELOOP) {
+		return &OutsideError{Path: p, Dir: r.dir, Err: errno}
+	}
+	return &fs.PathError{Op: "open", Path: p, Err: errno}
 }
 
 // ProcPath is the name under which a process reopens its descriptor fd:
@@ -202,23 +208,37 @@ func (r *Root) Update(p string, template []string, rows []Row) error {
 // Info returns the last update time, step and data sources of the file at
 // path, read by the Go reader (rrd_info_r for a header it does not
 // recognize). A missing file gives an error wrapping fs.ErrNotExist.
-func (r *Root) Info(p string) (fi FileInfo, err error) {
-	err = r.with(p, func(open string) error { fi, err = info(p, open); return err })
-	return fi, err
+func (r *Root) Info(p string) (FileInfo, error) {
+	fd, err := r.OpenNoAtime(p)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	defer unix.Close(fd)
+	return InfoFD(fd, p)
 }
 
 // ReadHeader is Info by the Go reader alone: a header it does not
 // recognize, or cannot lock, gives an error wrapping ErrHeaderUnknown.
-func (r *Root) ReadHeader(p string) (fi FileInfo, err error) {
-	err = r.with(p, func(open string) error { fi, err = readHeader(p, open); return err })
-	return fi, err
+func (r *Root) ReadHeader(p string) (FileInfo, error) {
+	return readLocked(r, p, readHeaderAt)
 }
 
 // ReadRRAs reads the archive definitions of the file at path with the Go
 // reader. A missing file gives an error wrapping fs.ErrNotExist.
-func (r *Root) ReadRRAs(p string) (rras []RRADef, err error) {
-	err = r.with(p, func(open string) error { rras, err = readRRAs(p, open); return err })
-	return rras, err
+func (r *Root) ReadRRAs(p string) ([]RRADef, error) {
+	return readLocked(r, p, readRRAs)
+}
+
+// readLocked opens the file at p to read its header (OpenHeader) and reads
+// it with read.
+func readLocked[T any](r *Root, p string, read func(fd int, path string) (T, error)) (T, error) {
+	fd, err := r.OpenHeader(p)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer unix.Close(fd)
+	return read(fd, p)
 }
 
 // InfoItems lists every item of the header of the file at path with
@@ -253,17 +273,30 @@ func (r *Root) First(p string, rra int) (t int64, err error) {
 // it), and posix_fadvise(RANDOM) so a read brings in only the pages asked
 // for. The caller closes the descriptor.
 func (r *Root) OpenHeader(p string) (int, error) {
-	var fd int
-	err := r.with(p, func(open string) (err error) { fd, err = openHeader(p, open); return err })
-	return fd, err
+	fd, err := r.OpenNoAtime(p)
+	if err != nil {
+		return -1, err
+	}
+	if err := lockForRead(fd); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 // OpenNoAtime opens the file at path read-only, with O_NOATIME where the
-// kernel allows it (reading a header should not write its inode).
+// kernel allows it (reading a header should not write its inode): one
+// openat2 beneath the directory.
 func (r *Root) OpenNoAtime(p string) (int, error) {
-	var fd int
-	err := r.with(p, func(open string) (err error) { fd, err = openNoAtime(open); return err })
-	return fd, err
+	rel, err := r.rel(p)
+	if err != nil {
+		return -1, err
+	}
+	fd, err := headerNoAtime.OpenInside(r.fd, rel, unix.O_RDONLY)
+	if err != nil {
+		return -1, r.openError(p, err)
+	}
+	return fd, nil
 }
 
 // Create creates the RRD file at path from l, accepting updates after

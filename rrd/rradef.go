@@ -1,22 +1,13 @@
 package rrd
 
-import (
-	"time"
-
-	"golang.org/x/sys/unix"
-)
+import "time"
 
 // readRRAs reads the archive definitions from the header of the file
-// opened by the name open (path names it in errors) with the Go reader. A
-// missing file gives an error wrapping fs.ErrNotExist.
-func readRRAs(path, open string) ([]RRADef, error) {
-	fd, err := openHeader(path, open)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
+// open at fd, locked for reading (path names it in errors), with the Go
+// reader.
+func readRRAs(fd int, path string) ([]RRADef, error) {
 	var h *Header
-	_, err = readHead(fd, path, rrdHeaderRead, func(b []byte) (need int, err error) {
+	_, err := readHead(fd, path, rrdHeaderRead, func(b []byte) (need int, err error) {
 		h, need, err = ParseHeader(b)
 		return need, err
 	})

@@ -132,6 +132,12 @@ func (n *NoAtime) OpenBeneath(dirfd int, name string, flags int) (int, error) {
 	return n.open(dirfd, name, flags, OpenBeneath)
 }
 
+// OpenInside is Openat through OpenInside: name resolved beneath dirfd,
+// symlinks inside it followed.
+func (n *NoAtime) OpenInside(dirfd int, name string, flags int) (int, error) {
+	return n.open(dirfd, name, flags, OpenInside)
+}
+
 func (n *NoAtime) open(dirfd int, name string, flags int, open func(int, string, int, uint32) (int, error)) (int, error) {
 	for {
 		f := flags
