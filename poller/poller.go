@@ -254,11 +254,12 @@ type cycleProblems struct{ timeouts, malformed, agentErrors, otherErrors, wrongT
 // logProblems warns of st's problems when their kinds differ from those
 // last logged, and says when they are over: a device that stays down is
 // one line, not one a cycle (each cycle's "poll cycle" line counts them).
-// A cycle without failures but with devices sitting out their backoff
-// ends nothing: they are still down.
+// A cycle without failures but with devices sitting out their backoff, or
+// not polled to the end before the cycle's deadline (overrun), ends
+// nothing: nothing says they answer again.
 func (p *Poller) logProblems(st CycleStats) {
 	now := cycleProblems{st.Timeouts > 0, st.Malformed > 0, st.AgentErrors > 0, st.OtherErrors > 0, st.WrongTypes > 0}
-	if now == (cycleProblems{}) && st.Skipped > 0 || now == p.problems {
+	if now == (cycleProblems{}) && st.Skipped+st.Overrun > 0 || now == p.problems {
 		return
 	}
 	p.problems = now
