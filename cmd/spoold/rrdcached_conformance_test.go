@@ -167,7 +167,7 @@ func TestPermissionsLikeRRDCached(t *testing.T) {
 }
 
 // startFixturePair starts Debian's rrdcached (rrdcachedArgs before its -l)
-// and the daemon (--write-delay 1h, and what spooldArgs returns), each on a
+// and the daemon (a write delay past the fixture's age, and what spooldArgs returns), each on a
 // copy of rrdctest's fixture: rrdcached's socket and directory, and the
 // daemon's rig.
 func startFixturePair(t *testing.T, rrdcachedArgs []string, spooldArgs func(*protoRig) []string) (string, string, *protoRig) {
@@ -183,7 +183,13 @@ func startFixturePair(t *testing.T, rrdcachedArgs []string, spooldArgs func(*pro
 	rrdctest.Start(t, rdir, append(rrdcachedArgs, "-l", "unix:"+rsock)...)
 	r := newProtoRig(t)
 	rrdctest.Prepare(t, r.rrd(""))
-	args := []string{"--write-delay", "1h"}
+	// spoold counts the write delay from an update's time, rrdcached's -w
+	// from its arrival: the fixture's updates are dated from
+	// rrdctest.Begin, so a delay past Begin's age keeps them spooled until
+	// the scripts' FLUSH, as rrdcached keeps them queued, whatever the time
+	// between the lines.
+	delay := (time.Since(time.Unix(rrdctest.Begin, 0)) + 24*time.Hour).Truncate(time.Hour)
+	args := []string{"--write-delay", delay.String()}
 	if spooldArgs != nil {
 		args = append(args, spooldArgs(r)...)
 	}
