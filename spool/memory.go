@@ -37,8 +37,11 @@ func (m *memory) grow(mem, buf []byte, first bool) []byte {
 	if m.max <= 0 || mem == nil && !first {
 		return nil
 	}
-	if len(mem)+len(buf) > cap(mem) {
-		grown := make([]byte, len(mem), max(len(mem)+len(buf), 2*len(mem)))
+	if n := len(mem) + len(buf); n > cap(mem) {
+		if n > exactBytes { // a long segment: amortized
+			n = max(n, 2*len(mem))
+		}
+		grown := make([]byte, len(mem), n)
 		copy(grown, mem)
 		if m.used.Add(int64(cap(grown)-cap(mem))) > m.max {
 			m.used.Add(-int64(cap(grown)))
@@ -48,6 +51,11 @@ func (m *memory) grow(mem, buf []byte, first bool) []byte {
 	}
 	return append(mem, buf...)
 }
+
+// exactBytes is the size up to which a segment's bytes are kept in a
+// buffer of their exact size: the few entries of a key between two writes
+// of its file take no more memory than their bytes.
+const exactBytes = 4 << 10
 
 // release gives back mem's bytes: a segment forgotten.
 func (m *memory) release(mem []byte) {
