@@ -89,7 +89,10 @@ command -v perf >/dev/null || { [ "$(id -u)" = 0 ] && apt-get install -y -qq lin
 
 WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/spoold-bench-scale.XXXXXX")
 FREE_KB=$(df -Pk "$WORK" | awk 'NR==2 {print $4}')
-echo "# bench/scale.sh $DEVICES $IFACES $CYCLES (RRA=$RRA INTERVAL=$INTERVAL WRITE_DELAY=$WRITE_DELAY WRITE_JITTER=$WRITE_JITTER) on $(uname -r), $(nproc) cores, $(date -u +%Y-%m-%d)"
+# The open-files limit of the packaged systemd unit (LimitNOFILE): half of
+# it holds the open spool segments' descriptors (--segment-open-files auto).
+ulimit -n 262144 2>/dev/null || true
+echo "# bench/scale.sh $DEVICES $IFACES $CYCLES (RRA=$RRA INTERVAL=$INTERVAL WRITE_DELAY=$WRITE_DELAY WRITE_JITTER=$WRITE_JITTER) on $(uname -r), $(nproc) cores, $(date -u +%Y-%m-%d), open-files limit $(ulimit -n)"
 echo "# disk: needs about $((NEED_KB / 1048576 + 1)) GiB in $WORK ($((FREE_KB / 1048576)) GiB free)"
 if [ "$NEED_KB" -gt "$FREE_KB" ]; then
 	echo "scale.sh: not enough space in $WORK: $((NEED_KB / 1048576 + 1)) GiB needed, $((FREE_KB / 1048576)) GiB free; use RRA=small or fewer devices" >&2
@@ -220,13 +223,15 @@ if command -v perf >/dev/null; then
 	perf record -q -F 199 -g -p "$DAEMON_PID" -o "$WORK/perf.data" -- sleep $((CYCLES * IV)) >"$WORK/perf.log" 2>&1 &
 	PERF=$!
 fi
-rss_max=0 backlog_max=0 seq=$seq0 overruns=0
+rss_max=0 backlog_max=0 seq=$seq0 overruns=0 mem_max=0
 while [ "$seq" -lt $((seq0 + CYCLES)) ]; do
 	sleep 1
 	r=$(rss_kib "$DAEMON_PID")
 	[ "$r" -gt "$rss_max" ] && rss_max=$r
 	b=$(metric spoold_writer_oldest_pending_age_seconds)
 	ge "$b" "$backlog_max" && backlog_max=$b
+	m=$(metric spoold_spool_memory_bytes)
+	ge "$m" "$mem_max" && mem_max=$m
 	s=$(metric spoold_poller_last_cycle_seq)
 	if [ "$s" != "$seq" ]; then
 		seq=$s
@@ -250,6 +255,7 @@ if [ -n "$PERF" ]; then
 		write_us=$(awk -v c=$((cpu1 - cpu0)) -v hz="$HZ" -v s="$share" -v u="$updates" 'BEGIN {printf "%.0f", c / hz * 1e6 * s / u}')
 	echo "# writer: ${share} of the daemon's perf samples, $updates file updates in the window" >&2
 fi
+echo "# spool memory (--segment-memory) at most $(awk -v m="$mem_max" -v n="$FILES" 'BEGIN {printf "%.0f bytes, %.2f KiB per interface", m, m / 1024 / n}'), part of the RSS" >&2
 echo "# block layer under the files: $(((sec1 - sec0) / 2 / CYCLES / (FILES > 0 ? FILES : 1))) KiB per interface and poll written to the device ($(((sec1 - sec0) / 2048)) MiB, every process)" >&2
 echo "scale: devices=$DEVICES interfaces=$FILES cycle_s_p50=$(p50 "$WORK/cycles") cycle_s_max=$(sort -n "$WORK/cycles" | tail -1) overruns=$overruns" \
 	"cpu_us_per_if_poll=$(awk -v c=$((cpu1 - cpu0)) -v hz="$HZ" -v p=$polls 'BEGIN {printf "%.1f", c / hz * 1e6 / p}')" \
