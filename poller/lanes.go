@@ -71,9 +71,9 @@ func (tp *tablePlan) runs(n, maxReps int) []*tablePlan {
 	for k := range n {
 		lo, hi := k*len(tp.rows)/n, (k+1)*len(tp.rows)/n
 		run := *tp
-		run.rows, run.last = tp.rows[lo:hi], tp.rows[hi-1].index
+		run.rows, run.at, run.last = tp.rows[lo:hi], tp.rowAt(lo), tp.rows[hi-1].Index
 		if lo > 0 {
-			run.after = tp.rows[lo-1].index
+			run.after = tp.rows[lo-1].Index
 		}
 		out = append(out, &run)
 	}

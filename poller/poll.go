@@ -195,9 +195,9 @@ func (d *device) keepUSM(g *gosnmp.GoSNMP, now time.Time) {
 // MaxVarbinds, then its bulk tables' walks, spread over lanes when they
 // would not fit the cycle otherwise (lanes.go).
 func (p *Poller) poll(ctx context.Context, d *device, pl *pollPlan, probe bool) (pollResult, error) {
-	res := pollResult{values: make([]spool.Value, len(pl.valueDS)), missing: make([]bool, len(pl.valueDS))}
+	res := pollResult{values: make([]spool.Value, pl.nValues), missing: make([]bool, pl.nValues)}
 	for i := range res.values {
-		res.values[i] = spool.Value{Name: pl.valueDS[i].Name}
+		res.values[i] = spool.Value{Name: pl.ds(i).Name}
 	}
 	lanes := p.lanes(d, pl, probe)
 	units := p.pollUnits(d, pl, lanes)
@@ -291,7 +291,7 @@ func (p *Poller) store(pl *pollPlan, idx []int, vars []gosnmp.SnmpPDU, res *poll
 
 // take stores the varbind of value at in res.
 func (res *pollResult) take(pl *pollPlan, at int, pdu *gosnmp.SnmpPDU) {
-	if v, ok := mapValue(pl.valueDS[at], pdu); ok {
+	if v, ok := mapValue(pl.ds(at), pdu); ok {
 		res.values[at] = v
 		return
 	}
@@ -321,24 +321,24 @@ func (p *Poller) bulkTable(g *gosnmp.GoSNMP, tp *tablePlan, pl *pollPlan, res *p
 		r := 0
 		for i := range w.cells {
 			cl := &w.cells[i]
-			for r < len(tp.rows) && compareOID(tp.rows[r].index, cl.index) < 0 {
+			for r < len(tp.rows) && compareOID(tp.rows[r].Index, cl.index) < 0 {
 				r++
 			}
-			if r == len(tp.rows) || tp.rows[r].index != cl.index {
+			if r == len(tp.rows) || tp.rows[r].Index != cl.index {
 				continue // a row the table has but this plan does not poll
 			}
-			for j, k := range tp.rows[r].cols {
-				if k == c {
-					res.take(pl, tp.rows[r].at+j, &cl.pdu)
+			for j, a := range tp.rows[r].Alternative {
+				if a >= 0 && tp.walked[j][a] == c {
+					res.take(pl, tp.rowAt(r)+j, &cl.pdu)
 					found[r*len(tp.table.Columns)+j] = true
 				}
 			}
 		}
 	}
 	for r, row := range tp.rows {
-		for j, k := range row.cols {
-			if k >= 0 && !found[r*len(tp.table.Columns)+j] {
-				res.missing[row.at+j] = true
+		for j, a := range row.Alternative {
+			if a >= 0 && !found[r*len(tp.table.Columns)+j] {
+				res.missing[tp.rowAt(r)+j] = true
 			}
 		}
 	}

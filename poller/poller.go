@@ -452,7 +452,7 @@ func (p *Poller) afterRestart(ctx context.Context, d *device, pl *pollPlan, res 
 	d.rediscover.Store(true)
 	c.staleRows.Add(int64(pl.rowCount()))
 	scalars := newPlan(d.t, nil, nil, &p.opts)
-	res.values = res.values[:scalars.nScalar]
+	res.values = res.values[:len(scalars.scalars)]
 	return scalars, res, now
 }
 
@@ -477,18 +477,20 @@ func (p *Poller) writeEntries(d *device, pl *pollPlan, res *pollResult, now time
 			p.log.Debug("index poll result later", "key", key, "err", indexErr)
 		}
 	}
-	if pl.nScalar > 0 {
-		write(d.t.Name, res.values[:pl.nScalar], flags)
+	if len(pl.scalars) > 0 {
+		write(d.t.Name, res.values[:len(pl.scalars)], flags)
 	}
 	first := !pl.used.Swap(true)
 	for _, t := range pl.tables {
 		n := len(t.table.Columns)
-		for _, r := range t.rows {
+		for i := range t.rows {
+			key := t.rows[i].Key
 			f := flags
-			if first && pl.flagged[r.key] {
+			if first && pl.flagged[key] {
 				f |= spool.FlagDiscontinuity
 			}
-			write(r.key, res.values[r.at:r.at+n], f)
+			at := t.rowAt(i)
+			write(key, res.values[at:at+n], f)
 			c.rows.Add(1)
 		}
 	}
