@@ -16,9 +16,14 @@ const OIDSysUpTime = "1.3.6.1.2.1.1.3.0"
 // Values are laid out as the scalars, then each polled row's columns.
 // A plan is immutable once built (but for used).
 type pollPlan struct {
-	oids     []string   // Get OIDs: scalars, sysUpTime.0 if not among them, then the Get-polled cells
-	pos      []int      // per OID: its value's position, -1 for the added sysUpTime.0
+	// oids are the first Get OIDs of every poll: the scalars, and
+	// sysUpTime.0 if not among them; a poll adds those of the cells it
+	// asks with Gets (getList). pos is per OID its value's position, -1
+	// for the added sysUpTime.0.
+	oids     []string
+	pos      []int
 	uptimeAt int        // index of sysUpTime.0 in oids
+	nGets    int        // a poll's Get OIDs: oids and the Get-polled cells
 	scalars  []fleet.DS // the profile's: the first values
 	nValues  int
 	tables   []tablePlan
@@ -59,6 +64,7 @@ func newPlan(t *fleet.Target, disc *Discovery, prev *pollPlan, o *Options) *poll
 		pl.oids = append(pl.oids, OIDSysUpTime)
 		pl.pos = append(pl.pos, -1)
 	}
+	pl.nGets = len(pl.oids)
 	if disc == nil {
 		return pl
 	}
@@ -94,12 +100,47 @@ func (pl *pollPlan) planTable(td *TableDiscovery, o *Options) tablePlan {
 					tp.cols, tp.walked[i][a] = append(tp.cols, c), len(tp.cols)
 				}
 			case !tp.bulk:
-				pl.oids = append(pl.oids, r.column(t, i)+"."+r.Index)
-				pl.pos = append(pl.pos, tp.at+k*n+i)
+				pl.nGets++
 			}
 		}
 	}
 	return tp
+}
+
+// getList is the Get OIDs of one poll with plan pl and, per OID, its
+// value's position (-1 for the added sysUpTime.0).
+type getList struct {
+	pl   *pollPlan
+	oids []string
+	pos  []int
+}
+
+// gets returns the Get OIDs of a poll: pl.oids, then the cells of the
+// tables polled with Gets, each row's in column order (those of a column
+// the row answered no alternative of left out). The cells' are made for
+// each poll: kept, they would weigh more than the rest of the plan.
+func (pl *pollPlan) gets() getList {
+	if pl.nGets == len(pl.oids) {
+		return getList{pl: pl, oids: pl.oids, pos: pl.pos}
+	}
+	gl := getList{pl: pl, oids: make([]string, 0, pl.nGets), pos: make([]int, 0, pl.nGets)}
+	gl.oids, gl.pos = append(gl.oids, pl.oids...), append(gl.pos, pl.pos...)
+	for i := range pl.tables {
+		tp := &pl.tables[i]
+		if tp.bulk {
+			continue
+		}
+		for k := range tp.rows {
+			r := &tp.rows[k]
+			for c, a := range r.Alternative {
+				if a >= 0 {
+					gl.oids = append(gl.oids, r.column(tp.table, c)+"."+r.Index)
+					gl.pos = append(gl.pos, tp.rowAt(k)+c)
+				}
+			}
+		}
+	}
+	return gl
 }
 
 // ds returns the data source of value at.
