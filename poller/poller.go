@@ -54,7 +54,7 @@ type device struct {
 	rediscover  atomic.Bool               // a discovery is due (SetTargets, a lost row, a failed discovery)
 	discovering atomic.Bool               // a discovery is in flight
 	carryTold   atomic.Bool               // a first discovery carried beside the cycles was logged; none completed since
-	known       map[string]bool           // row keys any discovery admitted (filebound.go); guarded by mu
+	known       []string                  // row keys any discovery admitted, sorted (filebound.go); guarded by mu
 	newFiles    tokenBucket               // the new row keys it may still admit; guarded by mu
 	states      atomic.Pointer[rowStates] // the rows' ifOperStatus at the last answered poll (rows.go)
 	perRequest  atomic.Int64              // time per request of its last answered poll or discovery, ns (lanes.go)
