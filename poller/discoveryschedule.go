@@ -2,7 +2,6 @@ package poller
 
 import (
 	"context"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -284,12 +283,11 @@ func (d *device) recordDiscovery(disc *Discovery, now time.Time, overLimit int, 
 		}
 	}
 	s.GoneRows = s.GoneRows[:0:0]
-	for k := range d.known {
+	for _, k := range d.known { // in key order
 		if !found[k] {
 			s.GoneRows = append(s.GoneRows, k)
 		}
 	}
-	sort.Strings(s.GoneRows)
 }
 
 // discoveryLoop runs the background discoveries of Run: at each wake-up

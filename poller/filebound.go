@@ -2,6 +2,7 @@ package poller
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -29,24 +30,25 @@ import (
 func (d *device) admitRows(disc *Discovery, now time.Time, o *Options) (refused int, why string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.known == nil {
-		d.known = map[string]bool{}
-	}
 	first := d.st.Discoveries == 0
+	var added []string
 	for ti := range disc.Tables {
 		td := &disc.Tables[ti]
 		kept := td.Rows[:0]
 		for _, r := range td.Rows {
+			_, known := slices.BinarySearch(d.known, r.Key)
 			reason := ""
 			switch {
-			case d.known[r.Key]:
-			case len(d.known) >= o.MaxFilesPerTarget:
-				reason = fmt.Sprintf("the target has %d row files, its bound (--max-files-per-target)", len(d.known))
+			case known:
+			case len(d.known)+len(added) >= o.MaxFilesPerTarget:
+				reason = fmt.Sprintf("the target has %d row files, its bound (--max-files-per-target)", len(d.known)+len(added))
 			case !first && !d.newFiles.take(now, o.NewFilesPerHour):
 				reason = fmt.Sprintf("the target made %d new row files within the hour, its bound (--max-new-files-per-hour)", o.NewFilesPerHour)
 			}
 			if reason == "" {
-				d.known[r.Key] = true
+				if !known {
+					added = append(added, r.Key)
+				}
 				kept = append(kept, r)
 				continue
 			}
@@ -58,6 +60,14 @@ func (d *device) admitRows(disc *Discovery, now time.Time, o *Options) (refused 
 			refused++
 		}
 		td.Rows = kept
+	}
+	if len(added) > 0 {
+		// An array of just the keys (those of one discovery are distinct,
+		// and added are not known): it holds them all, gone ones included,
+		// for as long as the device is polled.
+		known := append(append(make([]string, 0, len(d.known)+len(added)), d.known...), added...)
+		slices.Sort(known)
+		d.known = known
 	}
 	return refused, why
 }

@@ -41,10 +41,13 @@ func (p *Poller) pollUnits(d *device, pl *pollPlan, lanes int) []pollUnit {
 	var units []pollUnit
 	// A plan whose only Get is sysUpTime.0 asks for it in its first bulk
 	// walk (as a non-repeater): one request fewer.
-	uptimeInBulk := len(pl.oids) == 1 && d.t.Version != gosnmp.Version1 && slices.ContainsFunc(pl.tables, func(t tablePlan) bool { return t.bulk })
-	for lo := 0; lo < len(pl.oids) && !uptimeInBulk; lo += p.opts.MaxVarbinds {
-		lo, hi := lo, min(lo+p.opts.MaxVarbinds, len(pl.oids))
-		units = append(units, func(g *gosnmp.GoSNMP, res *pollResult) error { return p.get(g, d, pl, lo, hi, res) })
+	uptimeInBulk := pl.nGets == 1 && d.t.Version != gosnmp.Version1 && slices.ContainsFunc(pl.tables, func(t tablePlan) bool { return t.bulk })
+	if !uptimeInBulk {
+		gl := pl.gets()
+		for lo := 0; lo < len(gl.oids); lo += p.opts.MaxVarbinds {
+			lo, hi := lo, min(lo+p.opts.MaxVarbinds, len(gl.oids))
+			units = append(units, func(g *gosnmp.GoSNMP, res *pollResult) error { return p.get(g, d, &gl, lo, hi, res) })
+		}
 	}
 	for i := range pl.tables {
 		if !pl.tables[i].bulk {
@@ -71,9 +74,9 @@ func (tp *tablePlan) runs(n, maxReps int) []*tablePlan {
 	for k := range n {
 		lo, hi := k*len(tp.rows)/n, (k+1)*len(tp.rows)/n
 		run := *tp
-		run.rows, run.last = tp.rows[lo:hi], tp.rows[hi-1].index
+		run.rows, run.at, run.last = tp.rows[lo:hi], tp.rowAt(lo), tp.rows[hi-1].Index
 		if lo > 0 {
-			run.after = tp.rows[lo-1].index
+			run.after = tp.rows[lo-1].Index
 		}
 		out = append(out, &run)
 	}
@@ -89,7 +92,7 @@ func (p *Poller) lanes(d *device, pl *pollPlan, probe bool) int {
 	if probe || per <= 0 {
 		return 1
 	}
-	requests := (len(pl.oids) + p.opts.MaxVarbinds - 1) / p.opts.MaxVarbinds
+	requests := (pl.nGets + p.opts.MaxVarbinds - 1) / p.opts.MaxVarbinds
 	for _, tp := range pl.tables {
 		if tp.bulk {
 			requests += len(tp.rows)/p.opts.MaxRepetitions + 1

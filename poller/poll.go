@@ -195,9 +195,9 @@ func (d *device) keepUSM(g *gosnmp.GoSNMP, now time.Time) {
 // MaxVarbinds, then its bulk tables' walks, spread over lanes when they
 // would not fit the cycle otherwise (lanes.go).
 func (p *Poller) poll(ctx context.Context, d *device, pl *pollPlan, probe bool) (pollResult, error) {
-	res := pollResult{values: make([]spool.Value, len(pl.valueDS)), missing: make([]bool, len(pl.valueDS))}
+	res := pollResult{values: make([]spool.Value, pl.nValues), missing: make([]bool, pl.nValues)}
 	for i := range res.values {
-		res.values[i] = spool.Value{Name: pl.valueDS[i].Name}
+		res.values[i] = spool.Value{Name: pl.ds(i).Name}
 	}
 	lanes := p.lanes(d, pl, probe)
 	units := p.pollUnits(d, pl, lanes)
@@ -217,22 +217,22 @@ func (p *Poller) poll(ctx context.Context, d *device, pl *pollPlan, probe bool) 
 	return res, nil
 }
 
-// get requests pl.oids[lo:hi] and stores what comes back in res. An agent
+// get requests gl.oids[lo:hi] and stores what comes back in res. An agent
 // that says tooBig gets the halves; a v1 agent's noSuchName drops the
 // named OID (left unknown) and asks again for the rest.
-func (p *Poller) get(g *gosnmp.GoSNMP, d *device, pl *pollPlan, lo, hi int, res *pollResult) error {
+func (p *Poller) get(g *gosnmp.GoSNMP, d *device, gl *getList, lo, hi int, res *pollResult) error {
 	idx := make([]int, 0, hi-lo)
 	for i := lo; i < hi; i++ {
 		idx = append(idx, i)
 	}
-	return p.getIndexes(g, d, pl, idx, res)
+	return p.getIndexes(g, d, gl, idx, res)
 }
 
-func (p *Poller) getIndexes(g *gosnmp.GoSNMP, d *device, pl *pollPlan, idx []int, res *pollResult) error {
+func (p *Poller) getIndexes(g *gosnmp.GoSNMP, d *device, gl *getList, idx []int, res *pollResult) error {
 	for len(idx) > 0 {
 		oids := make([]string, len(idx))
 		for i, k := range idx {
-			oids[i] = pl.oids[k]
+			oids[i] = gl.oids[k]
 		}
 		pkt, err := g.Get(oids)
 		res.requests++
@@ -241,17 +241,17 @@ func (p *Poller) getIndexes(g *gosnmp.GoSNMP, d *device, pl *pollPlan, idx []int
 		}
 		switch {
 		case pkt.Error == gosnmp.NoError:
-			p.store(pl, idx, pkt.Variables, res)
+			gl.store(idx, pkt.Variables, res)
 			return nil
 		case pkt.Error == gosnmp.TooBig && len(idx) > 1:
 			h := len(idx) / 2
-			if err := p.getIndexes(g, d, pl, idx[:h], res); err != nil {
+			if err := p.getIndexes(g, d, gl, idx[:h], res); err != nil {
 				return err
 			}
 			idx = idx[h:]
 		case pkt.Error == gosnmp.NoSuchName && pkt.ErrorIndex >= 1 && int(pkt.ErrorIndex) <= len(idx):
 			k := int(pkt.ErrorIndex) - 1
-			if at := pl.pos[idx[k]]; at >= 0 {
+			if at := gl.pos[idx[k]]; at >= 0 {
 				res.missing[at] = true // a v1 agent's way of saying noSuchInstance
 			}
 			idx = append(idx[:k:k], idx[k+1:]...)
@@ -262,16 +262,16 @@ func (p *Poller) getIndexes(g *gosnmp.GoSNMP, d *device, pl *pollPlan, idx []int
 	return nil
 }
 
-// store maps the varbinds answering pl.oids[idx[i]] into res.
-func (p *Poller) store(pl *pollPlan, idx []int, vars []gosnmp.SnmpPDU, res *pollResult) {
+// store maps the varbinds answering gl.oids[idx[i]] into res.
+func (gl *getList) store(idx []int, vars []gosnmp.SnmpPDU, res *pollResult) {
 	for i := range vars {
 		pdu := &vars[i]
 		k := -1
-		if i < len(idx) && sameOID(pdu.Name, pl.oids[idx[i]]) {
+		if i < len(idx) && sameOID(pdu.Name, gl.oids[idx[i]]) {
 			k = idx[i]
 		} else {
 			for _, j := range idx { // an agent that reordered the varbinds
-				if sameOID(pdu.Name, pl.oids[j]) {
+				if sameOID(pdu.Name, gl.oids[j]) {
 					k = j
 					break
 				}
@@ -280,18 +280,18 @@ func (p *Poller) store(pl *pollPlan, idx []int, vars []gosnmp.SnmpPDU, res *poll
 		if k < 0 {
 			continue
 		}
-		if k == pl.uptimeAt {
+		if k == gl.pl.uptimeAt {
 			res.uptime, res.hasUptime = uptimeTicks(pdu)
 		}
-		if at := pl.pos[k]; at >= 0 {
-			res.take(pl, at, pdu)
+		if at := gl.pos[k]; at >= 0 {
+			res.take(gl.pl, at, pdu)
 		}
 	}
 }
 
 // take stores the varbind of value at in res.
 func (res *pollResult) take(pl *pollPlan, at int, pdu *gosnmp.SnmpPDU) {
-	if v, ok := mapValue(pl.valueDS[at], pdu); ok {
+	if v, ok := mapValue(pl.ds(at), pdu); ok {
 		res.values[at] = v
 		return
 	}
@@ -315,30 +315,31 @@ func (p *Poller) bulkTable(g *gosnmp.GoSNMP, tp *tablePlan, pl *pollPlan, res *p
 	if err != nil {
 		return fmt.Errorf("poll table %s: %w", tp.table.Name, err)
 	}
-	p.store(pl, []int{pl.uptimeAt}, extra, res)
+	fixed := getList{pl: pl, oids: pl.oids, pos: pl.pos}
+	fixed.store([]int{pl.uptimeAt}, extra, res)
 	found := make([]bool, len(tp.rows)*len(tp.table.Columns))
 	for c, w := range walked {
 		r := 0
 		for i := range w.cells {
 			cl := &w.cells[i]
-			for r < len(tp.rows) && compareOID(tp.rows[r].index, cl.index) < 0 {
+			for r < len(tp.rows) && compareOID(tp.rows[r].Index, cl.index) < 0 {
 				r++
 			}
-			if r == len(tp.rows) || tp.rows[r].index != cl.index {
+			if r == len(tp.rows) || tp.rows[r].Index != cl.index {
 				continue // a row the table has but this plan does not poll
 			}
-			for j, k := range tp.rows[r].cols {
-				if k == c {
-					res.take(pl, tp.rows[r].at+j, &cl.pdu)
+			for j, a := range tp.rows[r].Alternative {
+				if a >= 0 && tp.walked[j][a] == c {
+					res.take(pl, tp.rowAt(r)+j, &cl.pdu)
 					found[r*len(tp.table.Columns)+j] = true
 				}
 			}
 		}
 	}
 	for r, row := range tp.rows {
-		for j, k := range row.cols {
-			if k >= 0 && !found[r*len(tp.table.Columns)+j] {
-				res.missing[row.at+j] = true
+		for j, a := range row.Alternative {
+			if a >= 0 && !found[r*len(tp.table.Columns)+j] {
+				res.missing[tp.rowAt(r)+j] = true
 			}
 		}
 	}

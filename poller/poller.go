@@ -54,7 +54,7 @@ type device struct {
 	rediscover  atomic.Bool               // a discovery is due (SetTargets, a lost row, a failed discovery)
 	discovering atomic.Bool               // a discovery is in flight
 	carryTold   atomic.Bool               // a first discovery carried beside the cycles was logged; none completed since
-	known       map[string]bool           // row keys any discovery admitted (filebound.go); guarded by mu
+	known       []string                  // row keys any discovery admitted, sorted (filebound.go); guarded by mu
 	newFiles    tokenBucket               // the new row keys it may still admit; guarded by mu
 	states      atomic.Pointer[rowStates] // the rows' ifOperStatus at the last answered poll (rows.go)
 	perRequest  atomic.Int64              // time per request of its last answered poll or discovery, ns (lanes.go)
@@ -452,7 +452,7 @@ func (p *Poller) afterRestart(ctx context.Context, d *device, pl *pollPlan, res 
 	d.rediscover.Store(true)
 	c.staleRows.Add(int64(pl.rowCount()))
 	scalars := newPlan(d.t, nil, nil, &p.opts)
-	res.values = res.values[:scalars.nScalar]
+	res.values = res.values[:len(scalars.scalars)]
 	return scalars, res, now
 }
 
@@ -477,18 +477,20 @@ func (p *Poller) writeEntries(d *device, pl *pollPlan, res *pollResult, now time
 			p.log.Debug("index poll result later", "key", key, "err", indexErr)
 		}
 	}
-	if pl.nScalar > 0 {
-		write(d.t.Name, res.values[:pl.nScalar], flags)
+	if len(pl.scalars) > 0 {
+		write(d.t.Name, res.values[:len(pl.scalars)], flags)
 	}
 	first := !pl.used.Swap(true)
 	for _, t := range pl.tables {
 		n := len(t.table.Columns)
-		for _, r := range t.rows {
+		for i := range t.rows {
+			key := t.rows[i].Key
 			f := flags
-			if first && pl.flagged[r.key] {
+			if first && pl.flagged[key] {
 				f |= spool.FlagDiscontinuity
 			}
-			write(r.key, res.values[r.at:r.at+n], f)
+			at := t.rowAt(i)
+			write(key, res.values[at:at+n], f)
 			c.rows.Add(1)
 		}
 	}

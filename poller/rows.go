@@ -62,10 +62,10 @@ func (d *device) keepStates(pl *pollPlan, values []spool.Value) {
 	rs := &rowStates{plan: pl, states: make([]uint8, 0, pl.rowCount())}
 	for _, t := range pl.tables {
 		c := stateColumn(t.table)
-		for _, r := range t.rows {
+		for i := range t.rows {
 			var s uint8
-			if c >= 0 && r.at+c < len(values) {
-				if v := values[r.at+c]; v.Type == spool.Gauge && v.Gauge >= 1 && v.Gauge <= math.MaxUint8 {
+			if at := t.rowAt(i) + c; c >= 0 && at < len(values) {
+				if v := values[at]; v.Type == spool.Gauge && v.Gauge >= 1 && v.Gauge <= math.MaxUint8 {
 					s = uint8(v.Gauge)
 				}
 			}
@@ -103,7 +103,7 @@ func (p *Poller) Rows(name string) ([]RowStatus, bool) {
 		i := 0
 		for _, t := range rs.plan.tables {
 			for _, r := range t.rows {
-				states[r.key] = rs.states[i]
+				states[r.Key] = rs.states[i]
 				i++
 			}
 		}

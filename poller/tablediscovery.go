@@ -2,10 +2,12 @@ package poller
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gosnmp/gosnmp"
@@ -20,13 +22,10 @@ type Row struct {
 	Name  string // the instance name ("" if the row has none)
 	Key   string // its spool key and RRD file ("" for a filtered-out row)
 	Alias string // the row's Table.Alias column as text ("" if none)
-	// Columns are the column OIDs (without the index) polled for the
-	// table's columns, in order: the alternative the row answered first,
-	// or the first alternative if it answered none (its values are
-	// unknown).
-	Columns []string
-	// Alternative is, per column, which alternative was chosen (0: the
-	// first); -1 when the row answered none.
+	// Alternative is, per column of the table, which of its alternatives
+	// (column OIDs) the row answered first and is polled for (0: the
+	// first); -1 when it answered none (its values are unknown). The rows
+	// of a table that chose alike share one slice: it is read-only.
 	Alternative []int
 	// Filtered says why the row is not polled (a filter it fails, or the
 	// target's bound on files); empty for a polled row.
@@ -191,6 +190,9 @@ func rowIndexes(walked []columnWalk, maxRows int) (rows []string, truncated bool
 	if len(rows) > maxRows {
 		rows, truncated = rows[:maxRows], true
 	}
+	for i := range rows {
+		rows[i] = strings.Clone(rows[i]) // not the suffix of a varbind's name, which it would keep
+	}
 	return rows, truncated
 }
 
@@ -212,6 +214,10 @@ func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *fleet.Table, requ
 	}
 	var indexes []string
 	indexes, td.Truncated = rowIndexes(walked, p.opts.MaxTableRows)
+	// The polled rows fill one array from the front, the filtered ones
+	// from the back (reversed after it: both in index order).
+	rows := make([]Row, len(indexes))
+	polled, filtered := 0, len(rows)
 	for _, index := range indexes {
 		r := Row{Index: index}
 		for _, k := range wp.instance {
@@ -229,21 +235,21 @@ func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *fleet.Table, requ
 				r.Alias = snmpvalue.Text(v)
 			}
 		}
-		r.Filtered = filterRow(t, wp, byCol, &r)
-		if r.Filtered != "" {
-			td.Filtered = append(td.Filtered, r)
-			continue
+		if r.Filtered = filterRow(t, wp, byCol, &r); r.Filtered == "" {
+			rows[polled], polled = r, polled+1
+		} else {
+			filtered--
+			rows[filtered] = r
 		}
-		r.Columns, r.Alternative = make([]string, len(t.Columns)), make([]int, len(t.Columns))
-		for i, col := range t.Columns {
-			r.Columns[i] = col.Alternatives[0]
-			if k := wp.alts[i]; k >= 0 && (byCol[k][index] == nil || snmpvalue.None(byCol[k][index].Type)) {
-				r.Alternative[i] = -1 // to be found by chooseAlternatives
-			}
-		}
-		td.Rows = append(td.Rows, r)
 	}
-	n, err = p.chooseAlternatives(g, d, t, td.Rows)
+	if polled > 0 {
+		td.Rows = rows[:polled:polled]
+	}
+	if polled < len(rows) {
+		td.Filtered = rows[polled:]
+		slices.Reverse(td.Filtered)
+	}
+	n, err = p.chooseAlternatives(g, d, t, wp, byCol, td.Rows)
 	*requests += n
 	if err != nil {
 		return TableDiscovery{}, fmt.Errorf("discover table %s: %w", t.Name, err)
@@ -269,16 +275,30 @@ func filterRow(t *fleet.Table, wp walkPlan, byCol []map[string]*gosnmp.SnmpPDU, 
 	return ""
 }
 
-// chooseAlternatives asks rows that lack a column's first alternative for
-// the further ones, one alternative at a time, in Gets of at most
-// MaxVarbinds; a row keeps the first it answers, or -1.
-func (p *Poller) chooseAlternatives(g *gosnmp.GoSNMP, d *device, t *fleet.Table, rows []Row) (int, error) {
+// chooseAlternatives sets the Alternative of each row: per column, the
+// first alternative if the row answered it at the walk (or the column has
+// no other); else it asks the row for the further ones, one alternative
+// at a time, in Gets of at most MaxVarbinds, and the row keeps the first
+// it answers, or -1. Rows that chose alike share one Alternative slice.
+func (p *Poller) chooseAlternatives(g *gosnmp.GoSNMP, d *device, t *fleet.Table, wp walkPlan, byCol []map[string]*gosnmp.SnmpPDU, rows []Row) (int, error) {
+	nc := len(t.Columns)
+	alts := make([]int, len(rows)*nc) // row j's at alts[j*nc:]
+	for j := range rows {
+		for i, k := range wp.alts {
+			if k < 0 {
+				continue
+			}
+			if v := byCol[k][rows[j].Index]; v == nil || snmpvalue.None(v.Type) {
+				alts[j*nc+i] = -1 // to be asked for the further alternatives
+			}
+		}
+	}
 	requests := 0
 	for i, col := range t.Columns {
 		for a := 1; a < len(col.Alternatives); a++ {
 			var ask []int
 			for j := range rows {
-				if rows[j].Alternative[i] == -1 {
+				if alts[j*nc+i] == -1 {
 					ask = append(ask, j)
 				}
 			}
@@ -296,14 +316,46 @@ func (p *Poller) chooseAlternatives(g *gosnmp.GoSNMP, d *device, t *fleet.Table,
 				for k := range pkt.Variables {
 					v := &pkt.Variables[k]
 					if k < len(batch) && sameOID(v.Name, oids[k]) && !snmpvalue.None(v.Type) {
-						rows[batch[k]].Alternative[i] = a
-						rows[batch[k]].Columns[i] = col.Alternatives[a]
+						alts[batch[k]*nc+i] = a
 					}
 				}
 			}
 		}
 	}
+	shareAlternatives(rows, alts)
 	return requests, nil
+}
+
+// shareAlternatives sets the Alternative of each row from alts (row j's
+// at alts[j*nc:], nc per row), one slice for the rows that chose alike:
+// most rows of a table choose the same.
+func shareAlternatives(rows []Row, alts []int) {
+	if len(rows) == 0 {
+		return
+	}
+	nc := len(alts) / len(rows)
+	shared := map[string][]int{}
+	var key []byte
+	for j := range rows {
+		alt := alts[j*nc : (j+1)*nc]
+		key = key[:0]
+		for _, a := range alt {
+			key = binary.AppendVarint(key, int64(a))
+		}
+		s, ok := shared[string(key)]
+		if !ok {
+			s = slices.Clone(alt)
+			shared[string(key)] = s
+		}
+		rows[j].Alternative = s
+	}
+}
+
+// column returns the column OID (without the index) r is polled for in
+// t's column i: the alternative it chose, or the first if it answered
+// none.
+func (r *Row) column(t *fleet.Table, i int) string {
+	return t.Columns[i].Alternatives[max(r.Alternative[i], 0)]
 }
 
 // nameRows gives each row its key (fleet.RowSegments: the segment of its
