@@ -8,6 +8,12 @@
 // from storage and the pages written back for one RRD update on a sample
 // file with a cold page cache.
 //
+// The doctor imports none of the daemon's packages: Options carry the
+// daemon's settings as values, and the functions that count the spool
+// (spool.CountFiles), estimate the loader's time (loader.Params.EstimateLoad),
+// check the RRD directory (rrdwriter.CheckDir) and create and update the
+// sample file (librrd) are passed in by the daemon's wiring (cmd/spoold).
+//
 // Each Finding has a severity (ok or warn), what was found, why it matters
 // and the exact command that changes it. Run changes nothing but a sample
 // RRD file in a temporary directory under Options.RRDDir, which it removes.

@@ -1,10 +1,6 @@
 package doctor
 
-import (
-	"fmt"
-
-	"github.com/spoold/spoold/rrdwriter"
-)
+import "fmt"
 
 // Run examines the machine for o and returns the findings. An error means
 // the examination itself could not be made (an option is invalid, mountinfo
@@ -33,7 +29,7 @@ func Run(o Options) (Report, error) {
 		checkMount(&r, v, o.SysDir)
 		checkSpace(&r, v)
 	}
-	checkRRDDir(&r, o.RRDDir, rrdwriter.CheckDir)
+	checkRRDDir(&r, o.RRDDir, o.CheckRRDDir)
 	checkNofile(&r, o)
 	checkLandlock(&r, o.Landlock)
 	checkSpool(&r, o)

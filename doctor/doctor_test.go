@@ -3,7 +3,6 @@ package doctor
 import (
 	"encoding/json"
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,106 +12,80 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spoold/spoold/internal/confine"
-	"github.com/spoold/spoold/loader"
-	"github.com/spoold/spoold/rrd"
-	"github.com/spoold/spoold/rrdwriter"
-	"github.com/spoold/spoold/spool"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// TestEstimateLoad checks the loader formula on the design's figures:
-// 3 × 16 × 256 × 500 entries take 3,072 s of sleep with nginx's defaults.
-func TestEstimateLoad(t *testing.T) {
-	const entries = 3 * 16 * 256 * 500
-	p := loader.DefaultParams()
-	tests := []struct {
-		name           string
-		files          int
-		sleep, thresh  time.Duration
-		cpu, walk      float64
-		wantIterations uint64
-		wantLoad       float64
-	}{
-		{"nginx defaults", 100, 50 * time.Millisecond, 200 * time.Millisecond, 0, 0, 61440, 3072},
-		{"loader_files=1000 plus 20s walk", 1000, 50 * time.Millisecond, 200 * time.Millisecond, 0, 20, 6144, 307.2 + 20},
-		{"threshold cuts iterations", 1e6, 50 * time.Millisecond, 200 * time.Millisecond, 0, 20, 100, 5 + 20},
-		{"unthrottled", 100, 0, 200 * time.Millisecond, 0, 20, 61440, 20},
-		{"cpu 25%", 0, 0, 200 * time.Millisecond, 0.25, 20, 0, 80},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p.Files, p.Sleep, p.Threshold, p.CPU = tc.files, tc.sleep, tc.thresh, tc.cpu
-			s := SpoolSize{Entries: entries, WalkSeconds: tc.walk}
-			estimateLoad(&s, p)
-			if s.Iterations != tc.wantIterations || math.Abs(s.LoadSeconds-tc.wantLoad) > 1e-6 {
-				t.Errorf("iterations %d, load %.3fs; want %d, %.3fs", s.Iterations, s.LoadSeconds, tc.wantIterations, tc.wantLoad)
-			}
-		})
-	}
-}
+// nginxLoader are nginx's loader defaults (100 files, 50ms sleep, 200ms
+// threshold) with an estimate of a walk that takes no time.
+var nginxLoader = LoaderSettings{Files: 100, Sleep: 50 * time.Millisecond, Threshold: 200 * time.Millisecond,
+	Estimate: func(files uint64, _ float64) (uint64, float64, float64) {
+		it := (files + 99) / 100
+		return it, float64(it) * 0.05, float64(it) * 0.05
+	}}
 
+// TestSpoolFindingWarnsAndSuggests: a load longer than the limit is a
+// warning whose fix is the loader_files that halves it.
 func TestSpoolFindingWarnsAndSuggests(t *testing.T) {
 	o := DefaultOptions()
-	s := SpoolSize{Entries: 3 * 16 * 256 * 500}
-	estimateLoad(&s, o.Loader)
+	o.Loader = nginxLoader
+	// 3 × 16 × 256 × 500 entries take 3,072 s of sleep with nginx's defaults.
+	s := SpoolSize{Entries: 3 * 16 * 256 * 500, Iterations: 61440, SleepSeconds: 3072, LoadSeconds: 3072}
 	f := spoolFinding(s, o)
 	// Sleeps within half of 5 minutes: 6,144,000 × 0.05 / 150 = 2,048 files.
 	if f.Severity != Warn || !strings.Contains(f.Fix, "--loader-files=2048") {
 		t.Errorf("finding %+v: want a warning suggesting --loader-files=2048", f)
 	}
-	s = SpoolSize{Entries: 1000}
-	estimateLoad(&s, o.Loader)
+	s = SpoolSize{Entries: 1000, Iterations: 10, SleepSeconds: 0.5, LoadSeconds: 0.5}
 	if f := spoolFinding(s, o); f.Severity != OK {
 		t.Errorf("1000 entries: %+v, want ok", f)
 	}
 }
 
-// makeSpool builds a 1:2 spool with n entries in each of two leaves, plus
-// files and directories the count must skip.
-func makeSpool(t *testing.T, n int) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, leaf := range []string{"a/bc", "f/00"} {
-		if err := os.MkdirAll(filepath.Join(dir, leaf), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for i := range n {
-			touch(t, filepath.Join(dir, leaf, strings.Repeat("0", 14)+leaf[len(leaf)-2:]+"-"+string(rune('a'+i))))
-		}
+// countSix counts a spool of 6 files in 2 leaf directories; a dir that
+// does not exist is fs.ErrNotExist, as spool.CountFiles says.
+func countSix(dir string) (uint64, int, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return 0, 0, err
 	}
-	for _, d := range []string{spool.TmpDir, "quarantine", "zz"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		touch(t, filepath.Join(dir, d, "x"))
-	}
-	touch(t, filepath.Join(dir, "a", "stray"))
-	return dir
+	return 6, 2, nil
 }
 
-func touch(t *testing.T, p string) {
-	t.Helper()
-	if err := os.WriteFile(p, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+// sampleFile is a SampleRRD of plain files: a 64 KiB file, each update
+// rewriting its first page.
+type sampleFile struct{}
+
+const sampleFileBytes = 64 << 10
+
+func openSampleFile(string) (SampleRRD, error) { return sampleFile{}, nil }
+
+func (sampleFile) Create(path string, _ int, _ time.Duration, _ int64) error {
+	return os.WriteFile(path, make([]byte, sampleFileBytes), 0o644)
 }
 
-func TestCountSpool(t *testing.T) {
-	dir := makeSpool(t, 5)
-	s, err := countSpool(dir, spool.MustParseLevels("1:2"))
+func (sampleFile) Update(path string, _ int64, values []string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	if s.Entries != 10 || s.LeafDirs != 2 {
-		t.Errorf("entries %d in %d leaves, want 10 in 2", s.Entries, s.LeafDirs)
+	if _, err := f.WriteAt([]byte(strings.Join(values, ":")), 0); err != nil {
+		f.Close()
+		return err
 	}
+	return f.Close()
 }
+
+func (sampleFile) Close() error { return nil }
 
 func testOptions(t *testing.T) Options {
 	o := DefaultOptions()
-	o.SpoolDir = makeSpool(t, 3)
+	o.SpoolDir = t.TempDir()
 	o.RRDDir = t.TempDir()
+	o.CountSpool = countSix
+	o.Loader = nginxLoader
+	o.PollConcurrency, o.Writers = 1000, 8
+	o.CheckRRDDir = func(string) error { return nil }
+	o.OpenSampleRRD = openSampleFile
 	return o
 }
 
@@ -132,7 +105,7 @@ func TestRunOnTempDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []string{"read-ahead", "atime", "space", "inodes", "nofile", "spool", "rrd-update"} {
+	for _, c := range []string{"read-ahead", "atime", "space", "inodes", "rrd-dir", "nofile", "spool", "rrd-update"} {
 		if len(findingsOf(r, c)) == 0 {
 			t.Errorf("no %s finding in %+v", c, r.Findings)
 		}
@@ -167,10 +140,8 @@ func TestRunOnTempDir(t *testing.T) {
 	if err := r.WriteText(&text); err != nil || !strings.Contains(text.String(), "findings") {
 		t.Errorf("text: %v\n%s", err, text.String())
 	}
-	if r.Update != nil {
-		t.Logf("update: %+v", *r.Update)
-	} else {
-		t.Logf("update not measured: %+v", findingsOf(r, "rrd-update"))
+	if r.Update == nil || r.Update.FileBytes != sampleFileBytes {
+		t.Errorf("update %+v, findings %+v: want one measured on the %d-byte sample", r.Update, findingsOf(r, "rrd-update"), sampleFileBytes)
 	}
 	left, _ := os.ReadDir(o.RRDDir)
 	if len(left) != 0 {
@@ -180,7 +151,7 @@ func TestRunOnTempDir(t *testing.T) {
 
 func TestRunMountOptionsFromFixture(t *testing.T) {
 	o := testOptions(t)
-	o.RRD = nil
+	o.OpenSampleRRD = nil
 	o.ProcDir = procWithMountinfo(t, "27 1 254:0 / / rw - ext4 /dev/vda rw,discard,commit=120,data=writeback\n")
 	o.SysDir = sysWithJournalTask(t, "vda", "417")
 	r, err := Run(o)
@@ -204,7 +175,7 @@ func TestRunMountOptionsFromFixture(t *testing.T) {
 		t.Errorf("discard findings %+v: want a warning", d)
 	}
 	if len(findingsOf(r, "rrd-update")) != 0 {
-		t.Error("update measured with RRD nil")
+		t.Error("update measured with OpenSampleRRD nil")
 	}
 }
 
@@ -228,7 +199,7 @@ func sysWithJournalTask(t *testing.T, dev, task string) string {
 // not reported for it.
 func TestExt4WithoutJournalWarns(t *testing.T) {
 	o := testOptions(t)
-	o.RRD = nil
+	o.OpenSampleRRD = nil
 	o.ProcDir = procWithMountinfo(t, "27 1 254:0 / / rw - ext4 /dev/vda rw,relatime\n")
 	o.SysDir = sysWithJournalTask(t, "vda", "<none>")
 	r, err := Run(o)
@@ -244,13 +215,13 @@ func TestExt4WithoutJournalWarns(t *testing.T) {
 	}
 }
 
-type failingRRD struct{ rrdwriter.RRD }
+type failingRRD struct{ sampleFile }
 
-func (failingRRD) Create(string, rrd.Layout, int64) error { return errors.New("disk on fire") }
+func (failingRRD) Create(string, int, time.Duration, int64) error { return errors.New("disk on fire") }
 
 func TestRunMeasurementFailureWarns(t *testing.T) {
 	o := testOptions(t)
-	o.RRD = func(*rrd.Root) rrdwriter.RRD { return failingRRD{} }
+	o.OpenSampleRRD = func(string) (SampleRRD, error) { return failingRRD{}, nil }
 	r, err := Run(o)
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +236,7 @@ func TestRunMeasurementFailureWarns(t *testing.T) {
 }
 
 func TestRunMissingDirs(t *testing.T) {
-	o := DefaultOptions()
+	o := testOptions(t)
 	base := t.TempDir()
 	o.SpoolDir, o.RRDDir = filepath.Join(base, "spool"), filepath.Join(base, "rrd")
 	r, err := Run(o)

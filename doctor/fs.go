@@ -261,9 +261,13 @@ func bytesIEC(n uint64) string {
 }
 
 // checkRRDDir reports whether spoold can create files in the RRD
-// directory (check is rrdwriter.CheckDir: a probe file created and
+// directory (check is Options.CheckRRDDir: a probe file created and
 // removed). A directory that cannot be written makes every RRD create fail.
+// A nil check skips it.
 func checkRRDDir(r *Report, dir string, check func(string) error) {
+	if check == nil {
+		return
+	}
 	dirs := []string{dir}
 	if err := check(dir); err != nil {
 		r.add(Finding{Check: "rrd-dir", Severity: Warn, Dirs: dirs, Found: fmt.Sprintf("spoold cannot create files here: %v", err),

@@ -3,7 +3,6 @@ package doctor
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,8 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/spoold/spoold/diskstat"
-	"github.com/spoold/spoold/rrd"
-	"github.com/spoold/spoold/rrdwriter"
 )
 
 // UpdateCost is what one RRD update cost on a sample file whose pages were
@@ -51,21 +48,14 @@ var pageSize = uint64(os.Getpagesize())
 // an update needs the header and one row per archive, a few pages.
 const updateReadLimit = 128 << 10
 
-func sampleProfile() rrd.Layout {
-	step := 5 * time.Minute
-	p := rrd.Layout{Step: step, RRAs: rrd.DefaultRRAs(step)}
-	for i := range sampleDS {
-		p.DS = append(p.DS, rrd.DataSource{Name: fmt.Sprintf("ds%02d", i), Type: rrd.Gauge,
-			Heartbeat: 2 * step, Min: 0, Max: math.NaN()})
-	}
-	return p
-}
+// sampleStep is the step of the sample file: the default poll interval.
+const sampleStep = 5 * time.Minute
 
 // measureUpdate creates a sample RRD file in a temporary directory under
-// dir with the RRD mk makes on that directory's root, warms it with one
-// update, fsyncs it, drops its pages, and measures one more update. The
-// directory is removed.
-func measureUpdate(mk func(*rrd.Root) rrdwriter.RRD, dir string) (_ UpdateCost, err error) {
+// dir with the SampleRRD open opens on it, warms it with one update,
+// fsyncs it, drops its pages, and measures one more update. The directory
+// is removed.
+func measureUpdate(open func(string) (SampleRRD, error), dir string) (_ UpdateCost, err error) {
 	tmp, err := os.MkdirTemp(dir, ".spoold-doctor-")
 	if err != nil {
 		return UpdateCost{}, err
@@ -75,43 +65,58 @@ func measureUpdate(mk func(*rrd.Root) rrdwriter.RRD, dir string) (_ UpdateCost, 
 			err = rerr
 		}
 	}()
-	root, err := rrd.OpenRoot(tmp)
+	r, err := open(tmp)
 	if err != nil {
 		return UpdateCost{}, err
 	}
-	defer root.Close()
-	r := mk(root)
-	p := sampleProfile()
+	defer func() {
+		if cerr := r.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	path := filepath.Join(tmp, "sample.rrd")
-	start := time.Now().Add(-time.Hour).Unix() / 300 * 300
-	if err := r.Create(path, p, start); err != nil {
+	step := int64(sampleStep / time.Second)
+	start := time.Now().Add(-time.Hour).Unix() / step * step
+	if err := r.Create(path, sampleDS, sampleStep, start); err != nil {
 		return UpdateCost{}, fmt.Errorf("create sample RRD: %w", err)
 	}
-	tmpl := p.DSNames()
-	if err := r.Update(path, tmpl, []rrd.Row{sampleRow(start+300, 1)}); err != nil {
+	if err := r.Update(path, start+step, sampleValues(1)); err != nil {
 		return UpdateCost{}, fmt.Errorf("warm-up update: %w", err)
 	}
-	size, err := syncAndDrop(root, path)
+	size, err := syncAndDrop(path)
 	if err != nil {
 		return UpdateCost{}, err
 	}
-	c, err := measuredUpdate(r, root, path, tmpl, sampleRow(start+600, 2))
+	vals := sampleValues(2)
+	c, err := measuredUpdate(func() error { return r.Update(path, start+2*step, vals) }, path)
 	c.FileBytes = size
 	return c, err
 }
 
-func sampleRow(t int64, v int) rrd.Row {
-	r := rrd.Row{Time: t, Values: make([]string, sampleDS)}
-	for i := range r.Values {
-		r.Values[i] = strconv.Itoa(v * (i + 1))
+// sampleValues are the values of the sample file's data sources in the
+// v-th update.
+func sampleValues(v int) []string {
+	vals := make([]string, sampleDS)
+	for i := range vals {
+		vals[i] = strconv.Itoa(v * (i + 1))
 	}
-	return r
+	return vals
 }
 
-// syncAndDrop writes the file at path beneath root back, drops its pages
-// from the page cache, and returns its size.
-func syncAndDrop(root *rrd.Root, path string) (int64, error) {
-	fd, err := root.Open(path, unix.O_RDONLY)
+// openSample opens the sample file at path, in the doctor's own temporary
+// directory, for reading, through no symlink.
+func openSample(path string) (int, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open %s: %w", path, err)
+	}
+	return fd, nil
+}
+
+// syncAndDrop writes the file at path back, drops its pages from the page
+// cache, and returns its size.
+func syncAndDrop(path string) (int64, error) {
+	fd, err := openSample(path)
 	if err != nil {
 		return 0, err
 	}
@@ -129,9 +134,9 @@ func syncAndDrop(root *rrd.Root, path string) (int64, error) {
 	return st.Size, nil
 }
 
-// fsyncFile fsyncs the file at path beneath root.
-func fsyncFile(root *rrd.Root, path string) error {
-	fd, err := root.Open(path, unix.O_RDONLY)
+// fsyncFile fsyncs the file at path.
+func fsyncFile(path string) error {
+	fd, err := openSample(path)
 	if err != nil {
 		return err
 	}
@@ -139,9 +144,10 @@ func fsyncFile(root *rrd.Root, path string) error {
 	return unix.Fsync(fd)
 }
 
-// measuredUpdate runs one update on this OS thread between two readings of
-// its I/O counters, then fsyncs the file between readings of /proc/vmstat.
-func measuredUpdate(r rrdwriter.RRD, root *rrd.Root, path string, tmpl []string, row rrd.Row) (UpdateCost, error) {
+// measuredUpdate runs update on this OS thread between two readings of
+// its I/O counters, then fsyncs the file at path between readings of
+// /proc/vmstat.
+func measuredUpdate(update func() error, path string) (UpdateCost, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	c := UpdateCost{Scope: "thread"}
@@ -159,7 +165,7 @@ func measuredUpdate(r rrdwriter.RRD, root *rrd.Root, path string, tmpl []string,
 		return c, err
 	}
 	t0 := time.Now()
-	if err := r.Update(path, tmpl, []rrd.Row{row}); err != nil {
+	if err := update(); err != nil {
 		return c, fmt.Errorf("measured update: %w", err)
 	}
 	c.Seconds = time.Since(t0).Seconds()
@@ -167,7 +173,7 @@ func measuredUpdate(r rrdwriter.RRD, root *rrd.Root, path string, tmpl []string,
 	if err != nil {
 		return c, err
 	}
-	if err := fsyncFile(root, path); err != nil {
+	if err := fsyncFile(path); err != nil {
 		return c, fmt.Errorf("fsync %s: %w", path, err)
 	}
 	settleVMStat()
@@ -201,14 +207,14 @@ func settleVMStat() {
 
 func checkUpdate(r *Report, o Options) {
 	dirs := []string{o.RRDDir}
-	if o.RRD == nil {
+	if o.OpenSampleRRD == nil {
 		return
 	}
 	if _, err := os.Stat(o.RRDDir); errors.Is(err, os.ErrNotExist) {
 		r.add(Finding{Check: "rrd-update", Severity: OK, Dirs: dirs, Found: "RRD directory does not exist yet: update not measured (spoold creates it)"})
 		return
 	}
-	c, err := measureUpdate(o.RRD, o.RRDDir)
+	c, err := measureUpdate(o.OpenSampleRRD, o.RRDDir)
 	if err != nil {
 		r.add(Finding{Check: "rrd-update", Severity: Warn, Dirs: dirs, Found: fmt.Sprintf("could not measure an RRD update: %v", err),
 			Fix: fmt.Sprintf("ls -ld %s   # spoold must be able to create files there", o.RRDDir)})

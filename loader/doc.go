@@ -2,8 +2,8 @@
 // in-memory index, after nginx's cache loader
 // (ngx_http_file_cache_loader / ngx_http_file_cache_manage_file).
 //
-// The walk of the tree is spool.TreeWalker's, which the doctor's count of
-// a spool shares. It reads directory entries only, with getdents(2) into a
+// The walk of the tree is spool.TreeWalker's, which spool.CountFiles (the
+// doctor's count of a spool) shares. It reads directory entries only, with getdents(2) into a
 // reused buffer: an entry's hash and poll time come from its file name, so no entry
 // file is ever opened or stat(2)ed (an lstat is made only for a directory
 // entry whose d_type is DT_UNKNOWN, on file systems that do not fill it in).

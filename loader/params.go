@@ -2,6 +2,7 @@ package loader
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -64,6 +65,29 @@ func (p Params) Validate() error {
 // CPUMode reports whether the loader throttles by CPU share (CPU > 0)
 // rather than by Files and Sleep.
 func (p Params) CPUMode() bool { return p.CPU > 0 }
+
+// EstimateLoad is the time a walk of a spool of files entry files takes
+// under p when the walk's own work (reading the directories, indexing)
+// takes workSeconds: iterations of at most p.Files files, or of
+// p.Threshold of work, with a pause of p.Sleep after each, nginx's
+// (files / loader_files) × loader_sleep; in CPU mode the work stretched to
+// p.CPU of one core (no iterations counted). loadSeconds is the sleep plus
+// the work. An empty spool takes nothing.
+func (p Params) EstimateLoad(files uint64, workSeconds float64) (iterations uint64, sleepSeconds, loadSeconds float64) {
+	if files == 0 {
+		return 0, 0, 0
+	}
+	if p.CPUMode() {
+		loadSeconds = workSeconds / p.CPU
+		return 0, loadSeconds - workSeconds, loadSeconds
+	}
+	iterations = uint64(math.Ceil(float64(files) / float64(max(p.Files, 1))))
+	if th := p.Threshold.Seconds(); th > 0 {
+		iterations = max(iterations, uint64(math.Ceil(workSeconds/th)))
+	}
+	sleepSeconds = float64(iterations) * p.Sleep.Seconds()
+	return iterations, sleepSeconds, sleepSeconds + workSeconds
+}
 
 // MinCPU is the smallest CPU share besides 0 (off): at 0.1% of a core the
 // loader already sleeps 1,000 times each iteration's CPU time; a share such

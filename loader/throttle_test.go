@@ -3,6 +3,7 @@ package loader
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -264,5 +265,37 @@ func TestCancelEndsALongPause(t *testing.T) {
 		}
 	case <-time.After(MaxSleep / 2):
 		t.Fatal("the walk is still in its pause after its context ended")
+	}
+}
+
+// TestEstimateLoad checks the loader formula on the design's figures:
+// 3 × 16 × 256 × 500 entries take 3,072 s of sleep with nginx's defaults.
+func TestEstimateLoad(t *testing.T) {
+	const files = 3 * 16 * 256 * 500
+	tests := []struct {
+		name           string
+		files          int
+		sleep, thresh  time.Duration
+		cpu, work      float64
+		wantIterations uint64
+		wantLoad       float64
+	}{
+		{"nginx defaults", 100, 50 * time.Millisecond, 200 * time.Millisecond, 0, 0, 61440, 3072},
+		{"loader_files=1000 plus 20s walk", 1000, 50 * time.Millisecond, 200 * time.Millisecond, 0, 20, 6144, 307.2 + 20},
+		{"threshold cuts iterations", 1e6, 50 * time.Millisecond, 200 * time.Millisecond, 0, 20, 100, 5 + 20},
+		{"unthrottled", 100, 0, 200 * time.Millisecond, 0, 20, 61440, 20},
+		{"cpu 25%", 0, 0, 200 * time.Millisecond, 0.25, 20, 0, 80},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Params{Files: tc.files, Sleep: tc.sleep, Threshold: tc.thresh, CPU: tc.cpu}
+			it, _, load := p.EstimateLoad(files, tc.work)
+			if it != tc.wantIterations || math.Abs(load-tc.wantLoad) > 1e-6 {
+				t.Errorf("iterations %d, load %.3fs; want %d, %.3fs", it, load, tc.wantIterations, tc.wantLoad)
+			}
+		})
+	}
+	if it, sleep, load := DefaultParams().EstimateLoad(0, 5); it != 0 || sleep != 0 || load != 0 {
+		t.Errorf("empty spool: %d iterations, %.3fs sleep, %.3fs load; want nothing", it, sleep, load)
 	}
 }

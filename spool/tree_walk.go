@@ -4,9 +4,9 @@
 // entries of the root and the intermediate directories that are not level
 // directories handed to the caller. It reads directories with getdents(2)
 // into a reused buffer (DirReader) and never opens or stats a file (an
-// lstat only for a d_type of DT_UNKNOWN). The loader's walk and the
-// doctor's count of a spool are this one walk; what they do with a leaf is
-// theirs. It starts no goroutines.
+// lstat only for a d_type of DT_UNKNOWN). The loader's walk and CountFiles
+// (tree_count.go, the doctor's count of a spool) are this one walk; what
+// they do with a leaf is theirs. It starts no goroutines.
 
 package spool
 

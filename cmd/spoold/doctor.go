@@ -5,10 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/spoold/spoold/doctor"
 	"github.com/spoold/spoold/internal/confine"
+	"github.com/spoold/spoold/loader"
+	"github.com/spoold/spoold/rrd"
+	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -17,11 +22,12 @@ import (
 // Exit 0 when every finding is ok, 1 with warnings (or when the examination
 // failed), 2 for usage errors.
 func runDoctor(args []string, stdout, stderr io.Writer) int {
+	c := defaultConfig()
+	so, lo := spool.DefaultOptions(), c.loader.Params // of the spool flags only --spool-dir and --levels count
+	so.Dir = c.spool.Dir
 	o := doctor.DefaultOptions()
-	so := spool.DefaultOptions()
-	so.Dir, so.Levels = o.SpoolDir, o.Levels
-	lo := o.Loader
-	asJSON, landlock := false, defaultConfig().landlock
+	o.RRDDir, o.PollConcurrency, o.Writers = c.writer.Dir, c.poller.Concurrency, c.writer.Writers
+	asJSON, landlock := false, c.landlock
 	fs := pflag.NewFlagSet("spoold doctor", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -42,10 +48,14 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "spoold doctor:", err)
 		return exitUsage
 	}
-	o.SpoolDir, o.Levels, o.Loader = so.Dir, so.Levels, lo
+	levels, err := spool.ParseLevels(so.Levels)
+	if err != nil {
+		fmt.Fprintln(stderr, "spoold doctor:", err)
+		return exitUsage
+	}
 	st := confine.Probe(landlock)
 	o.Landlock = &st
-	rep, err := doctor.Run(o)
+	rep, err := doctor.Run(doctorOptions(o, so.Dir, levels, lo))
 	if err != nil {
 		fmt.Fprintln(stderr, "spoold doctor:", err)
 		return exitError
@@ -80,3 +90,46 @@ func doctorUsageError(fs *pflag.FlagSet, loaderErr error, concurrency, writers i
 	}
 	return nil
 }
+
+// doctorOptions completes o with the spool at dir with levels, the loader
+// settings lo, and the daemon's own ways to count a spool, check the RRD
+// directory and create and update an RRD file.
+func doctorOptions(o doctor.Options, dir string, levels spool.Layout, lo loader.Params) doctor.Options {
+	o.SpoolDir = dir
+	o.CountSpool = func(dir string) (uint64, int, error) { return spool.CountFiles(dir, levels) }
+	o.Loader = doctor.LoaderSettings{Files: lo.Files, Sleep: lo.Sleep, Threshold: lo.Threshold, CPU: lo.CPU, Estimate: lo.EstimateLoad}
+	o.CheckRRDDir = rrdwriter.CheckDir
+	o.OpenSampleRRD = openDoctorRRD
+	return o
+}
+
+// doctorRRD is the doctor's sample RRD: librrd, as the daemon's writer
+// uses it, beneath the measurement's directory.
+type doctorRRD struct {
+	root *rrd.Root
+	rrd  rrdwriter.RRD
+	tmpl []string // the data sources of the file created
+}
+
+func openDoctorRRD(dir string) (doctor.SampleRRD, error) {
+	root, err := rrd.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &doctorRRD{root: root, rrd: rrdwriter.LibRRD(root)}, nil
+}
+
+func (d *doctorRRD) Create(path string, ds int, step time.Duration, start int64) error {
+	l := rrd.Layout{Step: step, RRAs: rrd.DefaultRRAs(step)}
+	for i := range ds {
+		l.DS = append(l.DS, rrd.DataSource{Name: fmt.Sprintf("ds%02d", i), Type: rrd.Gauge, Heartbeat: 2 * step, Min: 0, Max: math.NaN()})
+	}
+	d.tmpl = l.DSNames()
+	return d.rrd.Create(path, l, start)
+}
+
+func (d *doctorRRD) Update(path string, t int64, values []string) error {
+	return d.rrd.Update(path, d.tmpl, []rrd.Row{{Time: t, Values: values}})
+}
+
+func (d *doctorRRD) Close() error { return d.root.Close() }
