@@ -1,7 +1,6 @@
 package rrdwriter
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -168,7 +167,7 @@ func (p *pass) check(key string, now time.Time) {
 		}
 	}
 	slices.SortStableFunc(p.items, func(a, b item) int {
-		return cmp.Or(cmp.Compare(a.e.Time, b.e.Time), cmp.Compare(a.e.Milli, b.e.Milli))
+		return a.e.PollTime().Compare(b.e.PollTime())
 	})
 	future := now.Add(p.w.o.FutureTolerance).Unix()
 	kept := p.items[:0]
@@ -177,7 +176,7 @@ func (p *pass) check(key string, now time.Time) {
 		switch {
 		case key != "" && it.e.Key != key:
 			reason = fmt.Sprintf("entry of key %q, the index has %q for its hash (a hash collision)", it.e.Key, key)
-		case i > 0 && it.e.Time == p.items[i-1].e.Time && it.e.Milli == p.items[i-1].e.Milli:
+		case i > 0 && it.e.PollTime() == p.items[i-1].e.PollTime():
 			reason = fmt.Sprintf("a second entry of poll time %d.%03d: the first was applied", it.e.Time, it.e.Milli)
 		case it.e.Time > future:
 			reason = fmt.Sprintf("dated %d, %s ahead of the clock (at most %s, --future-tolerance)", it.e.Time, time.Unix(it.e.Time, 0).Sub(now).Round(time.Second), p.w.o.FutureTolerance)
@@ -248,19 +247,19 @@ func (p *pass) finish(pending ...int) error {
 // byNewest returns the indexes of the segments ordered by their newest
 // entry (poll time to the millisecond), segments without entries first.
 func (p *pass) byNewest() []int {
-	newest := make([][2]int64, len(p.segs))
+	newest := make([]spool.PollTime, len(p.segs))
 	order := make([]int, len(p.segs))
 	for i := range p.segs {
 		order[i] = i
-		newest[i] = [2]int64{-1, 0}
+		newest[i] = spool.PollTime{Sec: -1}
 		for _, e := range p.segs[i].Entries {
-			if t := [2]int64{e.Time, int64(e.Milli)}; t[0] > newest[i][0] || t[0] == newest[i][0] && t[1] > newest[i][1] {
+			if t := e.PollTime(); t.Compare(newest[i]) > 0 {
 				newest[i] = t
 			}
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		return cmp.Or(cmp.Compare(newest[a][0], newest[b][0]), cmp.Compare(newest[a][1], newest[b][1]))
+		return newest[a].Compare(newest[b])
 	})
 	return order
 }

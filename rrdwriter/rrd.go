@@ -35,7 +35,7 @@ type RRD interface {
 // covers reports whether the entry's poll time is at or before the last
 // update: librrd takes only later times.
 func covers(fi *rrd.FileInfo, e *spool.Entry) bool {
-	return e.Time < fi.Last || e.Time == fi.Last && e.Milli <= fi.LastMilli
+	return e.PollTime().Compare(spool.PollTime{Sec: fi.Last, Milli: fi.LastMilli}) <= 0
 }
 
 // isLast reports whether the entry's poll time is the last update's.

@@ -55,9 +55,8 @@ type openSegment struct {
 	ref     Ref
 	size    int64 // bytes written and kept
 	entries int
-	last    int64  // poll time of the newest entry
-	milli   uint16 // and its milliseconds
-	fd      int    // the held descriptor, if held
+	last    PollTime // poll time of the newest entry
+	fd      int      // the held descriptor, if held
 	held    bool
 	dev     uint64 // the file the held descriptor was opened on
 	ino     uint64
@@ -177,9 +176,9 @@ func (s *Spool) appendRun(sh *appendShard, hash uint64, es []Entry) (int, Ref, b
 	seg := sh.open[hash]
 	switch {
 	case seg == nil:
-	case e.Time == seg.last && e.Milli == seg.milli:
+	case e.PollTime() == seg.last:
 		return 0, Ref{}, false, fmt.Errorf("append to spool segment %s: poll time %d.%03d: %w", s.EntryPath(seg.ref), e.Time, e.Milli, ErrDuplicateTime)
-	case e.Time < seg.last || e.Time == seg.last && e.Milli < seg.milli, // the clock went back: a new segment keeps each in order
+	case e.PollTime().Compare(seg.last) < 0, // the clock went back: a new segment keeps each in order
 		seg.size+int64(len(buf)) > s.segMaxBytes,
 		seg.entries >= s.segMaxEntries:
 		s.closeOpen(sh, hash)
@@ -190,17 +189,17 @@ func (s *Spool) appendRun(sh *appendShard, hash uint64, es []Entry) (int, Ref, b
 	if seg != nil {
 		entries, size = seg.entries, seg.size
 	}
-	k, last, milli := 1, e.Time, e.Milli
+	k, last := 1, e.PollTime()
 	for ; k < len(es) && entries+k < s.segMaxEntries; k++ {
 		x := &es[k]
-		if x.Key != e.Key || x.Time < last || x.Time == last && x.Milli <= milli {
+		if x.Key != e.Key || x.PollTime().Compare(last) <= 0 {
 			break
 		}
 		more, err := x.AppendEncode(buf)
 		if err != nil || size+int64(len(more)) > s.segMaxBytes {
 			break // appended on its own, or refused, by the next call
 		}
-		buf, last, milli = more, x.Time, x.Milli
+		buf, last = more, x.PollTime()
 	}
 	sh.enc = buf
 	if seg == nil {
@@ -211,7 +210,7 @@ func (s *Spool) appendRun(sh *appendShard, hash uint64, es []Entry) (int, Ref, b
 		if sh.open == nil {
 			sh.open = make(map[uint64]*openSegment)
 		}
-		seg = &openSegment{ref: ref, size: int64(len(buf)), entries: k, last: last, milli: milli, fd: -1}
+		seg = &openSegment{ref: ref, size: int64(len(buf)), entries: k, last: last, fd: -1}
 		s.mem.drop(ref) // a segment of this name before is gone: O_EXCL created this one
 		seg.mem = s.mem.grow(nil, buf, true)
 		sh.open[hash] = seg
@@ -227,7 +226,7 @@ func (s *Spool) appendRun(sh *appendShard, hash uint64, es []Entry) (int, Ref, b
 		return 0, Ref{}, false, err
 	}
 	seg.entries += k
-	seg.last, seg.milli = last, milli
+	seg.last = last
 	return k, seg.ref, false, nil
 }
 
@@ -466,7 +465,7 @@ func (s *Spool) closeOpen(sh *appendShard, hash uint64) {
 		return
 	}
 	if s.log.Enabled(context.Background(), slog.LevelDebug) {
-		s.log.Debug("spool segment closed", "segment", seg.ref.String(), "bytes", seg.size, "entries", seg.entries, "last", seg.last, "held", seg.held)
+		s.log.Debug("spool segment closed", "segment", seg.ref.String(), "bytes", seg.size, "entries", seg.entries, "last", seg.last.Sec, "held", seg.held)
 	}
 	s.release(sh, hash)
 	delete(sh.open, hash)

@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -90,6 +91,22 @@ type Entry struct {
 	Flags  uint8
 	Values []Value
 }
+
+// PollTime is a poll time to the millisecond: the order of a key's
+// entries, in a segment, in the index's batches and in its RRD file.
+// PollTimes compare with == and Compare.
+type PollTime struct {
+	Sec   int64  // Unix seconds
+	Milli uint16 // and milliseconds, 0..999
+}
+
+// Compare returns -1, 0 or +1 as t is before, the same as or after u.
+func (t PollTime) Compare(u PollTime) int {
+	return cmp.Or(cmp.Compare(t.Sec, u.Sec), cmp.Compare(t.Milli, u.Milli))
+}
+
+// PollTime returns the entry's poll time, Time and Milli.
+func (e *Entry) PollTime() PollTime { return PollTime{e.Time, e.Milli} }
 
 // Ref returns the name of the entry.
 func (e *Entry) Ref() Ref { return Ref{Hash: KeyHash(e.Key), Time: e.Time} }

@@ -2,6 +2,7 @@ package spool
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -215,5 +216,21 @@ func TestValueAppendText(t *testing.T) {
 		if got := string(tc.v.AppendText([]byte("t:"))); got != "t:"+tc.want {
 			t.Errorf("%+v: %q, want %q", tc.v, got, "t:"+tc.want)
 		}
+	}
+}
+
+// TestPollTimeOrder: seconds first, then milliseconds.
+func TestPollTimeOrder(t *testing.T) {
+	order := []PollTime{{Sec: -1}, {0, 0}, {0, 999}, {1, 0}, {1, 1}, {1_700_000_000, 500}}
+	for i, a := range order {
+		for j, b := range order {
+			if got, want := a.Compare(b), cmp.Compare(i, j); got != want {
+				t.Errorf("%+v.Compare(%+v) = %d, want %d", a, b, got, want)
+			}
+		}
+	}
+	e := Entry{Key: "k", Time: 1, Milli: 1}
+	if e.PollTime() != order[4] {
+		t.Errorf("PollTime of %+v = %+v, want %+v", e, e.PollTime(), order[4])
 	}
 }

@@ -1,7 +1,6 @@
 package spoolbackend
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -216,9 +215,9 @@ type protoFile struct {
 
 	mu     sync.Mutex
 	loaded bool
-	id     fileID       // the file as its header was read
-	info   rrd.FileInfo // its header then
-	last   stamp        // the newest update in the file or spooled
+	id     fileID         // the file as its header was read
+	info   rrd.FileInfo   // its header then
+	last   spool.PollTime // the newest update in the file or spooled
 }
 
 // fileName is what a file's name says, worked out once per file rather
@@ -250,16 +249,8 @@ func idOf(st *unix.Stat_t) fileID {
 	return fileID{dev: st.Dev, ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim, ctime: st.Ctim}
 }
 
-// stamp is an update time to the millisecond.
-type stamp struct {
-	sec int64
-	ms  uint16
-}
-
-func (s stamp) after(o stamp) bool { return s.sec > o.sec || s.sec == o.sec && s.ms > o.ms }
-
-// float is s in seconds, as rrdcached's messages have it.
-func (s stamp) float() float64 { return float64(s.sec) + float64(s.ms)/1000 }
+// seconds is t in seconds, as rrdcached's messages have it.
+func seconds(t spool.PollTime) float64 { return float64(t.Sec) + float64(t.Milli)/1000 }
 
 // backendCounters count since NewBackend.
 type backendCounters struct {
@@ -392,21 +383,21 @@ func (b *Backend) refresh(ctx context.Context, f *protoFile, file, key string) e
 	}
 	id := idOf(&st)
 	replaced := !f.loaded || f.id.dev != id.dev || f.id.ino != id.ino
-	var spooled stamp
+	var spooled spool.PollTime
 	if replaced {
 		entries, err := b.spooled(ctx, key)
 		if err != nil {
 			return refuse(RefusedSpool, "read the spooled updates of %s: %v", file, err)
 		}
 		if n := len(entries); n > 0 {
-			spooled = stamp{entries[n-1].Time, entries[n-1].Milli}
+			spooled = entries[n-1].PollTime()
 		}
 	}
 	fi, err := rrd.InfoFD(fd, b.path(file))
 	if err != nil {
 		return refuse(RefusedFile, "RRD Error: %v", err)
 	}
-	inFile := stamp{fi.Last, fi.LastMilli}
+	inFile := spool.PollTime{Sec: fi.Last, Milli: fi.LastMilli}
 	switch {
 	case replaced:
 		f.last = max2(inFile, spooled)
@@ -428,8 +419,8 @@ func statError(file string, err error) error {
 	return refuse(RefusedFile, "stat %s: %v", file, err)
 }
 
-func max2(a, b stamp) stamp {
-	if b.after(a) {
+func max2(a, b spool.PollTime) spool.PollTime {
+	if b.Compare(a) > 0 {
 		return b
 	}
 	return a
@@ -474,7 +465,7 @@ func (b *Backend) readSegments(hash uint64, key string, times []int64) ([]spool.
 		}
 	}
 	slices.SortStableFunc(out, func(x, y spool.Entry) int {
-		return cmp.Or(cmp.Compare(x.Time, y.Time), cmp.Compare(x.Milli, y.Milli))
+		return x.PollTime().Compare(y.PollTime())
 	})
 	return out, nil
 }
@@ -551,7 +542,7 @@ func (b *Backend) spoolUpdates(f *protoFile, file, key string, updates []string)
 		}
 		e.Key = key
 		buf.entries = append(buf.entries, e)
-		last = stamp{e.Time, e.Milli}
+		last = e.PollTime()
 	}
 	n, created, refusedIx, indexErr, err := b.in.AppendRun(buf.entries, buf.created)
 	buf.created = created
@@ -561,7 +552,7 @@ func (b *Backend) spoolUpdates(f *protoFile, file, key string, updates []string)
 		b.log.Debug("index update later", "file", file, "err", indexErr)
 	}
 	if n > 0 {
-		f.last = stamp{buf.entries[n-1].Time, buf.entries[n-1].Milli}
+		f.last = buf.entries[n-1].PollTime()
 	}
 	clear(buf.entries) // no key or values kept past the call
 	if err != nil {
@@ -572,10 +563,9 @@ func (b *Backend) spoolUpdates(f *protoFile, file, key string, updates []string)
 
 // checkTime refuses an update not after last, or further ahead of now
 // than FutureTolerance.
-func (b *Backend) checkTime(e *spool.Entry, last stamp, now time.Time, file string) error {
-	at := stamp{e.Time, e.Milli}
-	if !at.after(last) {
-		return &UpdateError{Reason: RefusedTime, Err: rrdcached.TimeNotAfter(at.float(), last.float())}
+func (b *Backend) checkTime(e *spool.Entry, last spool.PollTime, now time.Time, file string) error {
+	if at := e.PollTime(); at.Compare(last) <= 0 {
+		return &UpdateError{Reason: RefusedTime, Err: rrdcached.TimeNotAfter(seconds(at), seconds(last))}
 	}
 	if limit := now.Add(b.o.FutureTolerance); e.Time > limit.Unix() {
 		return refuse(RefusedFuture, "update time %d of %s is more than %s ahead of the clock (--future-tolerance)", e.Time, file, b.o.FutureTolerance)

@@ -65,7 +65,7 @@ func (b *Backend) Last(ctx context.Context, file string) (time.Time, error) {
 		b.dropUnread(file, f)
 		return time.Time{}, fmt.Errorf("last %s: %w", file, err)
 	}
-	sec := f.last.sec
+	sec := f.last.Sec
 	if step := int64(f.info.Step / time.Second); step > 0 {
 		sec -= sec % step
 	}
