@@ -2,8 +2,8 @@ package shm
 
 import (
 	"math"
-	"sync"
-	"sync/atomic"
+
+	"github.com/spoold/spoold/internal/keyset"
 )
 
 // Held keys. When the index is full, Add refuses an entry: it stays on
@@ -24,9 +24,7 @@ import (
 // walk has ended they are dropped. Refusals during the walk hold the key
 // again, from then on.
 type held struct {
-	mu   sync.Mutex
-	keys map[uint64]*hold
-	n    atomic.Int64 // len(keys): with none held, checks take no lock
+	keys keyset.Set[hold] // with none held, checks take no lock
 }
 
 type hold struct {
@@ -37,29 +35,20 @@ type hold struct {
 // hold records a refused Add of (hash, ts). It may be called with a shard
 // locked.
 func (h *held) hold(hash uint64, ts int64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.keys == nil {
-		h.keys = make(map[uint64]*hold)
-	}
-	k := h.keys[hash]
-	if k == nil {
-		k = &hold{cur: ts, old: math.MaxInt64}
-		h.keys[hash] = k
-	}
-	k.cur = min(k.cur, ts)
-	h.n.Store(int64(len(h.keys)))
+	h.keys.Update(func(m map[uint64]hold) {
+		k, ok := m[hash]
+		if !ok {
+			k = hold{cur: ts, old: math.MaxInt64}
+		}
+		k.cur = min(k.cur, ts)
+		m[hash] = k
+	})
 }
 
 // bound returns the first time of hash that may not be taken
 // (math.MaxInt64 if it is not held). It may be called with a shard locked.
 func (h *held) bound(hash uint64) int64 {
-	if h.n.Load() == 0 {
-		return math.MaxInt64
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if k := h.keys[hash]; k != nil {
+	if k, ok := h.keys.Get(hash); ok {
 		return min(k.cur, k.old)
 	}
 	return math.MaxInt64
@@ -68,13 +57,8 @@ func (h *held) bound(hash uint64) int64 {
 // refuses reports whether an Add of (hash, ts) must be refused: the key
 // was refused at or before ts since the current walk (if any) began.
 func (h *held) refuses(hash uint64, ts int64) bool {
-	if h.n.Load() == 0 {
-		return false
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	k := h.keys[hash]
-	return k != nil && ts >= k.cur
+	k, ok := h.keys.Get(hash)
+	return ok && ts >= k.cur
 }
 
 // BeginWalk marks the start of a walk of the whole spool (and lowers the
@@ -83,28 +67,26 @@ func (h *held) refuses(hash uint64, ts int64) bool {
 // bounds still limit takes until EndWalk.
 func (ix *Index) BeginWalk() {
 	ix.overflow.Store(false)
-	h := &ix.held
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, k := range h.keys {
-		k.old, k.cur = min(k.old, k.cur), math.MaxInt64
-	}
+	ix.held.keys.Update(func(m map[uint64]hold) {
+		for hash, k := range m {
+			m[hash] = hold{old: min(k.old, k.cur), cur: math.MaxInt64}
+		}
+	})
 }
 
 // EndWalk marks the end of a complete walk begun by BeginWalk: the bounds
 // of refusals before it are dropped, and keys not refused during it are
 // released. Call it only when the walk visited the whole spool.
 func (ix *Index) EndWalk() {
-	h := &ix.held
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for hash, k := range h.keys {
-		k.old = math.MaxInt64
-		if k.cur == math.MaxInt64 {
-			delete(h.keys, hash)
+	ix.held.keys.Update(func(m map[uint64]hold) {
+		for hash, k := range m {
+			if k.cur == math.MaxInt64 {
+				delete(m, hash)
+			} else {
+				m[hash] = hold{cur: k.cur, old: math.MaxInt64}
+			}
 		}
-	}
-	h.n.Store(int64(len(h.keys)))
+	})
 }
 
 // dropFrom removes the pending times of st at or after ts (they stay on

@@ -41,7 +41,7 @@ type Stats struct {
 // a millisecond per 100,000 keys), so it is meant for the admin API and
 // metrics, not for a hot path.
 func (ix *Index) Stats() Stats {
-	st := Stats{Shards: len(ix.shards), MaxBytes: ix.maxBytes, Held: int(ix.held.n.Load())}
+	st := Stats{Shards: len(ix.shards), MaxBytes: ix.maxBytes, Held: ix.held.keys.Len()}
 	now := ix.now().UnixNano()
 	oldest, have := int64(0), false
 	for i := range ix.shards {
