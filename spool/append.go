@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -489,47 +487,4 @@ func (s *Spool) closeSegments() {
 		}
 		sh.mu.Unlock()
 	}
-}
-
-// QuarantineRange copies the bad range r of segment g into quarantine/,
-// next to a .reason file with its offset, length and reason, and syncs the
-// copy and the directory: the caller then removes the segment once its good
-// entries are applied, and the bad bytes are kept. Both files are created
-// in the quarantine/ that Open opened, never replacing or following
-// anything. It returns the copy's path.
-func (s *Spool) QuarantineRange(g *Segment, r BadRange) (string, error) {
-	if s.readOnly {
-		return "", fmt.Errorf("quarantine bytes of %s: the spool %s is open read-only", g.Path, s.dir)
-	}
-	name := fmt.Sprintf("%s.at%d.%d", filepath.Base(g.Path), r.Offset, time.Now().UnixNano())
-	dst := filepath.Join(s.dir, QuarantineDir, name)
-	fail := func(err error) (string, error) {
-		return "", fmt.Errorf("quarantine bytes %d..%d of %s: %w", r.Offset, r.Offset+r.Len, g.Path, err)
-	}
-	fd, err := fileutil.Openat(s.qfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
-	if err != nil {
-		return fail(err)
-	}
-	err = fileutil.WriteAll(fd, g.Bytes(r))
-	if err == nil {
-		err = unix.Fdatasync(fd)
-	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = fileutil.Unlinkat(s.qfd, name, 0)
-		return fail(err)
-	}
-	note := fmt.Sprintf("time: %s\nfrom: %s\noffset: %d\nlength: %d\nreason: %s\n",
-		time.Now().UTC().Format(time.RFC3339), g.Path, r.Offset, r.Len, r.Reason)
-	if err := s.writeReason(name+reasonSuffix, []byte(note)); err != nil {
-		s.log.Warn("write quarantine reason", "path", dst+reasonSuffix, "err", err)
-	}
-	if err := fileutil.Fsync(s.qfd, filepath.Join(s.dir, QuarantineDir)); err != nil {
-		return fail(err)
-	}
-	s.c.quarantined.Add(1)
-	s.log.Warn("quarantined bytes of a spool segment", "from", g.Path, "offset", r.Offset, "length", r.Len, "to", dst, "reason", r.Reason)
-	return dst, nil
 }

@@ -4,8 +4,8 @@
 // append.go), the leveled directory layout named after nginx's
 // proxy_cache_path levels=, the atomic publication of drop-ins (temp file +
 // rename, never replacing a file), reads that keep every good entry around
-// bad bytes (segment.go), the quarantine for bad files and byte ranges, and
-// the flock that keeps a second process off a spool directory.
+// bad bytes (segment.go), the quarantine for bad files and byte ranges
+// (quarantine.go), and the flock that keeps a second process off a spool directory.
 //
 // A spool directory looks like this (levels "1:2"):
 //

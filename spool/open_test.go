@@ -373,41 +373,6 @@ func TestRemoveStaleTempRemovesOnlyItsOwnNames(t *testing.T) {
 	}
 }
 
-// TestQuarantineWritesInsideTheSpool: a quarantine/ swapped for a symlink
-// after Open still gets nothing written through it; the file goes to the
-// real quarantine directory Open opened.
-func TestQuarantineWritesInsideTheSpool(t *testing.T) {
-	dir, outside := t.TempDir(), t.TempDir()
-	s := openTest(t, dir, FsyncNone)
-	q := filepath.Join(dir, QuarantineDir)
-	if err := os.Rename(q, q+".real"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(outside, q); err != nil {
-		t.Fatal(err)
-	}
-	bad := filepath.Join(dir, "0", "00", "bad")
-	putFiles(t, filepath.Dir(bad), "bad")
-	dst, err := s.QuarantineName("0/00/bad", "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if names, _ := os.ReadDir(outside); len(names) != 0 {
-		t.Fatalf("quarantine wrote %v through the symlink", names)
-	}
-	if _, err := os.Stat(filepath.Join(q+".real", filepath.Base(dst))); err != nil {
-		t.Fatalf("quarantined file not in the real quarantine: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(q+".real", filepath.Base(dst)+reasonSuffix)); err != nil {
-		t.Fatalf("reason not in the real quarantine: %v", err)
-	}
-	for _, p := range []string{LockFile, MarkerFile, TmpDir, "../x", "/etc/passwd", filepath.Join(dir, "0", "00", "x"), "0/../0/00/x"} {
-		if _, err := s.QuarantineName(p, "test"); err == nil {
-			t.Errorf("Quarantine(%s) succeeded", p)
-		}
-	}
-}
-
 // TestTempNameIsRecognised: every name tempName makes parses back to this
 // process's instance, so RemoveStaleTemp never mistakes a write in flight.
 func TestTempNameIsRecognised(t *testing.T) {

@@ -2,9 +2,6 @@ package spool
 
 import (
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -214,42 +211,6 @@ func cat(parts ...[]byte) []byte {
 		b = append(b, p...)
 	}
 	return b
-}
-
-func TestQuarantineRangeKeepsTheBadBytes(t *testing.T) {
-	s := openTest(t, t.TempDir(), FsyncNone)
-	e1 := entryAt("k", 10)
-	ref, _, err := s.Append(&e1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(s.EntryPath(ref), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Write([]byte("SPLD\x02torn"))
-	f.Close()
-	g, err := s.ReadSegment(ref)
-	if err != nil || len(g.Entries) != 1 || len(g.Bad) != 1 {
-		t.Fatalf("ReadSegment = %+v, %v", g, err)
-	}
-	dst, err := s.QuarantineRange(&g, g.Bad[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := os.ReadFile(dst)
-	reason, _ := os.ReadFile(dst + reasonSuffix)
-	if string(got) != "SPLD\x02torn" {
-		t.Fatalf("quarantined bytes %q", got)
-	}
-	for _, want := range []string{"offset: " + fmt.Sprint(g.Bad[0].Offset), "length: 9", "torn", g.Path} {
-		if !strings.Contains(string(reason), want) {
-			t.Errorf("reason file %q lacks %q", reason, want)
-		}
-	}
-	if filepath.Dir(dst) != filepath.Join(s.Dir(), QuarantineDir) {
-		t.Fatalf("quarantined to %s", dst)
-	}
 }
 
 // FuzzParseSegment: whatever the bytes, every byte of a segment is either
