@@ -18,7 +18,7 @@ func (w *walk) walkLeaf(fd, idx int) error {
 		return cerr
 	}
 	if err != nil {
-		w.problem("read directory "+w.path(w.layout.Levels(), ""), err)
+		w.problem("read directory "+w.path(w.layout.Depth(), ""), err)
 	}
 	w.l.c.leafDirs.Add(1)
 	if !w.onDemand {
@@ -37,19 +37,19 @@ func (w *walk) leafEntry(dirfd int, name []byte, typ uint8) error {
 		return nil // removed meanwhile (the writer applied it)
 	}
 	if err != nil {
-		w.problem("read directory "+w.path(w.layout.Levels(), ""), err)
+		w.problem("read directory "+w.path(w.layout.Depth(), ""), err)
 		return nil
 	}
 	if typ != unix.DT_REG {
-		w.foreign(w.path(w.layout.Levels(), string(name)), typ)
+		w.foreign(w.path(w.layout.Depth(), string(name)), typ)
 		return nil
 	}
 	ref, ok := spool.ParseNameBytes(name)
 	switch {
 	case !ok:
-		w.quarantine(w.layout.Levels(), string(name), "bad name: not <16 hex digits>-<unix seconds>")
+		w.quarantine(w.layout.Depth(), string(name), "bad name: not <16 hex digits>-<unix seconds>")
 	case !w.inLeaf(ref.Hash):
-		w.quarantine(w.layout.Levels(), string(name), "wrong level directory: the name's hash belongs in "+w.layout.Dir(ref.Hash))
+		w.quarantine(w.layout.Depth(), string(name), "wrong level directory: the name's hash belongs in "+w.layout.Dir(ref.Hash))
 	default:
 		w.index(ref)
 	}
@@ -59,7 +59,7 @@ func (w *walk) leafEntry(dirfd int, name []byte, typ uint8) error {
 // inLeaf reports whether an entry with this hash belongs in the current
 // leaf directory.
 func (w *walk) inLeaf(hash uint64) bool {
-	for i := 0; i < w.layout.Levels(); i++ {
+	for i := 0; i < w.layout.Depth(); i++ {
 		if !w.layout.LevelMatches(i, w.levels[i], hash) {
 			return false
 		}

@@ -47,7 +47,7 @@ func New(sp *spool.Spool, ix Indexer, opts Options) (*Loader, error) {
 		return nil, fmt.Errorf("create loader: %w", err)
 	}
 	l := &Loader{sp: sp, ix: ix, clock: opts.Clock, log: opts.Logger,
-		every: opts.ProgressEvery, dryRun: opts.DryRun, ready: newReadiness(sp.Layout()),
+		every: opts.ProgressEvery, dryRun: opts.DryRun, ready: newReadiness(sp.Levels()),
 		rescanEvery: opts.RescanInterval, roomEvery: roomCheck}
 	if l.clock == nil {
 		l.clock = newRealClock()

@@ -93,8 +93,8 @@ func buildBenchSpool(base string) (*spool.Spool, error) {
 // createBenchEntries makes the level directories, then the entries as empty
 // files with mknod(2), in parallel (the disk's latency dominates).
 func createBenchEntries(sp *spool.Spool) error {
-	for leaf := 0; leaf < sp.Layout().LeafDirs(); leaf++ {
-		dir := filepath.Join(sp.Dir(), sp.Layout().Dir(uint64(leaf)))
+	for leaf := 0; leaf < sp.Levels().LeafDirs(); leaf++ {
+		dir := filepath.Join(sp.Dir(), sp.Levels().Dir(uint64(leaf)))
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return err
 		}
@@ -155,7 +155,7 @@ func timedReaddirWalk(b *testing.B, sp *spool.Spool) float64 {
 	best := 0.0
 	for range 3 {
 		start := time.Now()
-		n, err := readdirWalk(sp.Dir(), 0, sp.Layout().Levels())
+		n, err := readdirWalk(sp.Dir(), 0, sp.Levels().Depth())
 		if err != nil {
 			b.Fatal(err)
 		}

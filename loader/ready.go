@@ -27,7 +27,7 @@ import (
 // good: later walks (rescans) index what was dropped in or refused by a
 // full index, and the index's held keys keep those in order.
 type readiness struct {
-	layout  spool.Layout
+	layout  spool.Levels
 	claimed []atomic.Uint64 // bit per leaf: a walk of it has begun
 	done    []atomic.Uint64 // bit per leaf: walked
 	pos     atomic.Int64    // leaves below this index were passed by the first walk
@@ -38,7 +38,7 @@ type readiness struct {
 	changed chan struct{} // closed and replaced when a leaf is done
 }
 
-func newReadiness(l spool.Layout) *readiness {
+func newReadiness(l spool.Levels) *readiness {
 	words := (l.LeafDirs() + 63) / 64
 	return &readiness{layout: l, claimed: make([]atomic.Uint64, words), done: make([]atomic.Uint64, words),
 		changed: make(chan struct{})}
@@ -154,7 +154,7 @@ func (l *Loader) ensureLeaf(ctx context.Context, i int) error {
 // onDemandWalk returns a walk for EnsureLeaf or EnsureAll: no throttle, no
 // progress, the counters of the current walk.
 func (l *Loader) onDemandWalk(ctx context.Context) *walk {
-	w := &walk{l: l, ctx: ctx, done: ctx.Done(), layout: l.sp.Layout(), dr: spool.NewDirReader(), onDemand: true}
+	w := &walk{l: l, ctx: ctx, done: ctx.Done(), layout: l.sp.Levels(), dr: spool.NewDirReader(), onDemand: true}
 	w.dr.ForceUnknown = l.forceUnknown
 	return w
 }

@@ -51,7 +51,7 @@ func keysByLeaf(sp *spool.Spool, n int) []uint64 {
 	for i := range n {
 		hs = append(hs, spool.KeyHash(fmt.Sprintf("dev-%d", i)))
 	}
-	slices.SortFunc(hs, func(a, b uint64) int { return sp.Layout().LeafIndex(a) - sp.Layout().LeafIndex(b) })
+	slices.SortFunc(hs, func(a, b uint64) int { return sp.Levels().LeafIndex(a) - sp.Levels().LeafIndex(b) })
 	return hs
 }
 

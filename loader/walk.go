@@ -16,7 +16,7 @@ type walk struct {
 	l         *Loader
 	ctx       context.Context
 	done      <-chan struct{}
-	layout    spool.Layout
+	layout    spool.Levels
 	dr        *spool.DirReader
 	th        *throttle
 	levels    [spool.MaxLevels]string // level directory names on the current path
@@ -30,7 +30,7 @@ type walk struct {
 func (l *Loader) newWalk(ctx context.Context) *walk {
 	now := l.clock.Now()
 	l.c.reset(now)
-	layout := l.sp.Layout()
+	layout := l.sp.Levels()
 	w := &walk{l: l, ctx: ctx, done: ctx.Done(), layout: layout, dr: spool.NewDirReader(),
 		th: newThrottle(l.clock, &l.c, now), leafTotal: float64(layout.LeafDirs()),
 		nextLog: now.Add(l.every)}
@@ -56,7 +56,7 @@ func (w *walk) run() error {
 // tree returns the spool-tree walk of this walk: it calls back Enter,
 // Entry, Leaf and Problem.
 func (w *walk) tree() *spool.TreeWalker {
-	return &spool.TreeWalker{Layout: w.layout, Dirs: w.dr, OpenDir: w.openDir}
+	return &spool.TreeWalker{Levels: w.layout, Dirs: w.dr, OpenDir: w.openDir}
 }
 
 // Enter records the level directory on the current path and ends the
@@ -83,7 +83,7 @@ func (w *walk) walkLeafDir(fd int, name string, idx int) error {
 	}
 	sub, err := w.openDir(fd, name)
 	if err != nil {
-		w.problem("open directory "+w.path(w.layout.Levels(), ""), err)
+		w.problem("open directory "+w.path(w.layout.Depth(), ""), err)
 	} else {
 		err = w.walkLeaf(sub, idx) // only a cancellation
 		unix.Close(sub)

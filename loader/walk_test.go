@@ -24,7 +24,7 @@ func TestWalkQuarantine(t *testing.T) {
 			refs := putEntries(t, sp, 20, 1000)
 			dir := sp.Dir()
 			wrong := spool.Ref{Hash: spool.KeyHash("elsewhere"), Time: 5}
-			wrongLeaf := sp.Layout().Dir(refs[0].Hash)
+			wrongLeaf := sp.Levels().Dir(refs[0].Hash)
 			misfits := map[string]string{ // path → expected reason fragment
 				filepath.Join(wrongLeaf, "garbage"):      "bad name",
 				filepath.Join(wrongLeaf, wrong.String()): "wrong level directory",
@@ -189,7 +189,7 @@ func TestLevels(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkStats(t, st, Stats{Files: 300, Indexed: 300})
-			dirs, _ := filepath.Glob(filepath.Join(sp.Dir(), strings.Repeat("[0-9a-f]*/", sp.Layout().Levels())))
+			dirs, _ := filepath.Glob(filepath.Join(sp.Dir(), strings.Repeat("[0-9a-f]*/", sp.Levels().Depth())))
 			if st.LeafDirs != len(dirs) {
 				t.Errorf("leaf dirs walked = %d, want %d", st.LeafDirs, len(dirs))
 			}

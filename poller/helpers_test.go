@@ -158,7 +158,7 @@ func (r *rig) entry(t *testing.T, i int, at time.Time) spool.Entry {
 func spooled(t *testing.T, sp *spool.Spool, key string) []spool.Entry {
 	t.Helper()
 	hash := spool.KeyHash(key)
-	dir := filepath.Join(sp.Dir(), sp.Layout().Dir(hash))
+	dir := filepath.Join(sp.Dir(), sp.Levels().Dir(hash))
 	names, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatalf("read the segments of %s: %v", key, err)

@@ -12,7 +12,7 @@ import (
 
 // sameLeafKey returns a key other than key whose entries live in key's
 // leaf directory.
-func sameLeafKey(t *testing.T, l Layout, key string) string {
+func sameLeafKey(t *testing.T, l Levels, key string) string {
 	t.Helper()
 	for i := range 1 << 20 {
 		k := fmt.Sprintf("%s-neighbour%d", key, i)
@@ -73,13 +73,13 @@ func TestASymlinkedLevelDirectoryIsRefused(t *testing.T) {
 			}
 			defer s.Close()
 			key := "router1/ifName=ge-0/0/0"
-			other := sameLeafKey(t, s.Layout(), key)
+			other := sameLeafKey(t, s.Levels(), key)
 			e := entryAt(key, 1000)
 			seg, _, err := s.Append(&e)
 			if err != nil {
 				t.Fatal(err)
 			}
-			leaf := filepath.Join(dir, s.Layout().Dir(seg.Hash))
+			leaf := filepath.Join(dir, s.Levels().Dir(seg.Hash))
 			target := tc.swap(t, leaf, outside, seg)
 			if err := os.Symlink(target, leaf); err != nil {
 				t.Fatal(err)
@@ -117,7 +117,7 @@ func TestASymlinkedLevelDirectoryIsRefused(t *testing.T) {
 			refused("Read", err, path)
 			_, err = s.OpenDir(seg.Hash)
 			refused("OpenDir", err, filepath.Dir(path))
-			_, err = s.OpenLeafDir(s.Layout().LeafIndex(seg.Hash))
+			_, err = s.OpenLeafDir(s.Levels().LeafIndex(seg.Hash))
 			refused("OpenLeafDir", err, filepath.Dir(path))
 			refused("Remove", s.Remove(seg), path)
 			_, err = s.Quarantine(seg, "test")

@@ -20,12 +20,12 @@ func FuzzParseLevels(f *testing.F) {
 			}
 			return
 		}
-		if l.String() != spec || l.Levels() < 1 || l.Levels() > MaxLevels {
-			t.Fatalf("ParseLevels(%q) = %q with %d levels", spec, l.String(), l.Levels())
+		if l.String() != spec || l.Depth() < 1 || l.Depth() > MaxLevels {
+			t.Fatalf("ParseLevels(%q) = %q with %d levels", spec, l.String(), l.Depth())
 		}
 		parts := strings.Split(l.Dir(hash), "/")
-		if len(parts) != l.Levels() {
-			t.Fatalf("Dir(%x) = %q: %d parts for %d levels", hash, l.Dir(hash), len(parts), l.Levels())
+		if len(parts) != l.Depth() {
+			t.Fatalf("Dir(%x) = %q: %d parts for %d levels", hash, l.Dir(hash), len(parts), l.Depth())
 		}
 		for i, p := range parts {
 			if w := l.Width(i); w < 1 || w > 2 || len(p) != w || !l.LevelDirName(i, p) || !l.LevelMatches(i, p, hash) {

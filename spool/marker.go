@@ -35,54 +35,54 @@ const maxMarkerLen = 256
 var errNotMarker = errors.New("not a spoold marker")
 
 // markerContent returns the marker of a spool with layout l.
-func markerContent(l Layout) []byte {
+func markerContent(l Levels) []byte {
 	return fmt.Appendf(nil, "spoold spool %d\nlevels %s\n", markerFormat, l)
 }
 
 // parseMarker parses a marker: exactly the two lines markerContent writes.
-func parseMarker(b []byte) (Layout, error) {
+func parseMarker(b []byte) (Levels, error) {
 	lines := strings.Split(string(b), "\n")
 	if len(lines) != 3 || lines[2] != "" {
-		return Layout{}, fmt.Errorf("%w: want 2 lines, got %q", errNotMarker, b)
+		return Levels{}, fmt.Errorf("%w: want 2 lines, got %q", errNotMarker, b)
 	}
 	version, ok := strings.CutPrefix(lines[0], "spoold spool ")
 	if !ok || !canonicalDecimal(version, 9, 1<<31-1) {
-		return Layout{}, fmt.Errorf("%w: first line %q", errNotMarker, lines[0])
+		return Levels{}, fmt.Errorf("%w: first line %q", errNotMarker, lines[0])
 	}
 	if version != strconv.Itoa(markerFormat) {
-		return Layout{}, fmt.Errorf("spool format %s: this spoold knows format %d only", version, markerFormat)
+		return Levels{}, fmt.Errorf("spool format %s: this spoold knows format %d only", version, markerFormat)
 	}
 	levels, ok := strings.CutPrefix(lines[1], "levels ")
 	if !ok {
-		return Layout{}, fmt.Errorf("%w: second line %q", errNotMarker, lines[1])
+		return Levels{}, fmt.Errorf("%w: second line %q", errNotMarker, lines[1])
 	}
 	return ParseLevels(levels)
 }
 
 // readMarker reads the spool's marker, a regular file reached without
 // following a symlink.
-func (s *Spool) readMarker() (Layout, error) {
+func (s *Spool) readMarker() (Levels, error) {
 	path := filepath.Join(s.dir, MarkerFile)
 	fd, err := fileutil.Openat(s.rootfd, MarkerFile, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return Layout{}, memberError(s.rootfd, MarkerFile, path, err)
+		return Levels{}, memberError(s.rootfd, MarkerFile, path, err)
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return Layout{}, fmt.Errorf("stat spool marker %s: %w", path, err)
+		return Levels{}, fmt.Errorf("stat spool marker %s: %w", path, err)
 	}
 	if err := wantType(s.rootfd, MarkerFile, path, st.Mode, unix.S_IFREG); err != nil {
-		return Layout{}, err
+		return Levels{}, err
 	}
 	buf := make([]byte, maxMarkerLen+1)
 	n, err := fileutil.ReadFull(fd, buf)
 	if err != nil {
-		return Layout{}, fmt.Errorf("read spool marker %s: %w", path, err)
+		return Levels{}, fmt.Errorf("read spool marker %s: %w", path, err)
 	}
 	l, err := parseMarker(buf[:n])
 	if err != nil {
-		return Layout{}, fmt.Errorf("read spool marker %s: %w", path, err)
+		return Levels{}, fmt.Errorf("read spool marker %s: %w", path, err)
 	}
 	return l, nil
 }

@@ -157,7 +157,7 @@ type counters struct {
 // Spool is an open, locked spool directory.
 type Spool struct {
 	dir    string
-	layout Layout
+	layout Levels
 	fsync  FsyncPolicy
 	log    *slog.Logger
 	lock   *os.File // flocked; its fd also serves syncfs(2)
@@ -318,7 +318,7 @@ func (s *Spool) makeLevel(fd int, path string, level int) error {
 		if err := mkdirAt(fd, name, sub); err != nil {
 			return fmt.Errorf("create spool level directory: %w", err)
 		}
-		if level+1 == s.layout.Levels() {
+		if level+1 == s.layout.Depth() {
 			if err := checkDirAt(fd, name, sub); err != nil {
 				return err
 			}
@@ -444,8 +444,8 @@ func (s *Spool) closeFiles() error {
 // Dir returns the spool directory.
 func (s *Spool) Dir() string { return s.dir }
 
-// Layout returns the directory layout.
-func (s *Spool) Layout() Layout { return s.layout }
+// Levels returns the spool's directory levels.
+func (s *Spool) Levels() Levels { return s.layout }
 
 // Logger returns the logger the spool was opened with.
 func (s *Spool) Logger() *slog.Logger { return s.log }

@@ -37,7 +37,7 @@ func TestWriteReadRemove(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := s.EntryPath(ref)
-			want := filepath.Join(s.Dir(), s.Layout().Dir(ref.Hash), ref.String())
+			want := filepath.Join(s.Dir(), s.Levels().Dir(ref.Hash), ref.String())
 			if path != want {
 				t.Fatalf("EntryPath = %s, want %s", path, want)
 			}

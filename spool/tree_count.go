@@ -19,14 +19,14 @@ import (
 // spool need not be locked or carry its marker; nothing is changed. A dir
 // that does not exist gives an error wrapping fs.ErrNotExist; a directory
 // below it that cannot be read is an error after the walk.
-func CountFiles(dir string, l Layout) (files uint64, leafDirs int, err error) {
+func CountFiles(dir string, l Levels) (files uint64, leafDirs int, err error) {
 	root, err := openCountDir(unix.AT_FDCWD, dir)
 	if err != nil {
 		return 0, 0, fmt.Errorf("open spool %s: %w", dir, err)
 	}
 	defer unix.Close(root)
 	c := &fileCount{dir: dir, dr: NewDirReader()}
-	walker := &TreeWalker{Layout: l, Dirs: c.dr, OpenDir: openCountDir}
+	walker := &TreeWalker{Levels: l, Dirs: c.dr, OpenDir: openCountDir}
 	if err := walker.Walk(root, c); err != nil {
 		return c.files, c.leafDirs, err
 	}

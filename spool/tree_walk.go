@@ -19,7 +19,7 @@ import (
 )
 
 // TreeVisitor is what a walk does at each place of the tree. Depth 0 is the
-// spool root; the leaves are at depth Layout.Levels().
+// spool root; the leaves are at depth Levels.Depth().
 type TreeVisitor interface {
 	// Enter is called before the walk goes into the level directory name
 	// at depth (1 for the first level); its error (a cancellation) ends
@@ -29,7 +29,7 @@ type TreeVisitor interface {
 	// a level directory of the layout; typ is its d_type, resolved.
 	Entry(depth int, name string, typ uint8) error
 	// Leaf is the leaf directory name in the directory parent, the idx-th
-	// of all possible leaves in sorted order (Layout.LeafIndex). It opens
+	// of all possible leaves in sorted order (Levels.LeafIndex). It opens
 	// and reads it itself.
 	Leaf(parent int, name string, idx int) error
 	// Problem reports a directory that could not be read or opened, at
@@ -39,7 +39,7 @@ type TreeVisitor interface {
 
 // TreeWalker walks one spool tree at a time.
 type TreeWalker struct {
-	Layout Layout
+	Levels Levels
 	Dirs   *DirReader
 	// OpenDir opens the directory name relative to dirfd (the visitor's
 	// choice of flags: no symlinks, no atime).
@@ -63,7 +63,7 @@ func (s *Spool) WalkTree(w *TreeWalker, v TreeVisitor) error {
 	return w.Walk(fd, v)
 }
 
-// OpenLeafDir opens the leaf directory with index i (Layout.LeafDir) for
+// OpenLeafDir opens the leaf directory with index i (Levels.LeafDir) for
 // reading, beneath the spool directory through no symlink (beneath.go),
 // without updating its atime where the kernel allows it. The caller
 // closes the descriptor. A leaf not created yet gives an error wrapping
@@ -94,7 +94,7 @@ func (w *TreeWalker) level(fd, depth, prefix int, v TreeVisitor) error {
 	}
 	var subdirs []string
 	for _, e := range ents {
-		if w.Layout.LevelDirName(depth, e.name) && e.typ == unix.DT_DIR {
+		if w.Levels.LevelDirName(depth, e.name) && e.typ == unix.DT_DIR {
 			subdirs = append(subdirs, e.name)
 			continue
 		}
@@ -107,8 +107,8 @@ func (w *TreeWalker) level(fd, depth, prefix int, v TreeVisitor) error {
 		if err := v.Enter(depth+1, name); err != nil {
 			return err
 		}
-		idx := prefix<<(4*w.Layout.Width(depth)) | hexValue(name)
-		if depth+1 == w.Layout.Levels() {
+		idx := prefix<<(4*w.Levels.Width(depth)) | hexValue(name)
+		if depth+1 == w.Levels.Depth() {
 			if err := v.Leaf(fd, name, idx); err != nil {
 				return err
 			}

@@ -23,7 +23,7 @@ func (r *recorder) Leaf(_ int, _ string, idx int) error { r.leaves = append(r.le
 func (r *recorder) Problem(string, int, error)          {}
 
 // TestWalkVisitsLeavesInOrder: leaves come in the sorted order of their
-// indexes (Layout.LeafIndex of the hashes that live there), and every other
+// indexes (Levels.LeafIndex of the hashes that live there), and every other
 // entry of the root and the first level is handed to Entry.
 func TestWalkVisitsLeavesInOrder(t *testing.T) {
 	l := MustParseLevels("1:2")
@@ -45,7 +45,7 @@ func TestWalkVisitsLeavesInOrder(t *testing.T) {
 	}
 	defer unix.Close(root)
 	var r recorder
-	w := &TreeWalker{Layout: l, Dirs: NewDirReader(), OpenDir: func(fd int, name string) (int, error) {
+	w := &TreeWalker{Levels: l, Dirs: NewDirReader(), OpenDir: func(fd int, name string) (int, error) {
 		return unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	}}
 	if err := w.Walk(root, &r); err != nil {

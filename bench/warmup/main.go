@@ -177,7 +177,7 @@ func seed(dir string, fl *simulate.Fleet, o options, last time.Time) (int, error
 	if err != nil {
 		return 0, err
 	}
-	return countFiles(dir, sp.Layout().Levels())
+	return countFiles(dir, sp.Levels().Depth())
 }
 
 func seedShare(sp *spool.Spool, fl *simulate.Fleet, o options, last time.Time, w, workers int) error {

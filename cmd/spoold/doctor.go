@@ -94,7 +94,7 @@ func doctorUsageError(fs *pflag.FlagSet, loaderErr error, concurrency, writers i
 // doctorOptions completes o with the spool at dir with levels, the loader
 // settings lo, and the daemon's own ways to count a spool, check the RRD
 // directory and create and update an RRD file.
-func doctorOptions(o doctor.Options, dir string, levels spool.Layout, lo loader.Params) doctor.Options {
+func doctorOptions(o doctor.Options, dir string, levels spool.Levels, lo loader.Params) doctor.Options {
 	o.SpoolDir = dir
 	o.CountSpool = func(dir string) (uint64, int, error) { return spool.CountFiles(dir, levels) }
 	o.Loader = doctor.LoaderSettings{Files: lo.Files, Sleep: lo.Sleep, Threshold: lo.Threshold, CPU: lo.CPU, Estimate: lo.EstimateLoad}

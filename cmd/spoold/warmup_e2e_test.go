@@ -41,7 +41,7 @@ const (
 type warmupRig struct {
 	sim                 *simulate.Simulator
 	dir, targets, profs string
-	layout              spool.Layout
+	layout              spool.Levels
 	first               int64 // poll time of every target's first entry, a step boundary
 }
 
@@ -60,7 +60,7 @@ func newWarmupRig(t *testing.T) *warmupRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.layout = sp.Layout()
+	r.layout = sp.Levels()
 	r.first = time.Now().Add(-warmupAge).Unix() / warmupStep * warmupStep
 	fl := r.sim.Fleet()
 	for i := range fl.Len() {

@@ -95,7 +95,7 @@ type Spool interface {
 	intake.Spool
 	ReadSegment(r spool.Ref) (spool.Segment, error)
 	Sync() error
-	Layout() spool.Layout
+	Levels() spool.Levels
 	Stats() spool.Stats
 }
 

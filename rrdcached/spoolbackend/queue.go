@@ -170,7 +170,7 @@ func (b *Backend) Stats() []rrdcached.Stat {
 		{Name: "UpdatesWritten", Value: s.UpdatesWritten},
 		{Name: "DataSetsWritten", Value: s.DataSetsWritten},
 		{Name: "TreeNodesNumber", Value: s.Files},
-		{Name: "TreeDepth", Value: uint64(b.sp.Layout().Levels())},
+		{Name: "TreeDepth", Value: uint64(b.sp.Levels().Depth())},
 		{Name: "JournalBytes", Value: s.JournalBytes},
 		{Name: "JournalRotate", Value: s.JournalRotate},
 	}

@@ -171,14 +171,14 @@ func (h *hostile) placementCases() {
 func (h *hostile) freeLeaf(hash uint64) string {
 	used := map[string]bool{}
 	for _, k := range h.keys {
-		used[h.sp.Layout().Dir(spool.KeyHash(k))] = true
+		used[h.sp.Levels().Dir(spool.KeyHash(k))] = true
 	}
 	for _, c := range h.cases {
 		rel, _ := filepath.Rel(h.sp.Dir(), filepath.Dir(c.Path))
 		used[rel] = true
 	}
 	for k := uint64(1); ; k++ {
-		if d := h.sp.Layout().Dir(hash ^ k<<4); !used[d] {
+		if d := h.sp.Levels().Dir(hash ^ k<<4); !used[d] {
 			return d
 		}
 	}
@@ -187,7 +187,7 @@ func (h *hostile) freeLeaf(hash uint64) string {
 // otherLeaf returns a leaf directory ref's hash does not belong in.
 func (h *hostile) otherLeaf(ref spool.Ref) string {
 	other := ref.Hash ^ 0xf // flips the last hex digit: the first level
-	return filepath.Join(h.sp.Dir(), h.sp.Layout().Dir(other))
+	return filepath.Join(h.sp.Dir(), h.sp.Levels().Dir(other))
 }
 
 // specialCases: directories, FIFOs and symlinks where entries should be.

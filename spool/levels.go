@@ -10,9 +10,9 @@ import (
 // (NGX_MAX_PATH_LEVEL).
 const MaxLevels = 3
 
-// Layout is a parsed levels specification such as "1:2". The zero value is
+// Levels is a parsed levels specification such as "1:2". The zero value is
 // not valid; use ParseLevels.
-type Layout struct {
+type Levels struct {
 	widths [MaxLevels]uint8
 	n      uint8
 }
@@ -22,18 +22,18 @@ type Layout struct {
 // two hex characters wide, no empty parts and nothing else. Unlike nginx, an
 // empty specification (a flat directory) is refused: a spool of millions of
 // entries in one directory is never what an operator wants.
-func ParseLevels(s string) (Layout, error) {
-	var l Layout
+func ParseLevels(s string) (Levels, error) {
+	var l Levels
 	if s == "" {
 		return l, fmt.Errorf("parse levels %q: need 1 to 3 levels such as \"1:2\"", s)
 	}
 	for i := 0; i < len(s); {
 		if l.n == MaxLevels {
-			return Layout{}, fmt.Errorf("parse levels %q: more than %d levels", s, MaxLevels)
+			return Levels{}, fmt.Errorf("parse levels %q: more than %d levels", s, MaxLevels)
 		}
 		c := s[i]
 		if c != '1' && c != '2' {
-			return Layout{}, fmt.Errorf("parse levels %q: level %d must be 1 or 2 characters wide", s, l.n+1)
+			return Levels{}, fmt.Errorf("parse levels %q: level %d must be 1 or 2 characters wide", s, l.n+1)
 		}
 		l.widths[l.n] = c - '0'
 		l.n++
@@ -42,7 +42,7 @@ func ParseLevels(s string) (Layout, error) {
 			break
 		}
 		if s[i] != ':' || i+1 == len(s) {
-			return Layout{}, fmt.Errorf("parse levels %q: expected ':' between levels and a level after it", s)
+			return Levels{}, fmt.Errorf("parse levels %q: expected ':' between levels and a level after it", s)
 		}
 		i++
 	}
@@ -50,7 +50,7 @@ func ParseLevels(s string) (Layout, error) {
 }
 
 // MustParseLevels is ParseLevels for constants; it panics on error.
-func MustParseLevels(s string) Layout {
+func MustParseLevels(s string) Levels {
 	l, err := ParseLevels(s)
 	if err != nil {
 		panic(err)
@@ -58,14 +58,14 @@ func MustParseLevels(s string) Layout {
 	return l
 }
 
-// Levels returns the number of directory levels.
-func (l Layout) Levels() int { return int(l.n) }
+// Depth returns the number of directory levels.
+func (l Levels) Depth() int { return int(l.n) }
 
 // Width returns the width in hex characters of level i (0-based).
-func (l Layout) Width(i int) int { return int(l.widths[i]) }
+func (l Levels) Width(i int) int { return int(l.widths[i]) }
 
 // String returns the specification in nginx's form, e.g. "1:2".
-func (l Layout) String() string {
+func (l Levels) String() string {
 	parts := make([]string, l.n)
 	for i := range parts {
 		parts[i] = strconv.Itoa(int(l.widths[i]))
@@ -75,7 +75,7 @@ func (l Layout) String() string {
 
 // LeafDirs returns how many leaf directories the layout can have
 // (16^(sum of widths)), the denominator of the loader's progress.
-func (l Layout) LeafDirs() int {
+func (l Levels) LeafDirs() int {
 	n := 1
 	for i := 0; i < int(l.n); i++ {
 		n <<= 4 * l.widths[i]
@@ -86,7 +86,7 @@ func (l Layout) LeafDirs() int {
 // AppendDir appends the relative directory of an entry with the given hash,
 // e.g. "c/29" for a hash ending in ...29c with levels "1:2", without a
 // trailing slash.
-func (l Layout) AppendDir(dst []byte, hash uint64) []byte {
+func (l Levels) AppendDir(dst []byte, hash uint64) []byte {
 	var hex [16]byte
 	putHex(hex[:], hash)
 	end := len(hex)
@@ -102,14 +102,14 @@ func (l Layout) AppendDir(dst []byte, hash uint64) []byte {
 }
 
 // Dir returns the relative directory of an entry with the given hash.
-func (l Layout) Dir(hash uint64) string {
+func (l Levels) Dir(hash uint64) string {
 	return string(l.AppendDir(make([]byte, 0, 8), hash))
 }
 
 // LeafIndex returns the position of the leaf directory of hash among all
 // leaves in sorted order (0 to LeafDirs()-1): the level directories' hex
 // values, outermost first, as digits of one number.
-func (l Layout) LeafIndex(hash uint64) int {
+func (l Levels) LeafIndex(hash uint64) int {
 	idx, shift := 0, 0
 	for i := 0; i < int(l.n); i++ {
 		w := 4 * int(l.widths[i])
@@ -121,7 +121,7 @@ func (l Layout) LeafIndex(hash uint64) int {
 
 // LeafDir returns the relative directory of the leaf with index i (see
 // LeafIndex), e.g. "c/29".
-func (l Layout) LeafDir(i int) string {
+func (l Levels) LeafDir(i int) string {
 	var hash uint64
 	for lv := int(l.n) - 1; lv >= 0; lv-- { // innermost level: lowest bits of i
 		w := 4 * int(l.widths[lv])
@@ -132,7 +132,7 @@ func (l Layout) LeafDir(i int) string {
 }
 
 // shiftOf returns the bit position of level lv's digits in a hash.
-func (l Layout) shiftOf(lv int) int {
+func (l Levels) shiftOf(lv int) int {
 	s := 0
 	for j := 0; j < lv; j++ {
 		s += 4 * int(l.widths[j])
@@ -142,7 +142,7 @@ func (l Layout) shiftOf(lv int) int {
 
 // LevelMatches reports whether the directory name at level i (0-based) is the
 // one that an entry with the given hash belongs in.
-func (l Layout) LevelMatches(i int, name string, hash uint64) bool {
+func (l Levels) LevelMatches(i int, name string, hash uint64) bool {
 	if i >= int(l.n) || len(name) != int(l.widths[i]) {
 		return false
 	}
@@ -163,7 +163,7 @@ func (l Layout) LevelMatches(i int, name string, hash uint64) bool {
 
 // LevelDirName reports whether name is a well-formed directory name for level
 // i: exactly Width(i) lower-case hex digits.
-func (l Layout) LevelDirName(i int, name string) bool {
+func (l Levels) LevelDirName(i int, name string) bool {
 	if i >= int(l.n) || len(name) != int(l.widths[i]) {
 		return false
 	}

@@ -15,8 +15,8 @@ func TestParseLevels(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseLevels(%q): %v", spec, err)
 			}
-			if l.Levels() != len(want) {
-				t.Fatalf("levels = %d, want %d", l.Levels(), len(want))
+			if l.Depth() != len(want) {
+				t.Fatalf("levels = %d, want %d", l.Depth(), len(want))
 			}
 			for i, w := range want {
 				if l.Width(i) != w {
@@ -39,7 +39,7 @@ func TestParseLevels(t *testing.T) {
 	}
 }
 
-func TestLayoutDirTakesTheEndOfTheHash(t *testing.T) {
+func TestLevelsDirTakesTheEndOfTheHash(t *testing.T) {
 	const hash = 0xb7f54b2df7773722 // hex ends in ...3722
 	for _, tc := range []struct{ levels, dir string }{
 		{"1", "2"}, {"2", "22"}, {"1:2", "2/72"}, {"1:1:2", "2/2/37"}, {"2:2:2", "22/37/77"},
