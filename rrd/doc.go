@@ -8,7 +8,7 @@
 // and it offers no open by path string: every operation on a file is a
 // method of Root (Create, CreateFrom, Info, ReadHeader, ReadRRAs, Update,
 // First, Fetch, InfoItems, Graph, OpenHeader, OpenNoAtime, Open), and
-// Files, the native path's header cache, takes its Root when it is made.
+// HeaderCache, the native path's header cache, takes its Root when it is made.
 //
 // librrd.go is the only file of spoold that imports "C": one shim per
 // librrd call and no logic, as Go's os/user keeps its cgo calls in one
@@ -19,7 +19,7 @@
 // format.go is the one reader of the on-disk layout (the header, the
 // live head, the rows), which the header, geometry and archive readers and
 // the native update are built on. The native update path (native*.go,
-// File, Files) applies updates in Go and writes exactly the bytes librrd
+// File, HeaderCache) applies updates in Go and writes exactly the bytes librrd
 // 1.7.2 (Debian's librrd8) writes for the same update, for the data
 // source types and archives it knows, under librrd's lock; anything else
 // is a *NotNativeError before anything is written, and librrd does the

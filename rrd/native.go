@@ -56,7 +56,7 @@ func TimeOf(sec int64, milli uint16) (int64, int64) {
 // update or tune, rrdcached, another spoold) holds the file's lock.
 var ErrLocked = errors.New("could not lock RRD")
 
-// File is an RRD file open for native updates (Files opens and closes
+// File is an RRD file open for native updates (HeaderCache opens and closes
 // it for each batch; tests, with Open). It is not safe for
 // concurrent use, and the caller serializes the updates of one file: the
 // lock, librrd's, excludes other processes only.

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Files keeps the parsed headers of the RRD files beneath a Root for
+// HeaderCache keeps the parsed headers of the RRD files beneath a Root for
 // native updates: at most a bound of them, the least recently used dropped
 // first. Each batch opens the file beneath the Root's directory (Root.Open:
 // a path that leads out of it at the moment of the open is refused with an
@@ -21,22 +21,22 @@ import (
 // batch. A file tuned or truncated in place is caught by the update
 // itself, which reads the whole header under the lock and parses it again
 // when its static part changed, and refuses a file shorter than its
-// header says. Files of the same static header bytes (one profile's)
+// header says. HeaderCache of the same static header bytes (one profile's)
 // share one parsed header (headerSet): a file without a kept header is
 // read and compared, and parsed only if its kind is new; the buffers and
 // arithmetic state of an update are reused from file to file, so that an
-// update allocates nothing once warm. Files the native path does not handle are remembered by
+// update allocates nothing once warm. HeaderCache the native path does not handle are remembered by
 // inode, size and mtime, so their headers are not read again until the
 // file changes. Safe for concurrent use; a file is used by one update at
 // a time (a second concurrent update of the same path parses it once
 // more, and the lock decides). It starts no goroutines.
-type Files struct {
+type HeaderCache struct {
 	mu    sync.Mutex
 	max   int
 	kept  map[string]*cached
 	lru   cached // the ring's anchor: next is the most recently used
 	not   map[string]notNativeFile
-	stats filesCounters
+	stats cacheCounters
 	root  *Root // every file is opened beneath it
 	known headerSet
 	work  sync.Pool // of *File: buffers, stepper and rows, reused file after file
@@ -67,13 +67,13 @@ type notNativeFile struct {
 	err *NotNativeError
 }
 
-type filesCounters struct {
+type cacheCounters struct {
 	updates, applied, parses, replaced, evictions atomic.Uint64
 	fallbacks                                     sync.Map // reason → *atomic.Uint64
 }
 
-// FilesStats are the counters of a Files.
-type FilesStats struct {
+// HeaderCacheStats are the counters of a HeaderCache.
+type HeaderCacheStats struct {
 	Headers   int               // parsed headers kept now
 	Updates   uint64            // batches applied natively
 	Applied   uint64            // updates (rows) they applied
@@ -83,10 +83,10 @@ type FilesStats struct {
 	Fallbacks map[string]uint64 // batches left to librrd, by NotNativeError.Reason
 }
 
-// NewFiles returns a cache of at most size parsed headers (at least 1) of
+// NewHeaderCache returns a cache of at most size parsed headers (at least 1) of
 // the files beneath root. A nil root opens nothing (ErrNoRoot).
-func NewFiles(root *Root, size int) *Files {
-	c := &Files{root: root, max: max(size, 1), kept: map[string]*cached{}, not: map[string]notNativeFile{}}
+func NewHeaderCache(root *Root, size int) *HeaderCache {
+	c := &HeaderCache{root: root, max: max(size, 1), kept: map[string]*cached{}, not: map[string]notNativeFile{}}
 	c.lru.prev, c.lru.next = &c.lru, &c.lru
 	return c
 }
@@ -94,7 +94,7 @@ func NewFiles(root *Root, size int) *Files {
 // Update applies rows to the file at path natively, as File.Update does.
 // A *NotNativeError (nothing written) is counted by its reason: the
 // caller then updates the file with librrd.
-func (c *Files) Update(path string, template []string, rows []Row) (int, error) {
+func (c *HeaderCache) Update(path string, template []string, rows []Row) (int, error) {
 	fd, err := c.root.Open(path, unix.O_RDWR)
 	if err != nil {
 		return 0, err
@@ -133,7 +133,7 @@ func (c *Files) Update(path string, template []string, rows []Row) (int, error) 
 
 // failed counts an update of the file at path (open as fd) that gave err
 // after applying n rows, and reports whether its header stays kept.
-func (c *Files) failed(path string, fd, n int, err error) (keep bool) {
+func (c *HeaderCache) failed(path string, fd, n int, err error) (keep bool) {
 	var nn *NotNativeError
 	switch {
 	case errors.As(err, &nn) && (nn.Reason == ReasonValue || nn.Reason == ReasonTemplate):
@@ -153,7 +153,7 @@ func (c *Files) failed(path string, fd, n int, err error) (keep bool) {
 
 // take returns the kept header of the file id at path, or a new entry for
 // it, out of the ring until put.
-func (c *Files) take(path string, id fileID) (*cached, error) {
+func (c *HeaderCache) take(path string, id fileID) (*cached, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if n, ok := c.not[path]; ok {
@@ -183,7 +183,7 @@ func (c *Files) take(path string, id fileID) (*cached, error) {
 }
 
 // put returns e to the cache as the most recently used.
-func (c *Files) put(e *cached) {
+func (c *HeaderCache) put(e *cached) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.kept[e.path]; ok { // a concurrent update parsed it too
@@ -197,7 +197,7 @@ func (c *Files) put(e *cached) {
 }
 
 // evict drops the least recently used header and returns its entry.
-func (c *Files) evict() *cached {
+func (c *HeaderCache) evict() *cached {
 	e := c.lru.prev
 	delete(c.kept, e.path)
 	e.unlink()
@@ -210,7 +210,7 @@ func (e *cached) unlink() {
 	e.prev, e.next = nil, nil
 }
 
-func (c *Files) remember(path string, id fileID, err *NotNativeError) {
+func (c *HeaderCache) remember(path string, id fileID, err *NotNativeError) {
 	c.mu.Lock()
 	if len(c.not) >= 4*c.max { // a bound: forget them all rather than grow
 		clear(c.not)
@@ -219,7 +219,7 @@ func (c *Files) remember(path string, id fileID, err *NotNativeError) {
 	c.mu.Unlock()
 }
 
-func (c *Files) countFallback(err error) {
+func (c *HeaderCache) countFallback(err error) {
 	var nn *NotNativeError
 	if !errors.As(err, &nn) {
 		return
@@ -229,7 +229,7 @@ func (c *Files) countFallback(err error) {
 }
 
 // Close drops every kept header; the cache stays usable.
-func (c *Files) Close() error {
+func (c *HeaderCache) Close() error {
 	c.mu.Lock()
 	clear(c.kept)
 	clear(c.not)
@@ -242,11 +242,11 @@ func (c *Files) Close() error {
 }
 
 // Stats returns the counters.
-func (c *Files) Stats() FilesStats {
+func (c *HeaderCache) Stats() HeaderCacheStats {
 	c.mu.Lock()
 	kept := len(c.kept)
 	c.mu.Unlock()
-	s := FilesStats{
+	s := HeaderCacheStats{
 		Headers: kept, Updates: c.stats.updates.Load(), Applied: c.stats.applied.Load(),
 		Parses: c.stats.parses.Load(), Replaced: c.stats.replaced.Load(), Evictions: c.stats.evictions.Load(),
 		Fallbacks: map[string]uint64{},

@@ -11,13 +11,13 @@ import (
 	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
-// TestFilesCheckTheFileBeforeUse: a cached file replaced at its path, tuned
+// TestHeaderCacheChecksTheFileBeforeUse: a cached file replaced at its path, tuned
 // or truncated behind the cache's back is never written through its old
 // descriptor or header: the results match librrd's on the same changes.
-func TestFilesCheckTheFileBeforeUse(t *testing.T) {
+func TestHeaderCacheChecksTheFileBeforeUse(t *testing.T) {
 	defs := []string{"DS:a:GAUGE:120:U:U", "DS:b:COUNTER:120:U:U", "RRA:AVERAGE:0.5:1:10", "RRA:MAX:0.5:3:5"}
 	tw := newTwin(t, t0, 60, defs...)
-	c := NewFiles(testRoot(t, filepath.Dir(tw.nat)), 4)
+	c := NewHeaderCache(testRoot(t, filepath.Dir(tw.nat)), 4)
 	defer c.Close()
 	step := func(k int) {
 		t.Helper()
@@ -68,13 +68,13 @@ func TestFilesCheckTheFileBeforeUse(t *testing.T) {
 	}
 }
 
-// TestFilesBound: no more headers are kept than the bound, the least
+// TestHeaderCacheBound: no more headers are kept than the bound, the least
 // recently used dropped first; no descriptor is held between batches (the
 // file system can be remounted read-only); a file the native path does
 // not handle is not parsed again until it changes.
-func TestFilesBound(t *testing.T) {
+func TestHeaderCacheBound(t *testing.T) {
 	dir := t.TempDir()
-	c := NewFiles(testRoot(t, dir), 2)
+	c := NewHeaderCache(testRoot(t, dir), 2)
 	defer c.Close()
 	var paths []string
 	for i := range 4 {
@@ -123,11 +123,11 @@ func openDescriptors(t *testing.T, dir string) int {
 	return n
 }
 
-// TestFilesShareHeaders: files made from one set of definitions share one
+// TestHeaderCacheSharesHeaders: files made from one set of definitions share one
 // parsed header, even when the bound keeps none of them between their
 // batches (more files than the bound, as in a daemon), and an update of
 // such a file allocates nothing but the open's path.
-func TestFilesShareHeaders(t *testing.T) {
+func TestHeaderCacheSharesHeaders(t *testing.T) {
 	dir := t.TempDir()
 	defs := []string{"DS:a:COUNTER:600:0:U", "DS:b:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:100", "RRA:MAX:0.5:6:20"}
 	paths := make([]string, 3)
@@ -137,7 +137,7 @@ func TestFilesShareHeaders(t *testing.T) {
 	}
 	other := filepath.Join(dir, "other.rrd")
 	createRRD(t, other, t0, 300, "DS:a:COUNTER:900:0:U", "DS:b:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:100", "RRA:MAX:0.5:6:20")
-	c := NewFiles(testRoot(t, dir), 1)
+	c := NewHeaderCache(testRoot(t, dir), 1)
 	defer c.Close()
 	k := 0
 	vals := []string{"", ""}

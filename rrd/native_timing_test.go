@@ -14,7 +14,7 @@ import (
 // and flush, against librrd's (bench/writer.sh's writer_floor).
 func BenchmarkNativeUpdate(b *testing.B) {
 	benchUpdates(b, func(r *Root) func(path string, rows []Row) error {
-		c := NewFiles(r, 4)
+		c := NewHeaderCache(r, 4)
 		b.Cleanup(func() { c.Close() })
 		return func(path string, rows []Row) error {
 			_, err := c.Update(path, nil, rows)

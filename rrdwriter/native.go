@@ -9,18 +9,18 @@ import (
 
 // NativeRRD is LibRRD with its updates made by package rrd's native path
 // (the same bytes as librrd, the files' parsed headers kept in a bounded
-// rrd.Files), and by librrd for every file and batch the native
+// rrd.HeaderCache), and by librrd for every file and batch the native
 // path does not handle (rrd.NotNativeError: nothing was written), each
 // such fallback counted by its reason in Files' stats.
 type NativeRRD struct {
 	libRRD
-	Files *rrd.Files
+	Files *rrd.HeaderCache
 }
 
 // NewNativeRRD returns a NativeRRD of the files beneath root (which must
 // not be nil), keeping the headers of at most openFiles files.
 func NewNativeRRD(root *rrd.Root, openFiles int) *NativeRRD {
-	return &NativeRRD{libRRD: libRRD{mustRoot(root)}, Files: rrd.NewFiles(root, openFiles)}
+	return &NativeRRD{libRRD: libRRD{mustRoot(root)}, Files: rrd.NewHeaderCache(root, openFiles)}
 }
 
 // LocalRRD returns the RRD of the files beneath root that o asks for: a

@@ -17,7 +17,7 @@ import (
 
 // runNative is the native update path's own cost, as rrdfloor is
 // librrd's: the -files files of -dir updated with their -values rows each
-// (the rows rrdfloor and rrdcached get), one rrd.Files.Update a file,
+// (the rows rrdfloor and rrdcached get), one rrd.HeaderCache.Update a file,
 // -writers goroutines taking the files in turn, nothing else. It prints
 //
 //	<values/s (a data source's value each, as rrdfloor counts)> <µs of CPU per file> <4 KiB pages read in per file> <head pages> <archives>
@@ -46,7 +46,7 @@ func runNative() error {
 	for i := range paths {
 		paths[i] = filepath.Join(*dir, rrd.RRDPath(key(i)))
 	}
-	c := rrd.NewFiles(root, 1024)
+	c := rrd.NewHeaderCache(root, 1024)
 	defer c.Close()
 	if *cpuProf != "" {
 		f, err := os.Create(*cpuProf)

@@ -57,7 +57,7 @@ func (d *daemon) metricsRegistry() *prometheus.Registry {
 		spoolbackend.NewCollector(d.proto.backend.BackendStats),
 	)
 	if d.native != nil {
-		reg.MustRegister(rrd.NewFilesCollector(d.native.Files.Stats))
+		reg.MustRegister(rrd.NewHeaderCacheCollector(d.native.Files.Stats))
 	}
 	d.reg = reg
 	return reg
