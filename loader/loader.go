@@ -85,7 +85,7 @@ func (l *Loader) Params() Params { return *l.params.Load() }
 func (l *Loader) Stats() Stats {
 	s := l.c.snapshot(l.clock.Now())
 	s.Params = l.Params()
-	s.Warmup = l.Readiness()
+	s.Warmup = l.Warmup()
 	if !s.Params.CPUMode() {
 		s.IterationFiles = s.Params.Files
 	}

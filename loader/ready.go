@@ -202,8 +202,8 @@ func (l *Loader) walkOneLeaf(ctx context.Context, i int) {
 	_ = w.walkLeaf(fd, i) // only a cancellation, which the caller sees
 }
 
-// Readiness is the warm-up as /status shows it.
-type Readiness struct {
+// Warmup is the warm-up as /status shows it.
+type Warmup struct {
 	// LeavesDone of LeavesTotal leaf directories are ready (walked, passed
 	// or walked on demand); OnDemand of them by EnsureLeaf.
 	LeavesDone  int    `json:"leaves_ready"`
@@ -213,10 +213,10 @@ type Readiness struct {
 	All bool `json:"complete"`
 }
 
-// Readiness returns the warm-up's state.
-func (l *Loader) Readiness() Readiness {
+// Warmup returns the warm-up's state.
+func (l *Loader) Warmup() Warmup {
 	r := l.ready
-	rd := Readiness{LeavesTotal: r.layout.LeafDirs(), OnDemand: l.c.leavesOnDemand.Load(), All: r.all.Load()}
+	rd := Warmup{LeavesTotal: r.layout.LeafDirs(), OnDemand: l.c.leavesOnDemand.Load(), All: r.all.Load()}
 	if rd.All {
 		rd.LeavesDone = rd.LeavesTotal
 	} else {

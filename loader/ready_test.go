@@ -80,8 +80,8 @@ func TestEnsureLeafDuringAThrottledWalk(t *testing.T) {
 	if l.Ready(firstKey) {
 		t.Fatal("the key of the leaf the walk is paused in is ready with one of its two segments indexed")
 	}
-	if rd := l.Readiness(); rd.OnDemand != 1 || rd.All || rd.LeavesDone < 1 || rd.LeavesTotal != 4096 {
-		t.Fatalf("readiness %+v", rd)
+	if rd := l.Warmup(); rd.OnDemand != 1 || rd.All || rd.LeavesDone < 1 || rd.LeavesTotal != 4096 {
+		t.Fatalf("warm-up %+v", rd)
 	}
 	resume()
 	if err := <-done; err != nil {

@@ -41,7 +41,7 @@ type Stats struct {
 
 	// Warmup is the leaf readiness: which keys may be written (see
 	// Loader.Ready).
-	Warmup Readiness `json:"warmup"`
+	Warmup Warmup `json:"warmup"`
 }
 
 // counters are the live values behind Stats, written by Run and read by
