@@ -38,7 +38,7 @@ type Generation struct {
 // Load reads the MIB directories (with m, if not nil: counted, and not
 // parsed again if unchanged), the profiles file (if any) and the targets
 // file of f.
-func Load(f Files, m *mib.Loader) (*Generation, error) {
+func Load(f Files, m *mib.LoadCache) (*Generation, error) {
 	res, mibErr := mib.Load(mib.Options{Dirs: f.MIBDirs}, nil, m)
 	var profiles Profiles
 	if f.Profiles != "" {

@@ -19,7 +19,7 @@
 // uses it under a package lock and copies what it needs out, so a
 // *Resolver never touches gosmi: it is immutable and safe for concurrent
 // use, and a reload (SIGHUP) is a new Load whose Resolver replaces the
-// old one. A process keeps one Loader across its loads: the metrics of
+// old one. A process keeps one LoadCache across its loads: the metrics of
 // what did not load, and the last load, returned again while no file has
 // changed.
 //

@@ -62,12 +62,12 @@ func (e *FileError) Error() string {
 
 func (e *FileError) Unwrap() error { return e.Err }
 
-// Loader is what one process keeps across its loads of MIB directories
+// LoadCache is what one process keeps across its loads of MIB directories
 // (start, each SIGHUP): the metrics, and the last load, which a Load of
 // the same directories with every file unchanged (byte for byte) returns
 // again without parsing. It is a prometheus.Collector, for a registry made
 // after the first Load. Its methods are safe for concurrent use.
-type Loader struct {
+type LoadCache struct {
 	errors  prometheus.Counter
 	modules prometheus.Gauge
 
@@ -83,10 +83,10 @@ type lastLoad struct {
 	modules     int
 }
 
-// NewLoader returns a Loader with its metrics registered with reg (nil:
-// not yet, the caller registers the Loader itself).
-func NewLoader(reg prometheus.Registerer) *Loader {
-	l := &Loader{
+// NewLoadCache returns a LoadCache with its metrics registered with reg (nil:
+// not yet, the caller registers the LoadCache itself).
+func NewLoadCache(reg prometheus.Registerer) *LoadCache {
+	l := &LoadCache{
 		errors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "spoold_mib_file_errors_total",
 			Help: "Problems with MIB files, at each load: a file that does not parse, an import from a module no MIB directory holds, objects whose syntax does not resolve.",
@@ -102,19 +102,19 @@ func NewLoader(reg prometheus.Registerer) *Loader {
 	return l
 }
 
-// Describe and Collect make a Loader a prometheus.Collector.
-func (l *Loader) Describe(ch chan<- *prometheus.Desc) {
+// Describe and Collect make a LoadCache a prometheus.Collector.
+func (l *LoadCache) Describe(ch chan<- *prometheus.Desc) {
 	l.errors.Describe(ch)
 	l.modules.Describe(ch)
 }
 
-func (l *Loader) Collect(ch chan<- prometheus.Metric) {
+func (l *LoadCache) Collect(ch chan<- prometheus.Metric) {
 	l.errors.Collect(ch)
 	l.modules.Collect(ch)
 }
 
 // reuse returns the last load if it read what fingerprint says.
-func (l *Loader) reuse(fingerprint uint64) *lastLoad {
+func (l *LoadCache) reuse(fingerprint uint64) *lastLoad {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.last != nil && l.last.fingerprint == fingerprint {
@@ -124,7 +124,7 @@ func (l *Loader) reuse(fingerprint uint64) *lastLoad {
 }
 
 // done counts a load's result and keeps it for reuse.
-func (l *Loader) done(ld *lastLoad) {
+func (l *LoadCache) done(ld *lastLoad) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.last = ld
@@ -155,7 +155,7 @@ type source struct {
 // them. With l, a Load of files unchanged since l's last returns that
 // load's Resolver and errors again (counting them again). l and logger
 // may be nil.
-func Load(opts Options, logger *slog.Logger, l *Loader) (*Resolver, error) {
+func Load(opts Options, logger *slog.Logger, l *LoadCache) (*Resolver, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

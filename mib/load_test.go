@@ -224,7 +224,7 @@ func TestBrokenMIBIsAnErrorNamingTheFile(t *testing.T) {
 	broken := strings.Replace(acmeMIB, "::= { acmeObjects 2 }", "::= { acmeObjects 2 ", 1)
 	dir := writeFiles(t, map[string]string{"broken.mib": broken, "OTHER-VENDOR-MIB.txt": otherMIB})
 	reg := prometheus.NewPedanticRegistry()
-	m := NewLoader(reg)
+	m := NewLoadCache(reg)
 	r, err := Load(Options{Dirs: []string{dir}}, nil, m)
 	var fe *FileError
 	if !errors.As(err, &fe) {
@@ -431,13 +431,13 @@ END
 	}
 }
 
-// TestUnchangedFilesAreNotParsedAgain: with a Loader, a load of files
+// TestUnchangedFilesAreNotParsedAgain: with a LoadCache, a load of files
 // unchanged since the last returns the last Resolver and its errors (and
 // counts them again); a changed, added or removed file is a new load.
 func TestUnchangedFilesAreNotParsedAgain(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"acme.mib": acmeMIB, "broken.mib": "BROKEN DEFINITIONS ::= BEGIN x END"})
 	reg := prometheus.NewPedanticRegistry()
-	l := NewLoader(reg)
+	l := NewLoadCache(reg)
 	opts := Options{Dirs: []string{dir}}
 	first, err1 := Load(opts, nil, l)
 	again, err2 := Load(opts, nil, l)

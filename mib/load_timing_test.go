@@ -71,7 +71,7 @@ func vendorModules(tb testing.TB, dir string, n int) {
 // against net-snmp's parser loading the same files in the same run
 // (snmptranslate -m ALL, less its run with no module, so the process
 // start is not counted), interleaved A-B-B-A. builtin_ms is the built-in
-// table alone; unchanged_reload_ms a Load with a Loader whose last load
+// table alone; unchanged_reload_ms a Load with a LoadCache whose last load
 // read the same files (a SIGHUP that changed no MIB file). Run: go test -run '^$' -bench LoadMIBDir -benchtime 5x ./mib/
 func BenchmarkLoadMIBDir(b *testing.B) {
 	snmptranslate := testenv.LookPath(b, "snmptranslate", "the peer of the benchmark")
@@ -107,7 +107,7 @@ func BenchmarkLoadMIBDir(b *testing.B) {
 		return translate("ALL", "BENCH-99-MIB::bench99T2Col10", ".1.3.6.1.4.1.99990.99.1.22.1.10")
 	}
 	none := func() time.Duration { return translate("SNMPv2-SMI", "SNMPv2-SMI::enterprises", ".1.3.6.1.4.1") }
-	loader := NewLoader(nil)
+	loader := NewLoadCache(nil)
 	if _, err := Load(Options{Dirs: []string{dir}}, nil, loader); err != nil {
 		b.Fatal(err)
 	}

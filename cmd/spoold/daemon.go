@@ -73,7 +73,7 @@ type daemon struct {
 	loadFleet func() (*fleet.Generation, error)
 	// mibs is what the loads of --mib-dir keep: their counts, and the
 	// last load, which a SIGHUP with every MIB file unchanged reuses.
-	mibs *mib.Loader
+	mibs *mib.LoadCache
 	// reloadSince is when the running reload started, Unix nanoseconds;
 	// 0 when none runs. reloadWarn is how long a reload runs before it
 	// is logged as stuck, and again each time as long (0: reloadSlow).
@@ -99,7 +99,7 @@ func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemo
 	off := confine.Probe(false)
 	d.landlock.Store(&off)
 	d.flushCtx, d.flushCancel = context.WithCancel(context.Background())
-	d.mibs = mib.NewLoader(nil) // registered with /metrics' registry
+	d.mibs = mib.NewLoadCache(nil) // registered with /metrics' registry
 	d.loadFleet = func() (*fleet.Generation, error) { return fleet.Load(cfg.fleetFiles(), d.mibs) }
 	f, err := preflight(cfg, d.mibs)
 	if err != nil {
@@ -348,7 +348,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) int {
 // config.check did), and all that `spoold -t` checks: the targets and
 // profiles files parse, and files can be created in --rrd-dir. It returns
 // the fleet of the files.
-func preflight(cfg config, m *mib.Loader) (*fleet.Generation, error) {
+func preflight(cfg config, m *mib.LoadCache) (*fleet.Generation, error) {
 	f, err := fleet.Load(cfg.fleetFiles(), m)
 	if err != nil {
 		return nil, err
