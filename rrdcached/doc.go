@@ -15,7 +15,7 @@
 // Debian's rrdcached and to a Server and compares the replies.
 //
 // File names are resolved beneath the RRD directory as rrdcached -b DIR -B
-// does, and stricter (see Resolver): a Backend only ever sees clean names
+// does, and stricter (see PathResolver): a Backend only ever sees clean names
 // relative to it.
 //
 // Where spoold differs from rrdcached, on purpose:

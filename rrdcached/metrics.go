@@ -17,7 +17,7 @@ const (
 	RefuseIdleTimeout      = "idle_timeout"             // no full line within Options.IdleTimeout
 	RefuseWriteTimeout     = "write_timeout"            // a reply not taken within Options.WriteTimeout
 	RefusePermission       = "permission"               // a command the listener does not allow
-	RefusePath             = "path"                     // a file name Resolver refused
+	RefusePath             = "path"                     // a file name PathResolver refused
 	RefuseBrokenCommand    = "broken_command"           // a command word ending in a lone backslash
 	RefuseFetchTooLarge    = "fetch_too_large"          // a FETCH over Options.MaxFetchBytes
 )

@@ -13,8 +13,9 @@ import (
 	"github.com/spoold/spoold/rrd"
 )
 
-// A Resolver turns the file names clients send into clean names relative to
-// the RRD directory, as rrdcached does with -b DIR -B, and stricter:
+// A PathResolver turns the file names clients send into clean names
+// relative to the RRD directory, as rrdcached does with -b DIR -B, and
+// stricter:
 //
 //   - a relative name is under DIR; an absolute one must be inside DIR
 //     (DIR as its real path, since rrdtool's client sends real paths);
@@ -26,9 +27,9 @@ import (
 //     should open it through OpenBeneath to keep that guarantee.
 //
 // rrdcached requires no ".rrd" suffix except in LIST, and neither does a
-// Resolver. Repeated and "." segments are cleaned away ("a//./b.rrd" is
+// PathResolver. Repeated and "." segments are cleaned away ("a//./b.rrd" is
 // "a/b.rrd").
-type Resolver struct {
+type PathResolver struct {
 	dir    string // real path, no trailing slash
 	root   *os.File
 	rootfd int // root's descriptor, read once (File.Fd costs a call each time)
@@ -44,8 +45,8 @@ func (e *PathError) Error() string {
 	return fmt.Sprintf("refuse file name %q: %s", e.Name, e.Reason)
 }
 
-// NewResolver opens dir (which must exist) for resolving names beneath it.
-func NewResolver(dir string) (*Resolver, error) {
+// NewPathResolver opens dir (which must exist) for resolving names beneath it.
+func NewPathResolver(dir string) (*PathResolver, error) {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return nil, fmt.Errorf("resolve RRD directory %s: %w", dir, err)
@@ -58,18 +59,18 @@ func NewResolver(dir string) (*Resolver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open RRD directory %s: %w", real, err)
 	}
-	return &Resolver{dir: real, root: root, rootfd: int(root.Fd())}, nil
+	return &PathResolver{dir: real, root: root, rootfd: int(root.Fd())}, nil
 }
 
 // Dir returns the RRD directory's real path.
-func (r *Resolver) Dir() string { return r.dir }
+func (r *PathResolver) Dir() string { return r.dir }
 
 // Close releases the directory.
-func (r *Resolver) Close() error { return r.root.Close() }
+func (r *PathResolver) Close() error { return r.root.Close() }
 
 // Abs returns name as rrdcached prints it in replies: absolute names as
 // sent, relative ones after DIR + "/".
-func (r *Resolver) Abs(name string) string {
+func (r *PathResolver) Abs(name string) string {
 	if strings.HasPrefix(name, "/") {
 		return name
 	}
@@ -78,7 +79,7 @@ func (r *Resolver) Abs(name string) string {
 
 // Resolve checks the file name a client sent and returns it clean and
 // relative to the RRD directory, or a *PathError.
-func (r *Resolver) Resolve(name string) (string, error) {
+func (r *PathResolver) Resolve(name string) (string, error) {
 	rel, err := r.lexical(name)
 	if err != nil {
 		return "", err
@@ -94,7 +95,7 @@ func (r *Resolver) Resolve(name string) (string, error) {
 
 // ResolveDir is Resolve for a directory (LIST): the RRD directory itself
 // is allowed and returned as "".
-func (r *Resolver) ResolveDir(name string) (string, error) {
+func (r *PathResolver) ResolveDir(name string) (string, error) {
 	rel, err := r.lexical(name)
 	if err != nil {
 		return "", err
@@ -110,7 +111,7 @@ func (r *Resolver) ResolveDir(name string) (string, error) {
 
 // lexical applies the rules that need no file system: it returns the
 // cleaned relative name ("." for the directory itself).
-func (r *Resolver) lexical(name string) (string, error) {
+func (r *PathResolver) lexical(name string) (string, error) {
 	if strings.IndexByte(name, 0) >= 0 {
 		return "", r.refuse(name, "contains a NUL byte")
 	}
@@ -132,7 +133,7 @@ func (r *Resolver) lexical(name string) (string, error) {
 // beneath resolves rel in the kernel, refusing a path that leaves the
 // directory. A name that does not exist (yet) passes: CREATE makes it, and
 // the other commands answer "No such file".
-func (r *Resolver) beneath(name, rel string) error {
+func (r *PathResolver) beneath(name, rel string) error {
 	fd, err := r.openat2(rel, unix.O_PATH, 0)
 	if err == nil {
 		unix.Close(fd) // a raw fd: an *os.File would cost a finalizer and poller calls
@@ -147,7 +148,7 @@ func (r *Resolver) beneath(name, rel string) error {
 	return r.refuse(name, err.Error())
 }
 
-func (r *Resolver) refuse(name, reason string) error {
+func (r *PathResolver) refuse(name, reason string) error {
 	return &PathError{Name: name, Abs: r.Abs(name), Reason: reason}
 }
 
@@ -155,7 +156,7 @@ func (r *Resolver) refuse(name, reason string) error {
 // symlink takes the open outside the RRD directory, not even one swapped
 // in meanwhile (rrd.OpenBeneath). A caller
 // that must hand librrd a path can give it "/proc/self/fd/<fd>".
-func (r *Resolver) OpenBeneath(rel string, flags int, mode uint32) (*os.File, error) {
+func (r *PathResolver) OpenBeneath(rel string, flags int, mode uint32) (*os.File, error) {
 	fd, err := r.openat2(rel, flags, mode)
 	if err != nil {
 		return nil, err
@@ -165,7 +166,7 @@ func (r *Resolver) OpenBeneath(rel string, flags int, mode uint32) (*os.File, er
 
 // openat2 is OpenBeneath's system call (rrd.OpenBeneath), returning the
 // raw descriptor; errors name the path under the directory.
-func (r *Resolver) openat2(rel string, flags int, mode uint32) (int, error) {
+func (r *PathResolver) openat2(rel string, flags int, mode uint32) (int, error) {
 	fd, err := rrd.OpenBeneath(r.rootfd, rel, flags, mode)
 	var pe *os.PathError
 	if errors.As(err, &pe) {

@@ -48,7 +48,7 @@ func hostileDir(t *testing.T) (dir, outside string) {
 
 func TestResolve(t *testing.T) {
 	dir, _ := hostileDir(t)
-	r, err := rrdcached.NewResolver(dir)
+	r, err := rrdcached.NewPathResolver(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestResolve(t *testing.T) {
 // TestResolveDir: LIST may name the directory itself.
 func TestResolveDir(t *testing.T) {
 	dir, _ := hostileDir(t)
-	r, err := rrdcached.NewResolver(dir)
+	r, err := rrdcached.NewPathResolver(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestOpenBeneathRace(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(outside, "secret.rrd"), []byte("OUTSIDE"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := rrdcached.NewResolver(dir)
+	r, err := rrdcached.NewPathResolver(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // Options configure a Server.
 type Options struct {
 	// Dir is the RRD directory (rrdcached -b DIR -B): every file name is
-	// resolved beneath it (see Resolver). It must exist.
+	// resolved beneath it (see PathResolver). It must exist.
 	Dir string
 	// Listeners are the sockets to serve; none is allowed (a server that
 	// listens nowhere).
@@ -148,7 +148,7 @@ type Server struct {
 	backend Backend
 	log     *slog.Logger
 	m       *metrics
-	res     *Resolver
+	res     *PathResolver
 	limiter *logLimiter
 	ctx     context.Context // the Backend calls'; canceled when Close is done
 
@@ -194,7 +194,7 @@ func New(opts Options, backend Backend, logger *slog.Logger, reg prometheus.Regi
 	if err != nil {
 		return nil, fmt.Errorf("register rrdcached server metrics: %w", err)
 	}
-	res, err := NewResolver(opts.Dir)
+	res, err := NewPathResolver(opts.Dir)
 	if err != nil {
 		return nil, err
 	}
