@@ -45,7 +45,7 @@ type Backend interface {
 	// Queue lists the files with pending updates and how many each has.
 	Queue(ctx context.Context) ([]Queued, error)
 	// Stats returns the backend's part of STATS ("UpdatesReceived", ...).
-	Stats() []Stat
+	Stats() []StatsValue
 
 	First(ctx context.Context, file string, rra int) (time.Time, error)
 	Last(ctx context.Context, file string) (time.Time, error)
@@ -79,8 +79,8 @@ type Queued struct {
 	Pending int
 }
 
-// Stat is one line of STATS: "Name: Value".
-type Stat struct {
+// StatsValue is one line of STATS: "Name: Value".
+type StatsValue struct {
 	Name  string
 	Value uint64
 }

@@ -136,19 +136,19 @@ func (c *Client) Ping(ctx context.Context) error {
 }
 
 // Stats returns STATS: "Name: Value" lines.
-func (c *Client) Stats(ctx context.Context) ([]Stat, error) {
+func (c *Client) Stats(ctx context.Context) ([]StatsValue, error) {
 	r, err := c.Do(ctx, "STATS")
 	if err != nil {
 		return nil, err
 	}
-	st := make([]Stat, 0, len(r.Lines))
+	st := make([]StatsValue, 0, len(r.Lines))
 	for _, l := range r.Lines {
 		name, val, ok := strings.Cut(l, ": ")
 		n, err := strconv.ParseUint(val, 10, 64)
 		if !ok || err != nil {
 			return nil, &PeerError{c.Peer(), "STATS", fmt.Errorf("parse stats line %q: want NAME: NUMBER", l)}
 		}
-		st = append(st, Stat{Name: name, Value: n})
+		st = append(st, StatsValue{Name: name, Value: n})
 	}
 	return st, nil
 }

@@ -199,14 +199,14 @@ func (b *memBackend) Queue(context.Context) ([]rrdcached.Queued, error) {
 	return q, nil
 }
 
-func (b *memBackend) Stats() []rrdcached.Stat {
+func (b *memBackend) Stats() []rrdcached.StatsValue {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	names := []string{"QueueLength", "UpdatesReceived", "FlushesReceived", "UpdatesWritten",
 		"DataSetsWritten", "TreeNodesNumber", "TreeDepth", "JournalBytes", "JournalRotate"}
-	st := make([]rrdcached.Stat, len(names))
+	st := make([]rrdcached.StatsValue, len(names))
 	for i, n := range names {
-		st[i] = rrdcached.Stat{Name: n}
+		st[i] = rrdcached.StatsValue{Name: n}
 	}
 	st[1].Value = b.received
 	return st

@@ -161,9 +161,9 @@ func (b *Backend) Queue(context.Context) ([]rrdcached.Queued, error) {
 // its levels of directories), JournalBytes (bytes appended to the spool)
 // and JournalRotate (spool segments closed). The backend's other counters
 // are metrics (NewCollector).
-func (b *Backend) Stats() []rrdcached.Stat {
+func (b *Backend) Stats() []rrdcached.StatsValue {
 	s := b.BackendStats()
-	return []rrdcached.Stat{
+	return []rrdcached.StatsValue{
 		{Name: "QueueLength", Value: s.QueueLength},
 		{Name: "UpdatesReceived", Value: s.UpdatesReceived},
 		{Name: "FlushesReceived", Value: s.FlushesReceived},
