@@ -10,7 +10,7 @@ import (
 // due is the flush policy handed to shm.TakeDue: a target is due
 // WriteDelay plus its jitter after its oldest pending entry arrived.
 func (w *Writer) due(hash uint64, since time.Time) time.Time {
-	if w.o.Ready != nil && !w.o.Ready.Ready(hash) || w.stuck.holds(hash) || w.held.holds(hash) {
+	if w.o.Ready != nil && !w.o.Ready.Ready(hash) || w.stuck.holds(hash) || w.holds(hash) {
 		return shm.NotReady
 	}
 	return since.Add(w.o.WriteDelay + w.jitter(hash, since))

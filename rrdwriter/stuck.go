@@ -1,9 +1,7 @@
 package rrdwriter
 
 import (
-	"sync"
-	"sync/atomic"
-
+	"github.com/spoold/spoold/internal/keyset"
 	"github.com/spoold/spoold/spool"
 )
 
@@ -15,59 +13,48 @@ import (
 // (splitApplied); writing past them would make them look never applied.
 // The writer retries the removals every Tick, and before every flush.
 type stuck struct {
-	mu   sync.Mutex
-	segs map[uint64][]spool.Ref
-	n    atomic.Int64 // len(segs): with none, checks take no lock
+	segs keyset.Set[[]spool.Ref] // by key hash, in the order recorded
 }
 
 // add records refs (of one key, or of several) whose removal failed.
 func (s *stuck) add(refs ...spool.Ref) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.segs == nil {
-		s.segs = make(map[uint64][]spool.Ref)
-	}
-	for _, r := range refs {
-		s.segs[r.Hash] = append(s.segs[r.Hash], r)
-	}
-	s.n.Store(int64(len(s.segs)))
+	s.segs.Update(func(m map[uint64][]spool.Ref) {
+		for _, r := range refs {
+			m[r.Hash] = append(m[r.Hash], r)
+		}
+	})
 }
 
 // holds reports whether hash has applied segments left to remove. It may
 // be called with an index shard locked.
 func (s *stuck) holds(hash uint64) bool {
-	if s.n.Load() == 0 {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.segs[hash]
+	_, ok := s.segs.Get(hash)
 	return ok
 }
 
 // keys returns how many keys are held.
-func (s *stuck) keys() int { return int(s.n.Load()) }
+func (s *stuck) keys() int { return s.segs.Len() }
 
 // retry tries the stuck removals of each key again with remove, in the
 // order they were recorded, and stops at a key's first failure: the ones
 // after it stay, so the segments left still end with the newest applied.
 // It returns how many keys are still held.
-func (s *stuck) retry(remove func(spool.Ref) error) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for hash, refs := range s.segs {
-		i := 0
-		for i < len(refs) && remove(refs[i]) == nil {
-			i++
+func (s *stuck) retry(remove func(spool.Ref) error) (left int) {
+	s.segs.Update(func(m map[uint64][]spool.Ref) {
+		for hash, refs := range m {
+			i := 0
+			for i < len(refs) && remove(refs[i]) == nil {
+				i++
+			}
+			if i == len(refs) {
+				delete(m, hash)
+			} else {
+				m[hash] = refs[i:]
+			}
 		}
-		if i == len(refs) {
-			delete(s.segs, hash)
-		} else {
-			s.segs[hash] = refs[i:]
-		}
-	}
-	s.n.Store(int64(len(s.segs)))
-	return len(s.segs)
+		left = len(m)
+	})
+	return left
 }
 
 // removeSegment removes an applied segment, or records it as stuck. A

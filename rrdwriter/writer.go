@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spoold/spoold/internal/keyset"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
 )
@@ -38,10 +39,10 @@ type Writer struct {
 
 	running atomic.Bool
 	c       counters
-	rm      *remover  // RRDFsync batch
-	rq      *removals // RRDFsync none and always: removal.go
-	stuck   stuck     // applied segments that could not be removed
-	held    holds     // keys not to write (SUSPEND): hold.go
+	rm      *remover           // RRDFsync batch
+	rq      *removals          // RRDFsync none and always: removal.go
+	stuck   stuck              // applied segments that could not be removed
+	held    keyset.Set[string] // keys not to write (SUSPEND), by hash: hold.go
 	// flushes counts the FlushAll calls going on (a SIGUSR1, a POST /flush,
 	// the shutdown's), so that WaitFlushes can wait for them all before the
 	// spool is closed under them.
@@ -213,7 +214,7 @@ func (w *Writer) FlushKey(ctx context.Context, key string) error {
 			return fmt.Errorf("flush %s: %w", key, err)
 		}
 	}
-	if w.held.holds(hash) {
+	if w.holds(hash) {
 		return fmt.Errorf("flush %s: %w", key, ErrHeld)
 	}
 	if w.retryStuck() > 0 && w.stuck.holds(hash) {
@@ -402,7 +403,7 @@ func (w *Writer) takeAll(failed map[uint64]bool) []shm.Batch {
 	all := w.ix.TakeAll(nil)
 	todo := all[:0]
 	for _, b := range all {
-		if failed[b.Hash] || w.o.Ready != nil && !w.o.Ready.Ready(b.Hash) || w.stuck.holds(b.Hash) || w.held.holds(b.Hash) {
+		if failed[b.Hash] || w.o.Ready != nil && !w.o.Ready.Ready(b.Hash) || w.stuck.holds(b.Hash) || w.holds(b.Hash) {
 			w.ix.Done(b.Hash, nil, w.retryAt(b.Hash))
 			continue
 		}
