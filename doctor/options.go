@@ -24,10 +24,11 @@ type Options struct {
 	CountSpool func(dir string) (files uint64, leafDirs int, err error)
 	// Loader are the loader settings whose load time is estimated.
 	Loader LoaderSettings
-	// PollConcurrency and Writers are the open files the daemon needs at
-	// once (one UDP socket per poll, an RRD file and a spool entry per
-	// writer), checked against RLIMIT_NOFILE.
-	PollConcurrency, Writers int
+	// PollConcurrency, Writers and SegmentOpenFiles are the open files
+	// the daemon needs at once (one UDP socket per poll, an RRD file and a
+	// spool entry per writer, the held descriptors of open spool
+	// segments), checked against RLIMIT_NOFILE.
+	PollConcurrency, Writers, SegmentOpenFiles int
 	// CheckRRDDir reports whether the daemon can create files in the RRD
 	// directory dir (rrdwriter.CheckDir: a probe file created and
 	// removed); nil skips the check.

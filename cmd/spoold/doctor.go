@@ -23,8 +23,7 @@ import (
 // failed), 2 for usage errors.
 func runDoctor(args []string, stdout, stderr io.Writer) int {
 	c := defaultConfig()
-	so, lo := spool.DefaultOptions(), c.loader.Params // of the spool flags only --spool-dir and --levels count
-	so.Dir = c.spool.Dir
+	so, lo := c.spool, c.loader.Params // the daemon's spool flags: --spool-dir, --levels and --segment-open-files count
 	o := doctor.DefaultOptions()
 	o.RRDDir, o.PollConcurrency, o.Writers = c.writer.Dir, c.poller.Concurrency, c.writer.Writers
 	asJSON, landlock := false, c.landlock
@@ -54,7 +53,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	st := confine.Probe(landlock)
-	o.Landlock = &st
+	o.Landlock, o.SegmentOpenFiles = &st, so.SegmentOpenFiles
 	rep, err := doctor.Run(doctorOptions(o, so.Dir, levels, lo))
 	if err != nil {
 		fmt.Fprintln(stderr, "spoold doctor:", err)
