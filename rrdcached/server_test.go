@@ -399,9 +399,12 @@ func (c *client) closeWrite() {
 // limit are refused, those within it time out, and a client on the unix
 // socket is served throughout.
 func TestThousandsOfIdleConnections(t *testing.T) {
-	const limit, extra = 1000, 500
+	// The idle timeout outlasts the dials (well under a second, a few on
+	// a loaded machine under -race): every connection is open when the
+	// last is dialled.
+	const limit, extra, idle = 1000, 500, 5 * time.Second
 	s := startServer(t, func(o *rrdcached.Options) {
-		o.IdleTimeout = time.Second
+		o.IdleTimeout = idle
 		o.MaxConns = 2 * limit
 		o.Listeners = append(o.Listeners, rrdcached.ListenerOptions{Spec: "tcp:127.0.0.1:0", MaxConns: limit})
 	})
@@ -409,6 +412,7 @@ func TestThousandsOfIdleConnections(t *testing.T) {
 	user.do("PING")
 	addr := s.Addrs()[1].String()
 	var conns []net.Conn
+	began := time.Now()
 	defer func() {
 		for _, c := range conns {
 			c.Close()
@@ -426,9 +430,12 @@ func TestThousandsOfIdleConnections(t *testing.T) {
 			}
 		}
 	}
+	if d := time.Since(began); d >= idle {
+		t.Fatalf("the %d dials took %v, past the idle timeout of %v: the first connections timed out before the last was dialled", limit+extra, d, idle)
+	}
 	refused, timedOut := 0, 0
 	for _, c := range conns {
-		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		c.SetReadDeadline(time.Now().Add(4 * idle))
 		b := make([]byte, 128)
 		n, _ := c.Read(b)
 		switch {
