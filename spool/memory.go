@@ -38,8 +38,10 @@ func (m *memory) grow(mem, buf []byte, first bool) []byte {
 		return nil
 	}
 	if n := len(mem) + len(buf); n > cap(mem) {
-		if n > exactBytes { // a long segment: amortized
+		if n > exactBytes { // a long segment: doubled
 			n = max(n, 2*len(mem))
+		} else { // exact for up to three entries of one size, then by half
+			n = max(n, len(mem)+len(mem)/2)
 		}
 		grown := make([]byte, len(mem), n)
 		copy(grown, mem)
@@ -52,9 +54,10 @@ func (m *memory) grow(mem, buf []byte, first bool) []byte {
 	return append(mem, buf...)
 }
 
-// exactBytes is the size up to which a segment's bytes are kept in a
-// buffer of their exact size: the few entries of a key between two writes
-// of its file take no more memory than their bytes.
+// exactBytes is the size up to which a segment's buffer grows by half:
+// the few entries of a key between two writes of its file (up to three of
+// one size) take no more memory than their bytes, and a segment that takes
+// many appends (a protocol client's) grows its buffer a few times only.
 const exactBytes = 4 << 10
 
 // release gives back mem's bytes: a segment forgotten.

@@ -7,20 +7,26 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/spoold/spoold/rrdcached"
+	"github.com/spoold/spoold/rrdwriter"
 )
 
 // TestBackendUpdateAllocatesNothingOnceWarm: once a file's header is read
 // and its open segment's descriptor held, an UPDATE (the check against
-// the file, the parse, the append, the index) allocates nothing.
+// the file, the parse, the append, the index) allocates nothing but the
+// amortized growth of the segment's bytes kept in memory.
 func TestBackendUpdateAllocatesNothingOnceWarm(t *testing.T) {
-	e, b := newProtoEnv(t)
+	// The writer idle: its ticks would count in the process's allocations.
+	e, b := newProtoEnvWith(t, func(o *rrdwriter.Options) { o.Tick = time.Hour }, nil)
+	const runs = 1000 // within one segment (SegmentMaxEntries)
 	e.mkRRD("a/x.rrd")
 	ctx := context.Background()
 	next := t0
-	upd := make([][]string, 0, 300)
+	upd := make([][]string, 0, 10+runs)
 	for range cap(upd) {
 		next += 300
 		upd = append(upd, []string{at(next, ":1:2:3:4.5")})
@@ -35,9 +41,20 @@ func TestBackendUpdateAllocatesNothingOnceWarm(t *testing.T) {
 	for range 10 { // the header read, the segment created, its descriptor held, buffers grown
 		update()
 	}
-	if allocs := testing.AllocsPerRun(200, update); allocs != 0 {
-		t.Fatalf("an UPDATE allocates %v times; want 0", allocs)
+	// The segment's memory (spool/memory.go) grows its buffer by half, a
+	// dozen times over these updates, and a GC may refill a sync.Pool;
+	// nothing else allocates.
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range runs {
+		update()
 	}
+	runtime.ReadMemStats(&after)
+	if allocs := float64(after.Mallocs-before.Mallocs) / runs; allocs > 0.05 {
+		t.Fatalf("an UPDATE allocates %.3f times; want the segment memory's growth only (at most 0.05)", allocs)
+	}
+	t.Logf("%.3f allocations an UPDATE", float64(after.Mallocs-before.Mallocs)/runs)
 }
 
 // TestBackendUpdateRefusesASwappedDirectory: a directory under a file the
