@@ -78,7 +78,7 @@ CRASH_TRIALS ?= 300
 SOAK_MINUTES ?= 20
 soak: deps
 	$(GO) test -race -count=1 -v -timeout 2h -run '^(TestCrashTrials|TestFullAndReadOnlyDisks)$$' ./cmd/spoold \
-		-args -crash-trials=$(CRASH_TRIALS) > soak.log 2>&1 || { tail -50 soak.log; exit 1; }
+		-args -crash-trials=$(CRASH_TRIALS) -crash-rrd-fsync=none,batch,always > soak.log 2>&1 || { tail -50 soak.log; exit 1; }
 	@grep -E '^(crash:|disk:|--- |ok|PASS)' soak.log
 	$(GO) test -count=1 -v -timeout $$(( $(SOAK_MINUTES) + 15 ))m -run '^TestSoak$$' ./cmd/spoold \
 		-args -soak-minutes=$(SOAK_MINUTES) >> soak.log 2>&1 || { tail -50 soak.log; exit 1; }

@@ -12,7 +12,7 @@ import (
 
 // createFile creates the RRD file of layout l at path, as the writer
 // creates one for polls from first on, and applies rows.
-func createFile(tb testing.TB, path string, l rrd.Layout, first int64, rows []rrd.Row) {
+func createFile(tb testing.TB, path string, l rrd.Layout, first int64, rows []rrd.Sample) {
 	tb.Helper()
 	root := rootOf(tb, path)
 	if err := root.Create(path, l, first-1); err != nil {
@@ -41,10 +41,10 @@ func widePath(tb testing.TB, n int, step time.Duration) (string, rrd.Layout) {
 	tb.Helper()
 	l := wideLayout(n, step)
 	path := filepath.Join(tb.TempDir(), "wide.rrd")
-	row := rrd.Row{Time: t0}
+	row := rrd.Sample{Time: t0}
 	for range l.DS {
 		row.Values = append(row.Values, "1")
 	}
-	createFile(tb, path, l, t0, []rrd.Row{row})
+	createFile(tb, path, l, t0, []rrd.Sample{row})
 	return path, l
 }

@@ -57,7 +57,7 @@ const ifRows = 400 // polls written
 func writeRows(t *testing.T, path string, l rrd.Layout) {
 	t.Helper()
 	counters := make([]uint64, len(l.DS))
-	rows := make([]rrd.Row, ifRows)
+	rows := make([]rrd.Sample, ifRows)
 	for i := range rows {
 		rows[i].Time = t0 + int64(ifStep*i)
 		for j, d := range l.DS {

@@ -173,10 +173,10 @@ func TestAdvancedGeometryIsTheFilesGeometry(t *testing.T) {
 	kept := read()
 	ts := t0
 	for _, n := range []int{1, 12, 7, 30, 400, 200, 700, 1, 3000} {
-		rows := make([]Row, n)
+		rows := make([]Sample, n)
 		for i := range rows {
 			ts += 300
-			rows[i] = Row{Time: ts, Values: []string{strconv.FormatInt(ts*3, 10), "1"}}
+			rows[i] = Sample{Time: ts, Values: []string{strconv.FormatInt(ts*3, 10), "1"}}
 		}
 		if err := pathUpdate(path, nil, rows); err != nil {
 			t.Fatal(err)

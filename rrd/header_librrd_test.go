@@ -67,7 +67,7 @@ func TestReadHeaderMatchesLibRRD(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkHeader(t, path)
-		if err := pathUpdate(path, []string{"g", "c"}, []Row{{Time: t0 + 300, Values: []string{"1", "2"}}}); err != nil {
+		if err := pathUpdate(path, []string{"g", "c"}, []Sample{{Time: t0 + 300, Values: []string{"1", "2"}}}); err != nil {
 			t.Fatal(err)
 		}
 		if fi := checkHeader(t, path); fi.Last != t0+300 || len(fi.DS) != 2 || fi.DS[0] != (DSInfo{"c", Counter}) {
@@ -124,8 +124,8 @@ func TestLastMilliSurvivesLibrrdRounding(t *testing.T) {
 		t.Fatal(err)
 	}
 	for ms := uint16(1); ms <= 999; ms++ {
-		row := Row{Time: base + int64(ms), Milli: ms, Values: []string{"1", "2"}}
-		if err := pathUpdate(path, []string{"c", "g"}, []Row{row}); err != nil {
+		row := Sample{Time: base + int64(ms), Milli: ms, Values: []string{"1", "2"}}
+		if err := pathUpdate(path, []string{"c", "g"}, []Sample{row}); err != nil {
 			t.Fatal(err)
 		}
 		fi, err := pathReadHeader(path)

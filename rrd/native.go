@@ -138,7 +138,7 @@ func (f *File) readHeader() ([]byte, error) {
 // stops the batch with librrd's error, the updates before it applied. A
 // *NotNativeError means nothing was written: librrd is to apply the whole
 // batch. A lock held by someone else gives an error wrapping ErrLocked.
-func (f *File) Update(template []string, rows []Row) (int, error) {
+func (f *File) Update(template []string, rows []Sample) (int, error) {
 	if err := f.lock(unix.F_WRLCK); err != nil {
 		return 0, err
 	}

@@ -94,7 +94,7 @@ func NewHeaderCache(root *Root, size int) *HeaderCache {
 // Update applies rows to the file at path natively, as File.Update does.
 // A *NotNativeError (nothing written) is counted by its reason: the
 // caller then updates the file with librrd.
-func (c *HeaderCache) Update(path string, template []string, rows []Row) (int, error) {
+func (c *HeaderCache) Update(path string, template []string, rows []Sample) (int, error) {
 	fd, err := c.root.Open(path, unix.O_RDWR)
 	if err != nil {
 		return 0, err

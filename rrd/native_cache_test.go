@@ -25,7 +25,7 @@ func TestHeaderCacheChecksTheFileBeforeUse(t *testing.T) {
 		if err := tw.librrdUpdate(t, nil, []string{arg}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Update(tw.nat, nil, []Row{parseUpdateArg(t, arg)}); err != nil {
+		if _, err := c.Update(tw.nat, nil, []Sample{parseUpdateArg(t, arg)}); err != nil {
 			t.Fatal(err)
 		}
 		tw.same(t, arg)
@@ -59,7 +59,7 @@ func TestHeaderCacheChecksTheFileBeforeUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	var nn *NotNativeError
-	_, err := c.Update(tw.nat, nil, []Row{parseUpdateArg(t, fmt.Sprint(t0+600, ":1:1"))})
+	_, err := c.Update(tw.nat, nil, []Sample{parseUpdateArg(t, fmt.Sprint(t0+600, ":1:1"))})
 	if !errors.As(err, &nn) || nn.Reason != ReasonLayout {
 		t.Errorf("truncated file: %v", err)
 	}
@@ -83,7 +83,7 @@ func TestHeaderCacheBound(t *testing.T) {
 		paths = append(paths, p)
 	}
 	for k, p := range append(paths, paths[3], paths[0]) {
-		if _, err := c.Update(p, nil, []Row{{Time: t0 + int64(k+1)*10, Values: []string{"1"}}}); err != nil {
+		if _, err := c.Update(p, nil, []Sample{{Time: t0 + int64(k+1)*10, Values: []string{"1"}}}); err != nil {
 			t.Fatal(err)
 		}
 		if s := c.Stats(); s.Headers > 2 {
@@ -99,7 +99,7 @@ func TestHeaderCacheBound(t *testing.T) {
 	hw := filepath.Join(dir, "hw.rrd")
 	createRRD(t, hw, t0, 60, "DS:a:GAUGE:120:U:U", "RRA:AVERAGE:0.5:1:10", "RRA:HWPREDICT:10:0.1:0.0035:5")
 	for range 3 {
-		if _, err := c.Update(hw, nil, []Row{{Time: t0 + 100, Values: []string{"1"}}}); err == nil {
+		if _, err := c.Update(hw, nil, []Sample{{Time: t0 + 100, Values: []string{"1"}}}); err == nil {
 			t.Fatal("HWPREDICT updated natively")
 		}
 	}
@@ -141,7 +141,7 @@ func TestHeaderCacheSharesHeaders(t *testing.T) {
 	defer c.Close()
 	k := 0
 	vals := []string{"", ""}
-	rows := []Row{{Values: vals}, {Values: vals}}
+	rows := []Sample{{Values: vals}, {Values: vals}}
 	update := func(path string) {
 		for r := range rows {
 			k++

@@ -38,7 +38,7 @@ func nativeWith(t *testing.T, path string, args []string, head func(fd int, b []
 	}
 	defer f.Close()
 	f.writeHead = head
-	ups := make([]Row, len(args))
+	ups := make([]Sample, len(args))
 	for i, a := range args {
 		ups[i] = parseUpdateArg(t, a)
 	}
@@ -177,7 +177,7 @@ func TestNativeLock(t *testing.T) {
 		t.Errorf("ReadHeader under the native lock: %v", err)
 	}
 	f.lock(unix.F_UNLCK)
-	if _, err := f.Update(nil, []Row{{Time: t0 + 30, Values: []string{"1"}}}); err != nil {
+	if _, err := f.Update(nil, []Sample{{Time: t0 + 30, Values: []string{"1"}}}); err != nil {
 		t.Errorf("after the unlock: %v", err)
 	}
 }

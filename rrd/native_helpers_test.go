@@ -49,7 +49,7 @@ func createRRD(tb testing.TB, path string, start int64, step int, defs ...string
 }
 
 // parseUpdateArg parses "<sec>[.<ms>]:v:v..." into a Row.
-func parseUpdateArg(tb testing.TB, s string) Row {
+func parseUpdateArg(tb testing.TB, s string) Sample {
 	tb.Helper()
 	parts := strings.Split(s, ":")
 	ts, frac, _ := strings.Cut(parts[0], ".")
@@ -65,7 +65,7 @@ func parseUpdateArg(tb testing.TB, s string) Row {
 		}
 		milli = uint16(m)
 	}
-	return Row{Time: sec, Milli: milli, Values: parts[1:]}
+	return Sample{Time: sec, Milli: milli, Values: parts[1:]}
 }
 
 // twin is a pair of copies of one created file.
@@ -112,7 +112,7 @@ func (tw twin) nativeUpdate(tb testing.TB, template []string, args []string) (in
 		return 0, err
 	}
 	defer f.Close()
-	ups := make([]Row, len(args))
+	ups := make([]Sample, len(args))
 	for i, a := range args {
 		ups[i] = parseUpdateArg(tb, a)
 	}

@@ -10,7 +10,7 @@ import "testing"
 //
 //	go test -run '^$' -bench 'Update$' -count 6 ./rrd
 func BenchmarkLibrrdUpdate(b *testing.B) {
-	benchUpdates(b, func(r *Root) func(path string, rows []Row) error {
-		return func(path string, rows []Row) error { return r.Update(path, nil, rows) }
+	benchUpdates(b, func(r *Root) func(path string, rows []Sample) error {
+		return func(path string, rows []Sample) error { return r.Update(path, nil, rows) }
 	})
 }

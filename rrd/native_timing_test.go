@@ -13,10 +13,10 @@ import (
 // one batch, the file in the page cache: the native path's cost per file
 // and flush, against librrd's (bench/writer.sh's writer_floor).
 func BenchmarkNativeUpdate(b *testing.B) {
-	benchUpdates(b, func(r *Root) func(path string, rows []Row) error {
+	benchUpdates(b, func(r *Root) func(path string, rows []Sample) error {
 		c := NewHeaderCache(r, 4)
 		b.Cleanup(func() { c.Close() })
-		return func(path string, rows []Row) error {
+		return func(path string, rows []Sample) error {
 			_, err := c.Update(path, nil, rows)
 			return err
 		}
@@ -25,16 +25,16 @@ func BenchmarkNativeUpdate(b *testing.B) {
 
 // benchUpdates times the update made on the Root of the writer benchmark's
 // file's directory, batch after batch.
-func benchUpdates(b *testing.B, updater func(r *Root) func(path string, rows []Row) error) {
+func benchUpdates(b *testing.B, updater func(r *Root) func(path string, rows []Sample) error) {
 	dir := b.TempDir()
 	update := updater(testRoot(b, dir))
 	path := filepath.Join(dir, "f.rrd")
 	createRRD(b, path, t0-1, 300, benchDefs()...)
 	orig, _ := os.ReadFile(path)
-	rows := func(k int) []Row {
-		out := make([]Row, 12)
+	rows := func(k int) []Sample {
+		out := make([]Sample, 12)
 		for v := range out {
-			r := Row{Time: t0 + int64(k*12+v)*300, Values: make([]string, 40)}
+			r := Sample{Time: t0 + int64(k*12+v)*300, Values: make([]string, 40)}
 			for d := range r.Values {
 				r.Values[d] = strconv.Itoa((d+1)*1000 + (k*12+v)*300*(d+1))
 			}
@@ -42,7 +42,7 @@ func benchUpdates(b *testing.B, updater func(r *Root) func(path string, rows []R
 		}
 		return out
 	}
-	batches := make([][]Row, 500)
+	batches := make([][]Sample, 500)
 	for k := range batches {
 		batches[k] = rows(k)
 	}

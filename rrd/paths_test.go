@@ -32,7 +32,7 @@ func pathCreateFrom(path string, step uint64, lastUp int64, sources []string, te
 	return err
 }
 
-func pathUpdate(path string, template []string, rows []Row) error {
+func pathUpdate(path string, template []string, rows []Sample) error {
 	_, err := atDir(path, func(r *Root) (any, error) { return nil, r.Update(path, template, rows) })
 	return err
 }

@@ -193,7 +193,7 @@ func (e *openError) Unwrap() error { return e.err }
 // data source of each value, with librrd (rrd_update_r, all rows in one
 // call). Like librrd it may apply a prefix of rows and fail on the first
 // one it rejects; the error then carries librrd's message.
-func (r *Root) Update(p string, template []string, rows []Row) error {
+func (r *Root) Update(p string, template []string, rows []Sample) error {
 	if len(rows) == 0 {
 		return nil
 	}

@@ -36,7 +36,7 @@ func TestRootConfinesEveryOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmpl := []string{"c", "g"}
-	if err := r.Update(path, tmpl, []Row{{Time: t0 + 300, Values: []string{"1", "2"}}}); err != nil {
+	if err := r.Update(path, tmpl, []Sample{{Time: t0 + 300, Values: []string{"1", "2"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := r.Info(path); err != nil || fi.Last != t0+300 {
@@ -65,7 +65,7 @@ func TestRootConfinesEveryOpen(t *testing.T) {
 	}
 	end := time.Unix(t0+600, 0)
 	checks := map[string]error{
-		"update":               r.Update(path, tmpl, []Row{{Time: t0 + 600, Values: []string{"3", "4"}}}),
+		"update":               r.Update(path, tmpl, []Sample{{Time: t0 + 600, Values: []string{"3", "4"}}}),
 		"create":               r.Create(filepath.Join(dir, "a", "y.rrd"), testLayout(), t0),
 		"create from":          r.CreateFrom(filepath.Join(dir, "a", "z.rrd"), 300, t0, nil, "", []string{"DS:g:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:10"}, false),
 		"create from template": r.CreateFrom(filepath.Join(dir, "w.rrd"), 300, t0, nil, path, nil, false),

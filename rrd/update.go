@@ -9,9 +9,9 @@ import (
 	"sync"
 )
 
-// Row is one update: a time and one formatted value per template name
+// Sample is one update: a time and one formatted value per template name
 // ("U" for unknown).
-type Row struct {
+type Sample struct {
 	Time   int64  // Unix seconds
 	Milli  uint16 // and milliseconds: librrd takes "<seconds>.<ms>"
 	Values []string
@@ -23,7 +23,7 @@ type Row struct {
 // "<seconds>[.<ms>]:v:v...", and hands them to librrd in one call. Like
 // librrd it may apply a prefix of rows and fail on the first one it
 // rejects; the error then carries librrd's message.
-func update(path, open string, template []string, rows []Row) error {
+func update(path, open string, template []string, rows []Sample) error {
 	bp := updateBufs.Get().(*[]byte)
 	defer updateBufs.Put(bp)
 	*bp = updateArgs((*bp)[:0], open, template, rows)
@@ -49,7 +49,7 @@ var updateBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8192); return 
 // updateArgs appends the arguments of one update to b as the update shim
 // takes them: the path, the template's names joined by ":" if there is a
 // template, and each row, every one NUL-terminated.
-func updateArgs(b []byte, path string, template []string, rows []Row) []byte {
+func updateArgs(b []byte, path string, template []string, rows []Sample) []byte {
 	b = append(append(b, path...), 0)
 	if len(template) > 0 {
 		for i, name := range template {
@@ -68,7 +68,7 @@ func updateArgs(b []byte, path string, template []string, rows []Row) []byte {
 
 // AppendRow appends r as rrd_update and rrdcached's UPDATE take it:
 // "<seconds>[.<ms>]:v:v...".
-func AppendRow(b []byte, r Row) []byte {
+func AppendRow(b []byte, r Sample) []byte {
 	b = strconv.AppendInt(b, r.Time, 10)
 	if r.Milli > 0 {
 		b = append(b, '.', byte('0'+r.Milli/100), byte('0'+r.Milli/10%10), byte('0'+r.Milli%10))

@@ -22,7 +22,7 @@ func TestUpdateArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	// testLayout's data sources are c (COUNTER) then g (GAUGE).
-	rows := []Row{{Time: t0 + 300, Values: []string{"1.5", "100"}}, {Time: t0 + 600, Milli: 250, Values: []string{"2.5", "400"}}}
+	rows := []Sample{{Time: t0 + 300, Values: []string{"1.5", "100"}}, {Time: t0 + 600, Milli: 250, Values: []string{"2.5", "400"}}}
 	if err := pathUpdate(path, []string{"g", "c"}, rows); err != nil {
 		t.Fatal(err)
 	}
@@ -32,14 +32,14 @@ func TestUpdateArguments(t *testing.T) {
 	if fi, err := pathInfo(path); err != nil || fi.Last != t0+600 || fi.LastMilli != 250 {
 		t.Fatalf("info %+v %v, want last %d.250", fi, err, t0+600)
 	}
-	err := pathUpdate(path, nil, []Row{{Time: t0 + 900, Values: []string{"700", "3"}}, {Time: t0 + 900, Values: []string{"800", "4"}}, {Time: t0 + 1200, Values: []string{"900", "5"}}})
+	err := pathUpdate(path, nil, []Sample{{Time: t0 + 900, Values: []string{"700", "3"}}, {Time: t0 + 900, Values: []string{"800", "4"}}, {Time: t0 + 1200, Values: []string{"900", "5"}}})
 	if err == nil || !strings.Contains(err.Error(), librrdIllegalTime) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("a second row of one second: %v, want librrd's %q naming %s", err, librrdIllegalTime, path)
 	}
 	if last, vals := testenv.RRDLastUpdate(t, path); last != t0+900 || vals["c"] != "700" || vals["g"] != "3" {
 		t.Fatalf("after the refused row: lastupdate %d %v, want the row before it", last, vals)
 	}
-	err = pathUpdate(path, nil, []Row{{Time: t0 + 1200, Values: []string{"9\x0000", "5"}}, {Time: t0 + 1500, Values: []string{"1000", "6"}}})
+	err = pathUpdate(path, nil, []Sample{{Time: t0 + 1200, Values: []string{"9\x0000", "5"}}, {Time: t0 + 1500, Values: []string{"1000", "6"}}})
 	if err == nil || !strings.Contains(err.Error(), "NUL") {
 		t.Fatalf("a value with a NUL byte: %v, want an error", err)
 	}

@@ -16,8 +16,8 @@ import (
 // apply writes one batch taken from the index and ends it with Done: the
 // settled times (applied, already applied, vanished or quarantined) leave
 // the index, the others go back to pending, with a backoff on failure.
-// The applied segments go to the removal queue, and the batch ends (Done,
-// finish) once they are removed: until then the key stays in flight, so no
+// The applied segments go to the removal stage, and the batch ends (Done,
+// end) once its file is durable as the policy asks and they are removed: until then the key stays in flight, so no
 // pass reads a segment that is applied but still on disk, whoever indexed
 // it again (removal.go).
 func (w *Writer) apply(b shm.Batch) error {
@@ -32,7 +32,7 @@ func (w *Writer) apply(b shm.Batch) error {
 	case key != "":
 		w.succeed(b.Hash)
 	}
-	w.rq.add(unlink, func() {
+	w.rq.add(unlink, path, func() {
 		w.end(b.Hash, func() {
 			w.ix.Done(b.Hash, settled, retryAt)
 			w.sp.Unseal(b.Hash) // after Done: a segment named as one of b's now is indexed as new
@@ -83,7 +83,7 @@ func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, p
 		err := p.finish()
 		return p.settled, p.unlink, b.Key, "", err
 	}
-	t := w.target(b.Hash, b.Key)
+	t := w.fileOf(b.Hash, b.Key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	err = w.writeItems(t, p)
@@ -94,7 +94,7 @@ func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, p
 // time order (items), and what of them goes to the quarantine.
 type pass struct {
 	w       *Writer
-	t       *target // the file, once locked; nil if nothing is applied
+	t       *fileState // the file, once locked; nil if nothing is applied
 	st      segmentStore
 	buf     *spool.SegmentBuffer // the segs' memory
 	segs    []spool.Segment
@@ -283,7 +283,7 @@ func (w *Writer) quarantineFile(ref spool.Ref, reason string) error {
 }
 
 // writeItems applies the pass's entries to t's file; t.mu is held.
-func (w *Writer) writeItems(t *target, p *pass) error {
+func (w *Writer) writeItems(t *fileState, p *pass) error {
 	p.t = t
 	items := p.items
 	if err := w.ensureFile(t, items[0].e.Time, items[len(items)-1].e.Time); err != nil {
@@ -328,7 +328,7 @@ func (w *Writer) writeItems(t *target, p *pass) error {
 // clock stepped back, or an entry was dated ahead and applied first):
 // they are set aside for the quarantine, never dropped, and the target is
 // flagged.
-func (w *Writer) splitApplied(t *target, p *pass) int {
+func (w *Writer) splitApplied(t *fileState, p *pass) int {
 	n := 0
 	for n < len(p.items) && covers(&t.info, p.items[n].e) {
 		n++
@@ -347,7 +347,7 @@ func (w *Writer) splitApplied(t *target, p *pass) int {
 
 // setAsideStale sets items aside for the quarantine as never applied:
 // they are at or before the file's last update, which is none of them.
-func (w *Writer) setAsideStale(t *target, p *pass, items []item) {
+func (w *Writer) setAsideStale(t *fileState, p *pass, items []item) {
 	for _, it := range items {
 		p.setAside(it, fmt.Sprintf("poll time %d is before the RRD file's last update %d and was never applied (the clock stepped back, or a later entry was dated ahead)", it.e.Time, t.info.Last))
 	}
@@ -358,7 +358,7 @@ func (w *Writer) setAsideStale(t *target, p *pass, items []item) {
 // update makes one update call with todo and handles its failure; it
 // returns the entries still to apply and counts applied ones out of
 // pending.
-func (w *Writer) update(t *target, p *pass, todo []item, pending []int) ([]item, error) {
+func (w *Writer) update(t *fileState, p *pass, todo []item, pending []int) ([]item, error) {
 	w.c.updateCalls.Add(1)
 	until, last := todo[len(todo)-1].e.Time, t.info.Last
 	if w.o.Prefetch && t.prefetchedUntil.Load() < until {
@@ -435,29 +435,12 @@ func markApplied(items []item, pending []int) {
 }
 
 // remove settles the segments done (their values are in the pass's file,
-// or nothing of them was applied when p.t is nil) and sets them to be
-// removed once the file is durable as Options.RRDFsync asks: by the
-// remover after a sync (batch), or by the removal queue (p.unlink).
+// or nothing of them was applied when p.t is nil) and hands them to the
+// removal stage (p.unlink), which makes the file durable as
+// Options.RRDFsync asks before it removes them (removal.go).
 func (p *pass) remove(done []spool.Ref) {
-	w, t := p.w, p.t
 	for _, r := range done {
 		p.settled = append(p.settled, r.Time)
-	}
-	switch {
-	case len(done) == 0:
-		return
-	case t != nil && w.o.RRDFsync == SyncBatch:
-		w.rm.add(done)
-		return
-	case t != nil && w.o.RRDFsync == SyncAlways:
-		w.c.rrdSyncs.Add(1)
-		if err := w.syncFile(t.path); err != nil {
-			// Kept on disk: a rescan indexes them again, and the writer
-			// skips them as applied and syncs again.
-			w.c.rrdSyncErrors.Add(1)
-			w.log.Error("applied spool segments kept", "key", t.key, "segments", len(done), "err", err)
-			return
-		}
 	}
 	p.unlink = append(p.unlink, done...)
 }
@@ -466,7 +449,7 @@ func (p *pass) remove(done []spool.Ref) {
 // target's profile, accepting updates after first-1. With Prefetch, the
 // header read that gives the info also starts reading the pages an update
 // up to until touches.
-func (w *Writer) ensureFile(t *target, first, until int64) error {
+func (w *Writer) ensureFile(t *fileState, first, until int64) error {
 	if t.known {
 		return nil
 	}
@@ -522,7 +505,7 @@ func orCorrupt(k ErrorKind) ErrorKind {
 // checkNames reports a KindMismatch error if an entry has a value for a
 // data source the file does not have: it cannot be stored, and dropping it
 // silently would lose data.
-func checkNames(t *target, items []item) error {
+func checkNames(t *fileState, items []item) error {
 	var o dsOrder
 	for _, it := range items {
 		if name, ok := o.of(t, it.e.Values); !ok {
@@ -544,7 +527,7 @@ type dsOrder struct {
 
 // of returns the position in t's file of each of vals' names; if a name
 // is not a data source of the file, it returns that name and false.
-func (o *dsOrder) of(t *target, vals []spool.Value) (string, bool) {
+func (o *dsOrder) of(t *fileState, vals []spool.Value) (string, bool) {
 	if o.prev != nil && sameNames(vals, o.prev) {
 		return "", true
 	}
@@ -580,7 +563,7 @@ func sameNames(a, b []spool.Value) bool {
 // of one string made of it; the rows and their value slices are rs's,
 // reused pass after pass (the RRD's Update keeps none of them): one
 // allocation for the batch once warm.
-func buildRows(t *target, items []item, rs *rowScratch) []rrd.Row {
+func buildRows(t *fileState, items []item, rs *rowScratch) []rrd.Sample {
 	nds := len(t.info.DS)
 	n := len(items) * nds
 	rs.rows = slices.Grow(rs.rows[:0], len(items))[:len(items)]
@@ -613,7 +596,7 @@ func buildRows(t *target, items []item, rs *rowScratch) []rrd.Row {
 		rs.vals[k] = all[sp[0]:sp[1]]
 	}
 	for i := range items {
-		rs.rows[i] = rrd.Row{Time: items[i].e.Time, Milli: items[i].e.Milli, Values: rs.vals[i*nds : (i+1)*nds : (i+1)*nds]}
+		rs.rows[i] = rrd.Sample{Time: items[i].e.Time, Milli: items[i].e.Milli, Values: rs.vals[i*nds : (i+1)*nds : (i+1)*nds]}
 	}
 	return rs.rows
 }
@@ -621,7 +604,7 @@ func buildRows(t *target, items []item, rs *rowScratch) []rrd.Row {
 // rowScratch is the memory of buildRows' rows, kept by the Writer between
 // passes.
 type rowScratch struct {
-	rows []rrd.Row
+	rows []rrd.Sample
 	vals []string
 	span [][2]int32
 	buf  []byte

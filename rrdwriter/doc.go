@@ -65,13 +65,14 @@
 // by Run (which returns only after they finished) and by FlushAll (which
 // waits for them); StartFlushAll starts one that runs FlushAll (which
 // WaitFlushes waits for). FlushKey and Graph work on the caller's
-// goroutine. The applied segments are removed by the removal queue's
-// goroutines (removal.go), one for each of its Writers lanes, started when
-// segments are queued to it and ended when it is empty; Run and FlushAll
-// wait for the removals of what they applied before they return, FlushKey
-// does not (the key stays in flight until they are done: WaitKey); under
-// --rrd-fsync batch, the remover that Run starts syncs, then removes
-// (durable.go), so a FLUSH's values leave the spool only once synced. A
+// goroutine. Every batch ends in the removal stage (removal.go): its
+// goroutines, one for each of its Writers lanes, started when segments are
+// queued to it and ended when it is empty, make the files durable as
+// --rrd-fsync asks (durable.go), remove the applied segments, then end the
+// batch, so a FLUSH's values leave the spool only once durable. Run and
+// FlushAll wait for the removals of what they applied before they return,
+// FlushKey does not (the key stays in flight until they are done:
+// WaitKey). A
 // per-file lock inside the process makes sure updates and graph reads of one
 // file never overlap: librrd's fcntl lock does not protect goroutines of one
 // process from each other.

@@ -16,7 +16,7 @@ func TestDataSourcesShareOneListAProfile(t *testing.T) {
 	list := func() []rrd.DSInfo {
 		return []rrd.DSInfo{{Name: "in", Type: rrd.Counter}, {Name: "out", Type: rrd.Counter}, {Name: "temp", Type: rrd.Gauge}}
 	}
-	a, b := &target{}, &target{}
+	a, b := &fileState{}, &fileState{}
 	la := list()
 	a.setInfo(rrd.FileInfo{Last: 100, DS: la}, &d)
 	b.setInfo(rrd.FileInfo{Last: 200, DS: list()}, &d)
@@ -36,7 +36,7 @@ func TestDataSourcesShareOneListAProfile(t *testing.T) {
 		"more":  append(list(), rrd.DSInfo{Name: "errors", Type: rrd.Counter}),
 	}
 	for name, ds := range others {
-		c := &target{}
+		c := &fileState{}
 		c.setInfo(rrd.FileInfo{DS: ds}, &d)
 		if &c.info.DS[0] == &a.info.DS[0] {
 			t.Errorf("%s: a different list shares the profile's", name)

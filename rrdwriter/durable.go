@@ -1,8 +1,8 @@
 package rrdwriter
 
 import (
-	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -16,18 +16,21 @@ import (
 // 30 s later, while the removal of the spool entries the update replaced
 // reaches the disk with the next journal commit, about 5 s later. After a
 // power loss the entries can be gone while the file is older than them.
-// The policies close that gap:
+// The policies close that gap, in the removal stage (removal.go), which
+// ends every batch:
 //
 //	none    remove the entries at once (the default, like --fsync none:
 //	        a process crash loses nothing, a power loss the last ~35 s);
 //	always  fdatasync each RRD file after its update, then remove;
-//	batch   hand the applied entries to a remover that syncs the RRD file
-//	        system once (syncfs) for all entries handed to it meanwhile,
-//	        then removes them: a group commit, off the writers' path.
+//	batch   sync the RRD file system once (syncfs) for every group of
+//	        applied entries waiting meanwhile, then remove them: a group
+//	        commit, off the writers' path.
 //
-// An entry whose removal waits is already settled in the index; if the
-// process dies first, the next start indexes it again and the writer skips
-// it as already applied (or applies it, if the power loss took the update).
+// A batch whose file could not be made durable keeps its entries on disk
+// and holds its key (stuck.go) until a retry syncs and removes them; if
+// the process dies first, the next start indexes them again and the
+// writer skips them as applied (or applies them, if a power loss took the
+// update).
 
 // SyncPolicy is when an updated RRD file is made durable before the spool
 // segments it replaces are removed (--rrd-fsync). Its names are the spool's
@@ -40,8 +43,8 @@ const (
 	// SyncNone removes applied segments at once: a process crash loses
 	// nothing, a power loss the last ~35 s of updates.
 	SyncNone SyncPolicy = iota
-	// SyncBatch hands applied segments to a remover that syncs the RRD
-	// file system once (syncfs) for all of them, then removes them.
+	// SyncBatch removes applied segments after a syncfs of the RRD file
+	// system that started after their update, shared by all waiting.
 	SyncBatch
 	// SyncAlways fdatasyncs each RRD file after its update, then removes.
 	SyncAlways
@@ -57,98 +60,118 @@ func ParseSyncPolicy(s string) (SyncPolicy, error) {
 	return SyncPolicy(i), err
 }
 
-// syncFile makes the RRD file at path durable (policy always).
-func (w *Writer) syncFile(path string) error {
-	fd, err := w.o.RRD.Root().Open(path, unix.O_RDONLY)
-	if err != nil {
-		return fmt.Errorf("sync rrd %s: %w", path, err)
+// durable makes the RRD files of a group of removal jobs durable as the
+// policy asks (removals.durable). It returns nil if all are, or an error
+// for each job.
+func (w *Writer) durable(group []removalJob) []error {
+	var errs []error
+	fail := func(i int, err error) {
+		if errs == nil {
+			errs = make([]error, len(group))
+		}
+		errs[i] = err
 	}
-	defer unix.Close(fd)
-	if err := unix.Fdatasync(fd); err != nil {
-		return fmt.Errorf("sync rrd %s: %w", path, err)
-	}
-	return nil
-}
-
-// remover removes applied entries after one syncfs of the RRD file system
-// covers them (policy batch).
-type remover struct {
-	w    *Writer
-	mu   sync.Mutex
-	refs []spool.Ref // applied, waiting for a sync
-	kick chan struct{}
-	// syncMu lets one flush sync and remove at a time, so a flush that
-	// returns has removed every entry handed over before it was called.
-	syncMu sync.Mutex
-}
-
-func newRemover(w *Writer) *remover {
-	return &remover{w: w, kick: make(chan struct{}, 1)}
-}
-
-// add hands over segments whose values librrd accepted, in the order they
-// must be removed (their newest entries ascending).
-func (r *remover) add(refs []spool.Ref) {
-	r.mu.Lock()
-	r.refs = append(r.refs, refs...)
-	r.mu.Unlock()
-	select {
-	case r.kick <- struct{}{}:
-	default:
-	}
-}
-
-// pending returns how many segments wait for a sync.
-func (r *remover) pending() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.refs)
-}
-
-// run flushes whenever entries were handed over, until ctx ends; then it
-// flushes once more.
-func (r *remover) run(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			_ = r.flush()
-			return
-		case <-r.kick:
-			_ = r.flush()
+	switch w.o.RRDFsync {
+	case SyncBatch:
+		applied := slices.ContainsFunc(group, func(j removalJob) bool { return j.file != "" })
+		if !applied {
+			break
+		}
+		if err := w.syncs.do(); err != nil {
+			w.log.Error("sync rrd file system; applied spool segments are kept and their targets wait until a sync succeeds", "segments", len(group), "err", err)
+			for i := range group {
+				fail(i, err)
+			}
+		}
+	case SyncAlways:
+		for i, j := range group {
+			if j.file == "" {
+				continue
+			}
+			if err := w.syncFile(j.file); err != nil {
+				fail(i, err)
+			}
 		}
 	}
+	return errs
 }
 
-// flush syncs the RRD file system and removes every entry handed over so
-// far. On a failed sync the entries stay, on disk and in the queue, and
-// the next flush tries again.
-func (r *remover) flush() error {
-	r.syncMu.Lock()
-	defer r.syncMu.Unlock()
-	r.mu.Lock()
-	refs := r.refs
-	r.refs = nil
-	r.mu.Unlock()
-	if len(refs) == 0 {
-		return nil
+// keepUnsynced records r stuck, untried: its RRD file was not made
+// durable. The retry syncs before it removes (retryStuck).
+func (w *Writer) keepUnsynced(r spool.Ref) { w.stuck.add(r) }
+
+// syncFile makes the RRD file at path durable (policy always).
+func (w *Writer) syncFile(path string) error {
+	w.c.rrdSyncs.Add(1)
+	fd, err := w.o.RRD.Root().Open(path, unix.O_RDONLY)
+	if err == nil {
+		err = unix.Fdatasync(fd)
+		unix.Close(fd)
 	}
-	if err := r.w.syncFS(); err != nil {
-		r.mu.Lock()
-		r.refs = append(refs, r.refs...)
-		r.mu.Unlock()
-		r.w.c.rrdSyncErrors.Add(1)
-		r.w.log.Error("sync rrd file system; applied spool entries kept", "entries", len(refs), "err", err)
-		return err
-	}
-	for _, ref := range refs {
-		r.w.removeSegment(r.w.sp, ref)
+	if err != nil {
+		w.c.rrdSyncErrors.Add(1)
+		w.log.Error("sync rrd file; its applied spool segments are kept and its target waits until a sync succeeds", "path", path, "err", err)
+		return fmt.Errorf("sync rrd %s: %w", path, err)
 	}
 	return nil
 }
 
-// syncFS writes back every dirty page of the file system holding the RRD
-// files (syncfs(2) on its directory).
-func (w *Writer) syncFS() error {
-	w.c.rrdSyncs.Add(1)
-	return w.o.RRD.Root().SyncFS()
+// syncGroup runs a sync for each caller that needs one, one at a time: a
+// caller waits for a sync that starts after its call, and shares it with
+// every caller that came while the one before ran (a group commit, as
+// databases commit their logs).
+type syncGroup struct {
+	sync    func() error
+	mu      sync.Mutex
+	cond    sync.Cond
+	running bool
+	started uint64 // syncs started, numbered from 1
+	done    uint64 // the number of the last that ended
+	failed  uint64 // the number of the last that failed (0: none)
+	err     error  // its error
+	errors  uint64 // how many failed
+}
+
+func newSyncGroup(sync func() error) *syncGroup {
+	g := &syncGroup{sync: sync}
+	g.cond.L = &g.mu
+	return g
+}
+
+// do returns once a sync that started after the call ended: nil, or the
+// error of one that failed since (a page written back with an error may
+// be marked clean: a later sync that succeeds does not prove it durable).
+func (g *syncGroup) do() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	need := g.started + 1 // one running started before the call
+	for g.done < need {
+		if g.running {
+			g.cond.Wait()
+			continue
+		}
+		g.running = true
+		g.started++
+		n := g.started
+		g.mu.Unlock()
+		err := g.sync()
+		g.mu.Lock()
+		g.running, g.done = false, n
+		if err != nil {
+			g.failed, g.err = n, err
+			g.errors++
+		}
+		g.cond.Broadcast()
+	}
+	if g.failed >= need {
+		return g.err
+	}
+	return nil
+}
+
+// counts returns how many syncs ended and how many of them failed.
+func (g *syncGroup) counts() (syncs, errors uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.done, g.errors
 }

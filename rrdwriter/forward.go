@@ -233,7 +233,7 @@ func parseRemoteInfo(peer, name string, vals []rrdcached.InfoValue) (rrd.FileInf
 // refusal (a value or permission error, classified as librrd's) or wraps
 // errUnconfirmed; the writer reads Info again and keeps what the file does
 // not show, or quarantines what it can no longer take.
-func (f *forwarder) Update(path string, template []string, rows []rrd.Row) error {
+func (f *forwarder) Update(path string, template []string, rows []rrd.Sample) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -286,7 +286,7 @@ func (f *forwarder) Update(path string, template []string, rows []rrd.Row) error
 // that is none of them is no confirmation: another client wrote it, and
 // the rows were refused (rrdcached: not after its last update) or dropped
 // at its write, so the writer keeps or quarantines them.
-func heldRows(rows []rrd.Row, last int64) int {
+func heldRows(rows []rrd.Sample, last int64) int {
 	for i := len(rows) - 1; i >= 0; i-- {
 		if rows[i].Time == last {
 			return i + 1

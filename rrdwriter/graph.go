@@ -25,7 +25,7 @@ func (w *Writer) Graph(ctx context.Context, key string, draw func(root *rrd.Root
 		}
 		w.log.Warn("flush before graph failed; drawing from the file", "key", key, "err", err)
 	}
-	t := w.target(spool.KeyHash(key), key)
+	t := w.fileOf(spool.KeyHash(key), key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.known {

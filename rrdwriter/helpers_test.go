@@ -166,13 +166,13 @@ type fakeRRD struct {
 	mu      sync.Mutex
 	files   map[string]*fakeFile
 	calls   int
-	failAll error                             // every call fails with it
-	reject  func(path string, r rrd.Row) bool // rows librrd would reject
+	failAll error                                // every call fails with it
+	reject  func(path string, r rrd.Sample) bool // rows librrd would reject
 }
 
 type fakeFile struct {
 	info rrd.FileInfo
-	rows []rrd.Row
+	rows []rrd.Sample
 }
 
 func newFake() *fakeRRD { return &fakeRRD{files: make(map[string]*fakeFile)} }
@@ -210,7 +210,7 @@ func (f *fakeRRD) Info(path string) (rrd.FileInfo, error) {
 	return ff.info, nil
 }
 
-func (f *fakeRRD) Update(path string, template []string, rows []rrd.Row) error {
+func (f *fakeRRD) Update(path string, template []string, rows []rrd.Sample) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
@@ -225,17 +225,17 @@ func (f *fakeRRD) Update(path string, template []string, rows []rrd.Row) error {
 		if f.reject != nil && f.reject(path, r) {
 			return fmt.Errorf("%s: not a simple unsigned integer: '%s'", path, r.Values[0])
 		}
-		ff.rows = append(ff.rows, rrd.Row{Time: r.Time, Milli: r.Milli, Values: append([]string(nil), r.Values...)})
+		ff.rows = append(ff.rows, rrd.Sample{Time: r.Time, Milli: r.Milli, Values: append([]string(nil), r.Values...)})
 		ff.info.Last, ff.info.LastMilli = r.Time, r.Milli
 	}
 	return nil
 }
 
-func (f *fakeRRD) rows(path string) []rrd.Row {
+func (f *fakeRRD) rows(path string) []rrd.Sample {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if ff := f.files[path]; ff != nil {
-		return append([]rrd.Row(nil), ff.rows...)
+		return append([]rrd.Sample(nil), ff.rows...)
 	}
 	return nil
 }

@@ -52,7 +52,7 @@ var metrics = statmetric.Table[Stats]{
 	statmetric.Counter("spoold_writer_quarantined_total", "Corrupt segments and bytes, and entries set aside (librrd rejected, dated ahead, never applied, duplicate), quarantined.", func(s Stats) uint64 { return s.Quarantined }),
 	statmetric.Counter("spoold_writer_quarantined_future_total", "Entries dated further ahead of the clock than --future-tolerance, quarantined unapplied.", func(s Stats) uint64 { return s.QuarantinedFuture }),
 	statmetric.Counter("spoold_writer_quarantined_stale_total", "Entries older than their RRD file's last update that were never applied (a clock step), quarantined.", func(s Stats) uint64 { return s.QuarantinedStale }),
-	statmetric.Gauge("spoold_writer_targets_awaiting_removal", "Targets whose applied segments could not be removed (a read-only spool); they wait.", func(s Stats) float64 { return float64(s.KeysAwaitingRemoval) }),
+	statmetric.Gauge("spoold_writer_targets_awaiting_removal", "Targets whose applied segments could not be removed (a read-only spool) or their RRD file synced (--rrd-fsync); they wait.", func(s Stats) float64 { return float64(s.KeysAwaitingRemoval) }),
 	statmetric.Counter("spoold_writer_remove_errors_total", "Applied entries that could not be removed from the spool.", func(s Stats) uint64 { return s.RemoveErrors }),
 	statmetric.Counter("spoold_writer_rrd_syncs_total", "Syncs of updated RRD files or their file system before removing their entries (--rrd-fsync).", func(s Stats) uint64 { return s.RRDSyncs }),
 	statmetric.Counter("spoold_writer_rrd_sync_errors_total", "Failed RRD syncs; their entries were kept.", func(s Stats) uint64 { return s.RRDSyncErrors }),

@@ -35,7 +35,7 @@ func LocalRRD(root *rrd.Root, o Options) RRD {
 // Update applies rows natively, or with librrd where the native path
 // falls back. Its errors read as librrd's (a refused time carries
 // librrd's message), so the writer treats them alike.
-func (n *NativeRRD) Update(path string, template []string, rows []rrd.Row) error {
+func (n *NativeRRD) Update(path string, template []string, rows []rrd.Sample) error {
 	if len(rows) == 0 {
 		return nil
 	}

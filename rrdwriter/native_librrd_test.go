@@ -30,7 +30,7 @@ func TestNativeRRDWritesLibrrdBytes(t *testing.T) {
 	n := NewNativeRRD(root, 8)
 	defer n.Close()
 	template := []string{"g", "c"}
-	batches := [][]rrd.Row{
+	batches := [][]rrd.Sample{
 		{{Time: t0 + 300, Values: []string{"1.5", "100"}}, {Time: t0 + 450, Milli: 250, Values: []string{"U", "200"}}},
 		{{Time: t0 + 1200, Values: []string{"3", "4294967000"}}, {Time: t0 + 1500, Values: []string{"4", "12"}}},
 		{{Time: t0 + 1800, Values: []string{"5", "20"}}, {Time: t0 + 1800, Values: []string{"6", "30"}}},
@@ -52,7 +52,7 @@ func TestNativeRRDWritesLibrrdBytes(t *testing.T) {
 	}
 	hw := filepath.Join(dir, "hw.rrd")
 	testenv.RRDTool(t, "create", hw, "--start", fmt.Sprint(t0), "--step", "300", "DS:g:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:10", "RRA:HWPREDICT:10:0.1:0.0035:5")
-	if err := n.Update(hw, nil, []rrd.Row{{Time: t0 + 300, Values: []string{"1"}}}); err != nil {
+	if err := n.Update(hw, nil, []rrd.Sample{{Time: t0 + 300, Values: []string{"1"}}}); err != nil {
 		t.Fatalf("the fallback: %v", err)
 	}
 	if last, _ := testenv.RRDLastUpdate(t, hw); last != t0+300 {

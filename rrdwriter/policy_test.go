@@ -161,7 +161,7 @@ func TestFlushAllGivesUpOnFailingTargets(t *testing.T) {
 func TestRejectedRowIsQuarantinedOthersLand(t *testing.T) {
 	f := newFake()
 	e := newEnv(t, f, nil)
-	f.reject = func(_ string, r rrd.Row) bool { return r.Time == t0+600 }
+	f.reject = func(_ string, r rrd.Sample) bool { return r.Time == t0+600 }
 	var refs []spool.Ref
 	for i := range int64(5) {
 		refs = append(refs, e.putCG("r", t0+300*i, uint64(i), 0))
@@ -248,7 +248,7 @@ func TestDiscontinuityWritesUnknownCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(f.rows(e.rrdPath("r")))
-	want := fmt.Sprint([]rrd.Row{{Time: t0, Values: []string{"100", "1"}}, {Time: t0 + 300, Values: []string{"U", "2"}}, {Time: t0 + 600, Values: []string{"U", "1e-300"}}})
+	want := fmt.Sprint([]rrd.Sample{{Time: t0, Values: []string{"100", "1"}}, {Time: t0 + 300, Values: []string{"U", "2"}}, {Time: t0 + 600, Values: []string{"U", "1e-300"}}})
 	if got != want {
 		t.Fatalf("rows\n got %s\nwant %s", got, want)
 	}

@@ -3,8 +3,6 @@ package rrdwriter
 import (
 	"slices"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -79,7 +77,7 @@ func adviseUpdate(fd int, l *rrd.Geometry, until int64, header bool) {
 // learned: the geometry, and with info the header's FileInfo for the file's
 // writer (t.ahead). A geometry whose last update is not the file's (lastKnown
 // >= 0 says it; -1: not known here) is read again. It does not need t.mu.
-func (w *Writer) prefetch(t *target, until, lastKnown int64, info bool) (rrd.FileInfo, bool) {
+func (w *Writer) prefetch(t *fileState, until, lastKnown int64, info bool) (rrd.FileInfo, bool) {
 	known := t.geometry.Load()
 	if known != nil && lastKnown >= 0 && known.Last != lastKnown {
 		known = nil
@@ -107,7 +105,7 @@ func (w *Writer) prefetch(t *target, until, lastKnown int64, info bool) (rrd.Fil
 // advanceGeometry moves t's geometry on after librrd accepted an update from
 // last to until (t.mu is held), or forgets it if it was not the file's as
 // of last.
-func (t *target) advanceGeometry(last, until int64) {
+func (t *fileState) advanceGeometry(last, until int64) {
 	l := t.geometry.Load()
 	if l == nil || l.Last != last {
 		t.geometry.CompareAndSwap(l, nil)
@@ -117,11 +115,11 @@ func (t *target) advanceGeometry(last, until int64) {
 }
 
 // readAhead prefetches the files of batches, in order, on its own
-// goroutines, at most ahead batches before the writers (started counts
-// the batches the writers took), until the batches end or stop closes.
-// A file whose target has no key yet (an entry the loader indexed, not
-// read yet) is left to its writer.
-func (w *Writer) readAhead(batches []shm.Batch, started *atomic.Int64, ahead int, stop <-chan struct{}) {
+// goroutines, at most ahead batches before the writers (each receive from
+// took is one more batch a writer took), until the batches end or stop
+// closes. A file whose target has no key yet (an entry the loader indexed,
+// not read yet) is left to its writer.
+func (w *Writer) readAhead(batches []shm.Batch, took <-chan struct{}, ahead int, stop <-chan struct{}) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range max(w.o.Writers/2, 1) {
@@ -133,27 +131,37 @@ func (w *Writer) readAhead(batches []shm.Batch, started *atomic.Int64, ahead int
 				if b.Key == "" || len(b.Times) == 0 {
 					continue
 				}
-				w.prefetch(w.target(b.Hash, b.Key), slices.Max(b.Times), -1, false)
+				w.prefetch(w.fileOf(b.Hash, b.Key), slices.Max(b.Times), -1, false)
 			}
 		}()
 	}
 	defer wg.Wait()
 	defer close(next)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
+	started := 0
 	for i := range batches {
-		for int64(i) >= started.Load()+int64(ahead) {
+		for i >= started+ahead {
 			select {
 			case <-stop:
 				return
-			case <-tick.C:
+			case <-took:
+				started++
 			}
 		}
-		if int64(i) < started.Load() {
+		for drained := false; !drained; {
+			select {
+			case <-took:
+				started++
+			default:
+				drained = true
+			}
+		}
+		if i < started {
 			continue // its writer got there first
 		}
 		select {
 		case next <- i:
+		case <-took:
+			started++
 		case <-stop:
 			return
 		}

@@ -86,7 +86,7 @@ func TestWriterKeepsTheGeometry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tg := e.w.target(spool.KeyHash("k"), "k")
+	tg := e.w.fileOf(spool.KeyHash("k"), "k")
 	flush(3) // creates the file: no geometry read yet
 	flush(12)
 	l := tg.geometry.Load()

@@ -40,14 +40,14 @@ func TestRemovalQueueKeepsOrderAndBound(t *testing.T) {
 		}
 		return rs
 	}
-	q.add(refs(1, 2), nil)
+	q.add(refs(1, 2), "", nil)
 	<-first // the goroutine took 1 and 2 and is removing them
-	q.add(refs(3), nil)
+	q.add(refs(3), "", nil)
 	if n := q.pending(); n != 3 {
 		t.Fatalf("pending %d, want 3", n)
 	}
 	added := make(chan struct{})
-	go func() { q.add(refs(4, 5), nil); close(added) }() // 3 + 2 > max: waits
+	go func() { q.add(refs(4, 5), "", nil); close(added) }() // 3 + 2 > max: waits
 	close(release)
 	<-added // returns once 1 and 2 are gone
 	q.wait()
@@ -71,7 +71,7 @@ func TestStuckKeyRemovalsWaitBehindIt(t *testing.T) {
 	b := e.putCG("r", t0+300, 2, 2)
 	c := e.putCG("r", t0+600, 3, 3)
 	e.w.stuck.add(a) // as if a's removal had failed (a read-only spool)
-	e.w.rq.add([]spool.Ref{b, c}, nil)
+	e.w.rq.add([]spool.Ref{b, c}, "", nil)
 	e.w.rq.wait()
 	if !e.exists(b) || !e.exists(c) {
 		t.Fatal("a later segment of a stuck key was removed before the stuck one")
@@ -113,9 +113,9 @@ func TestRemovalLanesRunKeysApart(t *testing.T) {
 			close(other)
 		}
 	}, 2)
-	q.add([]spool.Ref{{Hash: 0, Time: 1}}, nil)
-	q.add([]spool.Ref{{Hash: 0, Time: 2}}, nil)
-	q.add([]spool.Ref{{Hash: 1, Time: 1}}, nil)
+	q.add([]spool.Ref{{Hash: 0, Time: 1}}, "", nil)
+	q.add([]spool.Ref{{Hash: 0, Time: 2}}, "", nil)
+	q.add([]spool.Ref{{Hash: 1, Time: 1}}, "", nil)
 	select {
 	case <-other: // removed while key 0's first removal waits
 	case <-time.After(10 * time.Second):

@@ -29,18 +29,27 @@ type RRD interface {
 	// first one it rejects; the error then carries librrd's message.
 	// rows and their Values slices are the caller's again once it returns
 	// (the writer reuses them): keep copies, if anything.
-	Update(path string, template []string, rows []rrd.Row) error
+	Update(path string, template []string, rows []rrd.Sample) error
+}
+
+// lastUpdate returns the file's last update as a poll time.
+func lastUpdate(fi *rrd.FileInfo) spool.PollTime {
+	return spool.PollTime{Sec: fi.Last, Milli: fi.LastMilli}
 }
 
 // covers reports whether the entry's poll time is at or before the last
 // update: librrd takes only later times.
 func covers(fi *rrd.FileInfo, e *spool.Entry) bool {
-	return e.PollTime().Compare(spool.PollTime{Sec: fi.Last, Milli: fi.LastMilli}) <= 0
+	return e.PollTime().Compare(lastUpdate(fi)) <= 0
 }
 
-// isLast reports whether the entry's poll time is the last update's.
+// isLast reports whether the entry's poll time is the last update's; when
+// the file gives whole seconds only (LastMilli 999), any of its second is.
 func isLast(fi *rrd.FileInfo, e *spool.Entry) bool {
-	return e.Time == fi.Last && (e.Milli == fi.LastMilli || fi.LastMilli == 999)
+	if fi.LastMilli == 999 {
+		return e.Time == fi.Last
+	}
+	return e.PollTime() == lastUpdate(fi)
 }
 
 // LibRRD returns the RRD implementation that calls librrd: root's methods,
@@ -69,6 +78,6 @@ func (l libRRD) Create(path string, p rrd.Layout, start int64) error {
 
 func (l libRRD) Info(path string) (rrd.FileInfo, error) { return l.root.Info(path) }
 
-func (l libRRD) Update(path string, template []string, rows []rrd.Row) error {
+func (l libRRD) Update(path string, template []string, rows []rrd.Sample) error {
 	return l.root.Update(path, template, rows)
 }

@@ -29,7 +29,7 @@ func (e *env) appendCG(key string, ts int64, c uint64, g float64) spool.Ref {
 	return ref
 }
 
-func rowTimes(rows []rrd.Row) []int64 {
+func rowTimes(rows []rrd.Sample) []int64 {
 	var ts []int64
 	for _, r := range rows {
 		ts = append(ts, r.Time)

@@ -70,13 +70,14 @@ type Stats struct {
 func (w *Writer) Stats() Stats {
 	is := w.ix.Stats()
 	c := &w.c
+	syncfs, syncfsErrors := w.syncs.counts()
 	s := Stats{
 		QueueLength: is.Keys, EntriesPending: is.Entries, InFlight: is.InFlight, BackingOff: is.Backoff,
 		UpdateCalls: c.updateCalls.Load(), EntriesWritten: c.entriesWritten.Load(), ValuesWritten: c.valuesWritten.Load(),
 		SkippedAlreadyApplied: c.skipped.Load(), Vanished: c.vanished.Load(), Quarantined: c.quarantined.Load(),
 		RemoveErrors: c.removeErrors.Load(), Creates: c.creates.Load(), Backoffs: c.backoffs.Load(),
 		FlushesPriority: c.flushesPriority.Load(), Graphs: c.graphs.Load(),
-		RRDSyncs: c.rrdSyncs.Load(), RRDSyncErrors: c.rrdSyncErrors.Load(), RemovalsPending: w.rm.pending() + w.rq.pending(),
+		RRDSyncs: c.rrdSyncs.Load() + syncfs, RRDSyncErrors: c.rrdSyncErrors.Load() + syncfsErrors, RemovalsPending: w.rq.pending(),
 		Prefetches: c.prefetches.Load(), QuarantinedFuture: c.future.Load(), QuarantinedStale: c.stale.Load(),
 		KeysAwaitingRemoval: w.stuck.keys(),
 	}

@@ -6,7 +6,8 @@ import (
 )
 
 // Stuck segments. A segment whose values are in its RRD file but that
-// could not be removed (a read-only or failing spool) holds its key: no
+// could not be removed (a read-only or failing spool), or whose file could
+// not be made durable (--rrd-fsync always or batch), holds its key: no
 // newer entry of the key is written until the removal succeeds. Then the
 // segments left on disk after a crash always end with the file's last
 // update, which is how the next start knows they were applied
@@ -73,11 +74,15 @@ func (w *Writer) removeSegment(st segmentStore, r spool.Ref) {
 	}
 }
 
-// retryStuck retries the removals that failed; it returns the keys still
-// held.
+// retryStuck retries the removals that failed or waited for a sync,
+// after a sync of the RRD file system under a policy other than none; it
+// returns the keys still held.
 func (w *Writer) retryStuck() int {
 	if w.stuck.keys() == 0 {
 		return 0
+	}
+	if w.o.RRDFsync != SyncNone && w.syncs.do() != nil {
+		return w.stuck.keys()
 	}
 	return w.stuck.retry(w.sp.Remove)
 }

@@ -62,7 +62,7 @@ func TestFormatValue(t *testing.T) {
 // any subset; each lands in its data source's column, formatted as
 // formatValue does, "U" where missing, unknown, or a rate after a restart.
 func TestBuildRowsPlacesEachValueInItsColumn(t *testing.T) {
-	tg := &target{}
+	tg := &fileState{}
 	tg.setInfo(rrd.FileInfo{DS: []rrd.DSInfo{{Name: "a", Type: rrd.Counter}, {Name: "b", Type: rrd.Gauge}, {Name: "c", Type: rrd.Counter}, {Name: "d", Type: rrd.Gauge}}}, &dataSources{})
 	e1 := spool.Entry{Time: 10, Milli: 5, Values: []spool.Value{
 		{Name: "c", Type: spool.Counter, Counter: 33}, {Name: "a", Type: spool.Counter, Counter: 1},
@@ -88,7 +88,7 @@ func TestBuildRowsPlacesEachValueInItsColumn(t *testing.T) {
 // another order, or one name changed, gets its own; checkNames names the
 // data source the file lacks even after entries that had only known ones.
 func TestBuildRowsFollowsEachEntrysOrder(t *testing.T) {
-	tg := &target{path: "r.rrd"}
+	tg := &fileState{path: "r.rrd"}
 	tg.setInfo(rrd.FileInfo{DS: []rrd.DSInfo{{Name: "a", Type: rrd.Counter}, {Name: "b", Type: rrd.Counter}, {Name: "c", Type: rrd.Counter}}}, &dataSources{})
 	ent := func(ts int64, kv ...any) *spool.Entry {
 		e := &spool.Entry{Time: ts}

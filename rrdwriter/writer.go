@@ -24,8 +24,8 @@ type Writer struct {
 	ix  *shm.Index
 	log *slog.Logger
 
-	tmu     sync.Mutex
-	targets map[uint64]*target
+	filesMu sync.Mutex
+	files   map[uint64]*fileState
 	dsSets  dataSources // the targets' lists of data sources, shared
 
 	// takeMu orders taking batches from the index with registering them
@@ -39,8 +39,8 @@ type Writer struct {
 
 	running atomic.Bool
 	c       counters
-	rm      *remover           // RRDFsync batch
-	rq      *removals          // RRDFsync none and always: removal.go
+	rq      *removals          // the removal stage: removal.go
+	syncs   *syncGroup         // syncfs of the RRD file system (durable.go)
 	stuck   stuck              // applied segments that could not be removed
 	held    keyset.Set[string] // keys not to write (SUSPEND), by hash: hold.go
 	// flushes counts the FlushAll calls going on (a SIGUSR1, a POST /flush,
@@ -64,13 +64,14 @@ func New(sp *spool.Spool, ix *shm.Index, o Options) (*Writer, error) {
 	}
 	w := &Writer{
 		o: o, sp: sp, ix: ix, log: o.Logger,
-		targets:  make(map[uint64]*target),
+		files:    make(map[uint64]*fileState),
 		inflight: make(map[uint64]chan struct{}),
 		errs:     make(map[uint64]TargetError),
 		lim:      newLimiter(o.WriteRate),
 	}
-	w.rm = newRemover(w)
+	w.syncs = newSyncGroup(func() error { return w.o.RRD.Root().SyncFS() })
 	w.rq = newRemovals(func(r spool.Ref) { w.removeSegment(w.sp, r) }, w.o.Writers)
+	w.rq.durable, w.rq.keep = w.durable, w.keepUnsynced
 	w.segBufs.New = func() any { return new(spool.SegmentBuffer) }
 	w.rowBufs.New = func() any { return new(rowScratch) }
 	w.fwd, _ = o.RRD.(*forwarder)
@@ -99,10 +100,6 @@ func (w *Writer) Run(ctx context.Context) error {
 	defer w.rq.wait() // after the writers
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	if w.o.RRDFsync == SyncBatch {
-		wg.Add(1)
-		go func() { defer wg.Done(); w.rm.run(ctx) }()
-	}
 	slots := make(chan struct{}, w.o.Writers)
 	freed := make(chan struct{}, 1)
 	timer := time.NewTimer(0)
@@ -306,9 +303,6 @@ func (w *Writer) FlushAll(ctx context.Context) error {
 		}
 	}
 	w.rq.wait()
-	if err := w.rm.flush(); err != nil {
-		return fmt.Errorf("flush all: %w", err)
-	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("flush all: %w", err)
 	}
@@ -426,16 +420,17 @@ const readAheadFactor = 4
 // applyAll writes batches with Writers goroutines and records failures.
 func (w *Writer) applyAll(ctx context.Context, batches []shm.Batch, failed map[uint64]bool) {
 	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		sem     = make(chan struct{}, w.o.Writers)
-		started atomic.Int64
-		stop    = make(chan struct{})
-		ahead   sync.WaitGroup
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		sem   = make(chan struct{}, w.o.Writers)
+		took  chan struct{} // a batch taken by a writer, for the read-ahead
+		stop  = make(chan struct{})
+		ahead sync.WaitGroup
 	)
 	if w.o.Prefetch && len(batches) > w.o.Writers {
+		took = make(chan struct{}, len(batches)) // never full
 		ahead.Add(1)
-		go func() { defer ahead.Done(); w.readAhead(batches, &started, readAheadFactor*w.o.Writers, stop) }()
+		go func() { defer ahead.Done(); w.readAhead(batches, took, readAheadFactor*w.o.Writers, stop) }()
 	}
 	defer ahead.Wait()
 	defer close(stop)
@@ -445,7 +440,9 @@ func (w *Writer) applyAll(ctx context.Context, batches []shm.Batch, failed map[u
 			continue
 		}
 		sem <- struct{}{}
-		started.Add(1)
+		if took != nil {
+			took <- struct{}{}
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

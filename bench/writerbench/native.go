@@ -67,9 +67,9 @@ func runNative() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rows := make([]rrd.Row, *nvals)
+			rows := make([]rrd.Sample, *nvals)
 			for v := range rows {
-				rows[v] = rrd.Row{Time: start + int64(v)*300, Values: make([]string, *nds)}
+				rows[v] = rrd.Sample{Time: start + int64(v)*300, Values: make([]string, *nds)}
 			}
 			for i := int(next.Add(1) - 1); i < *files; i = int(next.Add(1) - 1) {
 				k := i * *nvals * *nds

@@ -15,7 +15,10 @@ import (
 	"github.com/spoold/spoold/internal/confine"
 )
 
-var crashTrials = flag.Int("crash-trials", 20, "SIGKILL trials of TestCrashTrials (make soak runs 300)")
+var (
+	crashTrials    = flag.Int("crash-trials", 20, "SIGKILL trials of TestCrashTrials for each RRD fsync policy (make soak runs 300)")
+	crashRRDFsyncs = flag.String("crash-rrd-fsync", "none", "the --rrd-fsync policies TestCrashTrials runs its trials with, comma-separated (make soak runs none,batch,always)")
+)
 
 const (
 	crashDevices = 4
@@ -40,10 +43,16 @@ var phaseNames = [numPhases]string{"poll", "load", "flush"}
 // polls would be due for writing long before the walk indexed the older
 // entries.
 func crashArgs(r *ledgerRig, throttleLoader bool) []string {
-	if throttleLoader {
-		return r.args(append([]string{"--loader-files", "1", "--loader-sleep", "200ms", "--write-delay", "100ms", "--write-jitter", "0", "--admin-status-cache", "0"}, traceArgs...)...)
+	args := []string{"--admin-status-cache", "0"}
+	if r.o.rrdFsync != "" {
+		args = append(args, "--rrd-fsync", r.o.rrdFsync)
 	}
-	return r.args(append([]string{"--loader-sleep", "0", "--write-delay", "2s", "--write-jitter", "1s", "--admin-status-cache", "0"}, traceArgs...)...)
+	if throttleLoader {
+		args = append(args, "--loader-files", "1", "--loader-sleep", "200ms", "--write-delay", "100ms", "--write-jitter", "0")
+	} else {
+		args = append(args, "--loader-sleep", "0", "--write-delay", "2s", "--write-jitter", "1s")
+	}
+	return r.args(append(args, traceArgs...)...)
 }
 
 func loaderDone(st map[string]any) bool {
@@ -149,13 +158,20 @@ func drain(t *testing.T, r *ledgerRig, tr *crashTrace) {
 // checks every entry ever published into the spool against the RRD files,
 // read with the rrdtool command: each entry's values are in its file
 // (its own row holds its own value), or the entry is in quarantine.
-// -crash-trials sets the number of kills.
+// -crash-trials sets the number of kills, -crash-rrd-fsync the
+// --rrd-fsync policies (each its own trials and rig).
 func TestCrashTrials(t *testing.T) {
 	requireRRDTool(t)
 	if testing.Short() {
 		t.Skip("crash trials start a daemon per trial")
 	}
-	r := newLedgerRig(t, t.TempDir(), rigOptions{devices: crashDevices, pregen: crashPregen, precreate: true})
+	for _, policy := range strings.Split(*crashRRDFsyncs, ",") {
+		t.Run("rrd-fsync="+policy, func(t *testing.T) { runCrashTrials(t, policy) })
+	}
+}
+
+func runCrashTrials(t *testing.T, rrdFsync string) {
+	r := newLedgerRig(t, t.TempDir(), rigOptions{devices: crashDevices, pregen: crashPregen, precreate: true, rrdFsync: rrdFsync})
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 6))
 	var hits [numPhases]int
 	tr := &crashTrace{}
@@ -170,7 +186,7 @@ func TestCrashTrials(t *testing.T) {
 	v := r.verify(t)
 	t.Logf("crash: phases at the kill: poll=%d load=%d flush=%d; entries published=%d (values read %d), rrd rows checked=%d",
 		hits[phasePoll], hits[phaseLoad], hits[phaseFlush], v.published, v.published-v.unread, v.checked)
-	fmt.Printf("crash: trials=%d lost=%d doubled=%d quarantined=%d\n", *crashTrials, v.lost, v.doubled, v.quarantined)
+	fmt.Printf("crash: rrd_fsync=%s trials=%d lost=%d doubled=%d quarantined=%d\n", rrdFsync, *crashTrials, v.lost, v.doubled, v.quarantined)
 	tr.report(t, r, "lost", v.lostRefs)
 	tr.report(t, r, "doubled", v.doubledRefs)
 	tr.report(t, r, "quarantined", v.quarantinedRefs)

@@ -53,6 +53,6 @@ type meteredRRD struct {
 	t *diskstat.Tally
 }
 
-func (m meteredRRD) Update(path string, template []string, rows []rrd.Row) error {
+func (m meteredRRD) Update(path string, template []string, rows []rrd.Sample) error {
 	return m.t.MeasureUnit(uint64(len(rows)), func() error { return m.RRD.Update(path, template, rows) })
 }

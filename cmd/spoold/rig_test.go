@@ -38,6 +38,8 @@ type rigOptions struct {
 	// precreate makes the RRD files with the rrdtool command, with a
 	// heartbeat of a day; else the daemon creates them (heartbeat 2 steps).
 	precreate bool
+	// rrdFsync is the daemons' --rrd-fsync ("": the default).
+	rrdFsync string
 }
 
 // ledgerRig is a spool and RRD directory polled from a simulated fleet by

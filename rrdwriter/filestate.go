@@ -14,10 +14,10 @@ import (
 	"github.com/spoold/spoold/spool"
 )
 
-// target is the writer's state of one RRD file. mu is the per-file lock:
+// fileState is the writer's state of one RRD file. mu is the per-file lock:
 // it is held for every librrd call on the file (update, info, create,
 // graph), so they never overlap inside the process.
-type target struct {
+type fileState struct {
 	mu    sync.Mutex
 	key   string
 	path  string
@@ -39,14 +39,14 @@ type target struct {
 
 // setInfo caches fi as the file's state, its data sources and their
 // index the ones of d equal to them.
-func (t *target) setInfo(fi rrd.FileInfo, d *dataSources) {
+func (t *fileState) setInfo(fi rrd.FileInfo, d *dataSources) {
 	s := d.of(fi.DS)
 	fi.DS = s.ds
 	t.info, t.known, t.index = fi, true, s.index
 }
 
 // template returns the file's data source names, in the file's order.
-func (t *target) template() []string {
+func (t *fileState) template() []string {
 	names := make([]string, len(t.info.DS))
 	for i, ds := range t.info.DS {
 		names[i] = ds.Name
@@ -54,14 +54,14 @@ func (t *target) template() []string {
 	return names
 }
 
-// target returns the state of the file of (hash, key), creating it.
-func (w *Writer) target(hash uint64, key string) *target {
-	w.tmu.Lock()
-	defer w.tmu.Unlock()
-	t := w.targets[hash]
+// fileOf returns the state of the RRD file of (hash, key), creating it.
+func (w *Writer) fileOf(hash uint64, key string) *fileState {
+	w.filesMu.Lock()
+	defer w.filesMu.Unlock()
+	t := w.files[hash]
 	if t == nil {
-		t = &target{key: key, path: filepath.Join(w.o.Dir, rrd.KeyPath(key))}
-		w.targets[hash] = t
+		t = &fileState{key: key, path: filepath.Join(w.o.Dir, rrd.KeyPath(key))}
+		w.files[hash] = t
 	}
 	return t
 }
@@ -72,7 +72,7 @@ func (w *Writer) target(hash uint64, key string) *target {
 // the file until it releases it, and must not call the writer's methods
 // that write key (FlushKey, FlushAll) meanwhile.
 func (w *Writer) LockFile(key string) (path string, unlock func()) {
-	t := w.target(spool.KeyHash(key), key)
+	t := w.fileOf(spool.KeyHash(key), key)
 	t.mu.Lock()
 	return t.path, t.mu.Unlock
 }
@@ -81,7 +81,7 @@ func (w *Writer) LockFile(key string) (path string, unlock func()) {
 // while it held the file's lock (LockFile): the writer reads the new
 // file's header before it next writes it.
 func (w *Writer) FileReplaced(key string) {
-	w.target(spool.KeyHash(key), key).known = false
+	w.fileOf(spool.KeyHash(key), key).known = false
 }
 
 // TargetError is the last failure of a target that has not been written
@@ -177,7 +177,7 @@ func (w *Writer) TargetErrors() []TargetError {
 
 // checkProfile reports a KindMismatch error when the target has a profile
 // whose data source names differ from the file's.
-func (w *Writer) checkProfile(t *target) error {
+func (w *Writer) checkProfile(t *fileState) error {
 	p, ok := w.o.Layout(t.key)
 	if !ok {
 		return nil
@@ -193,7 +193,7 @@ func (w *Writer) checkProfile(t *target) error {
 
 // noProfileError is the error of a key without a profile whose file is
 // missing; for a protocol key it says that the file must be made first.
-func noProfileError(t *target) error {
+func noProfileError(t *fileState) error {
 	if file, ok := rrd.ProtocolFile(t.key); ok {
 		return fmt.Errorf("write rrd %s: the file is missing; the updates of %s came over the rrdcached protocol, which gives no profile to create it: they stay in the spool until the file exists (CREATE it)", t.path, file)
 	}
