@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/rrdcached"
 	"github.com/spoold/spoold/rrdwriter"
 )
@@ -51,8 +52,15 @@ func TestBackendUpdateAllocatesNothingOnceWarm(t *testing.T) {
 		update()
 	}
 	runtime.ReadMemStats(&after)
-	if allocs := float64(after.Mallocs-before.Mallocs) / runs; allocs > 0.05 {
-		t.Fatalf("an UPDATE allocates %.3f times; want the segment memory's growth only (at most 0.05)", allocs)
+	// The race detector's sync.Pool drops a quarter of what is put back,
+	// on purpose: an UPDATE's few pooled buffers then cost 0.75 allocations
+	// on average, so an allocation more in each would still show.
+	limit := 0.05
+	if testenv.Race {
+		limit = 1
+	}
+	if allocs := float64(after.Mallocs-before.Mallocs) / runs; allocs > limit {
+		t.Fatalf("an UPDATE allocates %.3f times; want the segment memory's growth only (at most %.2f)", allocs, limit)
 	}
 	t.Logf("%.3f allocations an UPDATE", float64(after.Mallocs-before.Mallocs)/runs)
 }
