@@ -61,21 +61,39 @@
 //
 // # Concurrency
 //
-// One goroutine per file being written, at most Writers of them, is started
-// by Run (which returns only after they finished) and by FlushAll (which
-// waits for them); StartFlushAll starts one that runs FlushAll (which
-// WaitFlushes waits for). FlushKey and Graph work on the caller's
-// goroutine. Every batch ends in the removal stage (removal.go): its
-// goroutines, one for each of its Writers lanes, started when segments are
-// queued to it and ended when it is empty, make the files durable as
-// --rrd-fsync asks (durable.go), remove the applied segments, then end the
-// batch, so a FLUSH's values leave the spool only once durable. Run and
-// FlushAll wait for the removals of what they applied before they return,
-// FlushKey does not (the key stays in flight until they are done:
-// WaitKey). A
-// per-file lock inside the process makes sure updates and graph reads of one
-// file never overlap: librrd's fcntl lock does not protect goroutines of one
-// process from each other.
+// Goroutines, and what each does:
+//   - Run's loop (the daemon's writer goroutine): every Tick, and when a
+//     writer slot frees, it takes due batches and starts one file
+//     goroutine for each, at most Writers at once; it returns after they
+//     end.
+//   - File goroutines (Run's, FlushAll's): each reads one batch's
+//     segments, updates its file under the file's lock and hands the
+//     applied segments to the removal stage.
+//   - FlushKey and Graph run on the caller's goroutine; StartFlushAll
+//     starts one that runs FlushAll (WaitFlushes waits for it).
+//   - The removal stage's lanes (removal.go), one goroutine for each of
+//     Writers lanes while it has work: each makes the files durable as
+//     --rrd-fsync asks (durable.go), removes the applied segments, then
+//     ends the batch, so a FLUSH's values leave the spool only once
+//     durable. Run and FlushAll wait for the removals of what they applied
+//     before they return, FlushKey does not (the key stays in flight until
+//     they are done: WaitKey).
+//   - A flush's read-ahead (prefetch.go): Writers/2 goroutines that
+//     prefetch the files the flush's writers take next.
+//
+// State, and who owns it:
+//   - Every key's write state (in flight, last error and backoff, held,
+//     stuck, and the rate of file starts) is one table with one owner at
+//     a time: a function handed to own (owner.go). Nothing run there
+//     waits for I/O; the goroutines above do the I/O and report back.
+//   - A file's cached header and geometry (fileState) are read and changed
+//     under its file lock, by the goroutine doing I/O on the file; the
+//     lock also keeps updates and graph reads of one file from
+//     overlapping (librrd's fcntl lock does not protect goroutines of one
+//     process from each other).
+//   - The index (package shm) owns each key's pending times and backoff,
+//     and the spool its segments and the names a batch keeps (SealNames);
+//     the writer's take and end run inside own.
 //
 // Package rrd owns the file format and calls librrd, and opens every RRD
 // file beneath an rrd.Root of the RRD directory; the writer talks to the

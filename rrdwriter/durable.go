@@ -98,7 +98,7 @@ func (w *Writer) durable(group []removalJob) []error {
 
 // keepUnsynced records r stuck, untried: its RRD file was not made
 // durable. The retry syncs before it removes (retryStuck).
-func (w *Writer) keepUnsynced(r spool.Ref) { w.stuck.add(r) }
+func (w *Writer) keepUnsynced(r spool.Ref) { w.addStuck(r) }
 
 // syncFile makes the RRD file at path durable (policy always).
 func (w *Writer) syncFile(path string) error {

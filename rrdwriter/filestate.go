@@ -3,6 +3,7 @@ package rrdwriter
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -123,13 +124,14 @@ func (w *Writer) fail(hash uint64, key, path string, err error) time.Time {
 	now := w.o.Now()
 	w.c.errors[kind].Add(1)
 	w.c.backoffs.Add(1)
-	w.errMu.Lock()
-	te := w.errs[hash]
-	te.Failures++
-	te.Key, te.Path, te.Kind, te.Err, te.At = key, path, kind, err.Error(), now
-	te.RetryAt = now.Add(w.backoff(te.Failures))
-	w.errs[hash] = te
-	w.errMu.Unlock()
+	var te TargetError
+	w.own(func(tb *table) {
+		te = tb.errs[hash]
+		te.Failures++
+		te.Key, te.Path, te.Kind, te.Err, te.At = key, path, kind, err.Error(), now
+		te.RetryAt = now.Add(w.backoff(te.Failures))
+		tb.errs[hash] = te
+	})
 	w.log.Warn("rrd write failed; target backs off", "key", key, "path", path, "kind", kind.String(),
 		"failures", te.Failures, "retry_at", te.RetryAt, "err", err)
 	return te.RetryAt
@@ -140,17 +142,15 @@ func (w *Writer) fail(hash uint64, key, path string, err error) time.Time {
 func (w *Writer) flag(hash uint64, key, path string, err error) {
 	now := w.o.Now()
 	w.c.errors[KindStale].Add(1)
-	w.errMu.Lock()
-	w.errs[hash] = TargetError{Key: key, Path: path, Kind: KindStale, Err: err.Error(), At: now, Failures: 1}
-	w.errMu.Unlock()
+	w.own(func(tb *table) {
+		tb.errs[hash] = TargetError{Key: key, Path: path, Kind: KindStale, Err: err.Error(), At: now, Failures: 1}
+	})
 	w.log.Warn("rrd written, but entries older than its last update were quarantined; check the clock", "key", key, "path", path, "err", err)
 }
 
 // succeed clears the target's last error.
 func (w *Writer) succeed(hash uint64) {
-	w.errMu.Lock()
-	delete(w.errs, hash)
-	w.errMu.Unlock()
+	w.own(func(tb *table) { delete(tb.errs, hash) })
 }
 
 // backoff returns BackoffMin × 2^(failures-1), capped at BackoffMax.
@@ -165,12 +165,8 @@ func (w *Writer) backoff(failures int) time.Duration {
 // TargetErrors returns the last error of every target failing now, by key.
 // A target's entry disappears when it is written successfully.
 func (w *Writer) TargetErrors() []TargetError {
-	w.errMu.Lock()
-	out := make([]TargetError, 0, len(w.errs))
-	for _, te := range w.errs {
-		out = append(out, te)
-	}
-	w.errMu.Unlock()
+	var out []TargetError
+	w.own(func(tb *table) { out = slices.Collect(maps.Values(tb.errs)) })
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }

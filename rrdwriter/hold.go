@@ -11,15 +11,15 @@ import (
 // Held keys (rrdcached's SUSPEND). A held key is not written: Run does not
 // take it, FlushAll leaves it pending and FlushKey refuses it; its entries
 // keep spooling meanwhile, and Release lets the writer at them again.
-// Holds last until Release or the end of the process. Writer.held maps
-// each held key's hash to the key.
+// Holds last until Release or the end of the process. The table's held
+// maps each held key's hash to the key (owner.go).
 
 // Hold holds key; it reports false if key was held already.
 func (w *Writer) Hold(key string) (added bool) {
 	hash := spool.KeyHash(key)
-	w.held.Update(func(m map[uint64]string) {
-		if _, held := m[hash]; !held {
-			m[hash], added = key, true
+	w.own(func(tb *table) {
+		if _, held := tb.held[hash]; !held {
+			tb.held[hash], added = key, true
 		}
 	})
 	return added
@@ -28,9 +28,9 @@ func (w *Writer) Hold(key string) (added bool) {
 // Release ends the hold of key; it reports false if key was not held.
 func (w *Writer) Release(key string) (released bool) {
 	hash := spool.KeyHash(key)
-	w.held.Update(func(m map[uint64]string) {
-		if _, released = m[hash]; released {
-			delete(m, hash)
+	w.own(func(tb *table) {
+		if _, released = tb.held[hash]; released {
+			delete(tb.held, hash)
 		}
 	})
 	return released
@@ -38,9 +38,9 @@ func (w *Writer) Release(key string) (released bool) {
 
 // ReleaseAll ends every hold and returns how many there were.
 func (w *Writer) ReleaseAll() (n int) {
-	w.held.Update(func(m map[uint64]string) {
-		n = len(m)
-		clear(m)
+	w.own(func(tb *table) {
+		n = len(tb.held)
+		clear(tb.held)
 	})
 	return n
 }
@@ -48,17 +48,14 @@ func (w *Writer) ReleaseAll() (n int) {
 // HeldKeys returns the held keys, sorted.
 func (w *Writer) HeldKeys() []string {
 	var keys []string
-	w.held.Update(func(m map[uint64]string) {
-		keys = slices.Collect(maps.Values(m))
-	})
+	w.own(func(tb *table) { keys = slices.Collect(maps.Values(tb.held)) })
 	slices.Sort(keys)
 	return keys
 }
 
-// holds reports whether hash is held. It may be called with an index
-// shard locked.
-func (w *Writer) holds(hash uint64) bool {
-	_, ok := w.held.Get(hash)
+// holds reports whether hash is held.
+func (w *Writer) holds(hash uint64) (ok bool) {
+	w.own(func(tb *table) { _, ok = tb.held[hash] })
 	return ok
 }
 

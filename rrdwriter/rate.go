@@ -7,10 +7,11 @@ import (
 	"github.com/spoold/spoold/shm"
 )
 
-// due is the flush policy handed to shm.TakeDue: a target is due
-// WriteDelay plus its jitter after its oldest pending entry arrived.
-func (w *Writer) due(hash uint64, since time.Time) time.Time {
-	if w.o.Ready != nil && !w.o.Ready.Ready(hash) || w.stuck.holds(hash) || w.holds(hash) {
+// due is the flush policy handed to shm.TakeDue (run in own, with tb): a
+// target is due WriteDelay plus its jitter after its oldest pending entry
+// arrived.
+func (w *Writer) due(tb *table, hash uint64, since time.Time) time.Time {
+	if w.o.Ready != nil && !w.o.Ready.Ready(hash) || tb.holds(hash) {
 		return shm.NotReady
 	}
 	return since.Add(w.o.WriteDelay + w.jitter(hash, since))
@@ -35,8 +36,8 @@ func splitmix64(x uint64) uint64 {
 }
 
 // limiter spaces file starts by interval, allowing a burst of one second's
-// worth (at least one). The zero interval allows everything. It is used
-// under Writer.takeMu.
+// worth (at least one). The zero interval allows everything. It is the
+// table's (owner.go).
 type limiter struct {
 	interval time.Duration
 	burst    int

@@ -70,14 +70,14 @@ func TestStuckKeyRemovalsWaitBehindIt(t *testing.T) {
 	a := e.putCG("r", t0, 1, 1)
 	b := e.putCG("r", t0+300, 2, 2)
 	c := e.putCG("r", t0+600, 3, 3)
-	e.w.stuck.add(a) // as if a's removal had failed (a read-only spool)
+	e.w.addStuck(a) // as if a's removal had failed (a read-only spool)
 	e.w.rq.add([]spool.Ref{b, c}, "", nil)
 	e.w.rq.wait()
 	if !e.exists(b) || !e.exists(c) {
 		t.Fatal("a later segment of a stuck key was removed before the stuck one")
 	}
 	var tried []int64
-	left := e.w.stuck.retry(func(r spool.Ref) error {
+	left := e.w.retryStuckWith(func(r spool.Ref) error {
 		tried = append(tried, r.Time)
 		if r == b {
 			return errors.New("read-only file system")

@@ -218,7 +218,7 @@ func TestUnremovableSegmentHoldsItsKey(t *testing.T) {
 	e := newEnv(t, f, nil)
 	ref := e.appendCG("r", t0, 1, 1)
 	bad := spool.Ref{Hash: ref.Hash, Time: t0 - 1}
-	e.w.stuck.add(bad) // as if its removal had failed (a read-only spool)
+	e.w.addStuck(bad) // as if its removal had failed (a read-only spool)
 	e.appendCG("r", t0+300, 2, 2)
 	if n := e.w.runOnce(e.clock.Now().Add(time.Hour)); n != 0 {
 		t.Fatalf("wrote %d batches of a held key", n)

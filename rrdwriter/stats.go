@@ -79,7 +79,6 @@ func (w *Writer) Stats() Stats {
 		FlushesPriority: c.flushesPriority.Load(), Graphs: c.graphs.Load(),
 		RRDSyncs: c.rrdSyncs.Load() + syncfs, RRDSyncErrors: c.rrdSyncErrors.Load() + syncfsErrors, RemovalsPending: w.rq.pending(),
 		Prefetches: c.prefetches.Load(), QuarantinedFuture: c.future.Load(), QuarantinedStale: c.stale.Load(),
-		KeysAwaitingRemoval: w.stuck.keys(),
 	}
 	if !is.OldestPending.IsZero() {
 		s.OldestPendingAge = w.o.Now().Sub(is.OldestPending)
@@ -90,9 +89,7 @@ func (w *Writer) Stats() Stats {
 	if w.fwd != nil {
 		s.Forward = w.fwd.stats(s.EntriesPending)
 	}
-	w.errMu.Lock()
-	s.TargetsFailing = len(w.errs)
-	w.errMu.Unlock()
+	w.own(func(tb *table) { s.TargetsFailing, s.KeysAwaitingRemoval = len(tb.errs), len(tb.stuck) })
 	return s
 }
 

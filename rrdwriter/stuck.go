@@ -1,7 +1,8 @@
 package rrdwriter
 
 import (
-	"github.com/spoold/spoold/internal/keyset"
+	"slices"
+
 	"github.com/spoold/spoold/spool"
 )
 
@@ -13,47 +14,62 @@ import (
 // update, which is how the next start knows they were applied
 // (splitApplied); writing past them would make them look never applied.
 // The writer retries the removals every Tick, and before every flush.
-type stuck struct {
-	segs keyset.Set[[]spool.Ref] // by key hash, in the order recorded
-}
-
-// add records refs (of one key, or of several) whose removal failed.
-func (s *stuck) add(refs ...spool.Ref) {
-	s.segs.Update(func(m map[uint64][]spool.Ref) {
+// The stuck segments are the table's (owner.go).
+// addStuck records refs (of one key, or of several) whose removal failed
+// or waits for a sync, behind the ones of their key recorded before.
+func (w *Writer) addStuck(refs ...spool.Ref) {
+	w.own(func(tb *table) {
 		for _, r := range refs {
-			m[r.Hash] = append(m[r.Hash], r)
+			tb.stuck[r.Hash] = append(tb.stuck[r.Hash], r)
 		}
 	})
 }
 
-// holds reports whether hash has applied segments left to remove. It may
-// be called with an index shard locked.
-func (s *stuck) holds(hash uint64) bool {
-	_, ok := s.segs.Get(hash)
+// isStuck reports whether hash has applied segments left to remove.
+func (w *Writer) isStuck(hash uint64) (ok bool) {
+	w.own(func(tb *table) { _, ok = tb.stuck[hash] })
 	return ok
 }
 
-// keys returns how many keys are held.
-func (s *stuck) keys() int { return s.segs.Len() }
-
-// retry tries the stuck removals of each key again with remove, in the
-// order they were recorded, and stops at a key's first failure: the ones
-// after it stay, so the segments left still end with the newest applied.
-// It returns how many keys are still held.
-func (s *stuck) retry(remove func(spool.Ref) error) (left int) {
-	s.segs.Update(func(m map[uint64][]spool.Ref) {
-		for hash, refs := range m {
-			i := 0
-			for i < len(refs) && remove(refs[i]) == nil {
-				i++
-			}
-			if i == len(refs) {
-				delete(m, hash)
+// retryStuckWith tries the stuck removals of each key again with remove,
+// in the order they were recorded, and stops at a key's first failure: the
+// ones after it stay, so the segments left still end with the newest
+// applied. The removals run outside own, on a copy; segments recorded
+// meanwhile stay behind them. One retry runs at a time: a second returns
+// at once. It returns how many keys are still held.
+func (w *Writer) retryStuckWith(remove func(spool.Ref) error) (left int) {
+	var todo map[uint64][]spool.Ref
+	w.own(func(tb *table) {
+		if left = len(tb.stuck); left == 0 || tb.retrying {
+			return
+		}
+		tb.retrying = true
+		todo = make(map[uint64][]spool.Ref, len(tb.stuck))
+		for h, refs := range tb.stuck {
+			todo[h] = slices.Clone(refs)
+		}
+	})
+	if todo == nil {
+		return left
+	}
+	removed := make(map[uint64]int, len(todo))
+	for h, refs := range todo {
+		i := 0
+		for i < len(refs) && remove(refs[i]) == nil {
+			i++
+		}
+		removed[h] = i
+	}
+	w.own(func(tb *table) {
+		for h, n := range removed {
+			if refs := tb.stuck[h][n:]; len(refs) > 0 {
+				tb.stuck[h] = refs
 			} else {
-				m[hash] = refs[i:]
+				delete(tb.stuck, h)
 			}
 		}
-		left = len(m)
+		tb.retrying = false
+		left = len(tb.stuck)
 	})
 	return left
 }
@@ -61,15 +77,17 @@ func (s *stuck) retry(remove func(spool.Ref) error) (left int) {
 // removeSegment removes an applied segment, or records it as stuck. A
 // segment of a key already stuck is recorded behind the others, untried:
 // removed before them, it would leave on disk segments that end before the
-// file's last update.
+// file's last update. The segments of one key are removed by one lane of
+// the removal stage, in order, so nothing records one of the key stuck
+// between the check and the removal.
 func (w *Writer) removeSegment(st segmentStore, r spool.Ref) {
-	if w.stuck.holds(r.Hash) {
-		w.stuck.add(r)
+	if w.isStuck(r.Hash) {
+		w.addStuck(r)
 		return
 	}
 	if err := st.Remove(r); err != nil {
 		w.c.removeErrors.Add(1)
-		w.stuck.add(r)
+		w.addStuck(r)
 		w.log.Warn("remove applied spool segment; its target waits until it can be removed", "err", err)
 	}
 }
@@ -78,11 +96,13 @@ func (w *Writer) removeSegment(st segmentStore, r spool.Ref) {
 // after a sync of the RRD file system under a policy other than none; it
 // returns the keys still held.
 func (w *Writer) retryStuck() int {
-	if w.stuck.keys() == 0 {
+	var n int
+	w.own(func(tb *table) { n = len(tb.stuck) })
+	if n == 0 {
 		return 0
 	}
 	if w.o.RRDFsync != SyncNone && w.syncs.do() != nil {
-		return w.stuck.keys()
+		return n
 	}
-	return w.stuck.retry(w.sp.Remove)
+	return w.retryStuckWith(w.sp.Remove)
 }

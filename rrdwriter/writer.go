@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/spoold/spoold/internal/keyset"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
 )
@@ -24,25 +23,16 @@ type Writer struct {
 	ix  *shm.Index
 	log *slog.Logger
 
+	keys *owner // every key's write state, and its one owner: owner.go
+
 	filesMu sync.Mutex
 	files   map[uint64]*fileState
 	dsSets  dataSources // the targets' lists of data sources, shared
 
-	// takeMu orders taking batches from the index with registering them
-	// in inflight, so FlushKey never misses a batch being written.
-	takeMu   sync.Mutex
-	inflight map[uint64]chan struct{} // closed when the batch is Done
-	lim      limiter
-
-	errMu sync.Mutex
-	errs  map[uint64]TargetError
-
 	running atomic.Bool
 	c       counters
-	rq      *removals          // the removal stage: removal.go
-	syncs   *syncGroup         // syncfs of the RRD file system (durable.go)
-	stuck   stuck              // applied segments that could not be removed
-	held    keyset.Set[string] // keys not to write (SUSPEND), by hash: hold.go
+	rq      *removals  // the removal stage: removal.go
+	syncs   *syncGroup // syncfs of the RRD file system (durable.go)
 	// flushes counts the FlushAll calls going on (a SIGUSR1, a POST /flush,
 	// the shutdown's), so that WaitFlushes can wait for them all before the
 	// spool is closed under them.
@@ -64,10 +54,8 @@ func New(sp *spool.Spool, ix *shm.Index, o Options) (*Writer, error) {
 	}
 	w := &Writer{
 		o: o, sp: sp, ix: ix, log: o.Logger,
-		files:    make(map[uint64]*fileState),
-		inflight: make(map[uint64]chan struct{}),
-		errs:     make(map[uint64]TargetError),
-		lim:      newLimiter(o.WriteRate),
+		keys:  newOwner(o.WriteRate),
+		files: make(map[uint64]*fileState),
 	}
 	w.syncs = newSyncGroup(func() error { return w.o.RRD.Root().SyncFS() })
 	w.rq = newRemovals(func(r spool.Ref) { w.removeSegment(w.sp, r) }, w.o.Writers)
@@ -133,13 +121,14 @@ func (w *Writer) Run(ctx context.Context) error {
 	}
 }
 
-func (w *Writer) nextWait(now time.Time) time.Duration {
-	w.takeMu.Lock()
-	defer w.takeMu.Unlock()
-	if d := w.lim.wait(now); d > 0 && d < w.o.Tick {
-		return d
-	}
-	return w.o.Tick
+func (w *Writer) nextWait(now time.Time) (d time.Duration) {
+	d = w.o.Tick
+	w.own(func(tb *table) {
+		if l := tb.lim.wait(now); l > 0 && l < d {
+			d = l
+		}
+	})
+	return d
 }
 
 // runOnce writes the targets due at now on the caller's goroutine, like
@@ -155,42 +144,42 @@ func (w *Writer) runOnce(now time.Time) int {
 
 // takeDue takes up to max due batches, as the rate allows, and registers
 // them in flight.
-func (w *Writer) takeDue(now time.Time, max int) []shm.Batch {
-	w.takeMu.Lock()
-	defer w.takeMu.Unlock()
-	n := w.lim.allow(now, max)
-	if n == 0 {
-		return nil
-	}
-	batches := w.ix.TakeDue(now, w.due, n, nil)
-	w.lim.spend(len(batches))
-	w.register(batches)
+func (w *Writer) takeDue(now time.Time, max int) (batches []shm.Batch) {
+	w.own(func(tb *table) {
+		n := tb.lim.allow(now, max)
+		if n == 0 {
+			return
+		}
+		batches = w.ix.TakeDue(now, func(hash uint64, since time.Time) time.Time { return w.due(tb, hash, since) }, n, nil)
+		tb.lim.spend(len(batches))
+		tb.register(batches)
+	})
 	return batches
 }
 
-// register marks batches in flight; takeMu is held.
-func (w *Writer) register(batches []shm.Batch) {
+// register marks batches in flight.
+func (tb *table) register(batches []shm.Batch) {
 	for _, b := range batches {
-		w.inflight[b.Hash] = make(chan struct{})
+		tb.inflight[b.Hash] = make(chan struct{})
 	}
 }
 
 // end ends the batch of hash in flight: done (the index's Done and the
-// spool's Unseal) runs under takeMu, then the in-flight state goes, before
-// takeMu is released. Between the index's Done and the end of the
-// in-flight state, no pass may take the key again (takeDue and FlushKey
-// take under takeMu): a batch taken there would have its names given back
-// by this batch's Unseal and its in-flight state ended by this one's end,
-// and a segment created meanwhile under one of its names would be counted
-// as a duplicate of it and forgotten, never written while the process runs.
+// spool's Unseal) and the end of the in-flight state run in one own. No
+// pass may take the key between the two (every take runs in own): a batch
+// taken there would have its names given back by this batch's Unseal and
+// its in-flight state ended by this one's end, and a segment created
+// meanwhile under one of its names would be counted as a duplicate of it
+// and forgotten, never written while the process runs.
 func (w *Writer) end(hash uint64, done func()) {
-	w.takeMu.Lock()
-	if done != nil {
-		done()
-	}
-	ch := w.inflight[hash]
-	delete(w.inflight, hash)
-	w.takeMu.Unlock()
+	var ch chan struct{}
+	w.own(func(tb *table) {
+		if done != nil {
+			done()
+		}
+		ch = tb.inflight[hash]
+		delete(tb.inflight, hash)
+	})
 	if ch != nil {
 		close(ch)
 	}
@@ -214,25 +203,31 @@ func (w *Writer) FlushKey(ctx context.Context, key string) error {
 	if w.holds(hash) {
 		return fmt.Errorf("flush %s: %w", key, ErrHeld)
 	}
-	if w.retryStuck() > 0 && w.stuck.holds(hash) {
+	if w.retryStuck() > 0 && w.isStuck(hash) {
 		return fmt.Errorf("flush %s: applied spool segments of it cannot be removed (see the log); it waits", key)
 	}
 	for {
-		w.takeMu.Lock()
-		if ch := w.inflight[hash]; ch != nil {
-			w.takeMu.Unlock()
+		var (
+			wait chan struct{}
+			b    shm.Batch
+			ok   bool
+		)
+		w.own(func(tb *table) {
+			if wait = tb.inflight[hash]; wait != nil {
+				return
+			}
+			if b, ok = w.ix.TakeKey(hash); ok {
+				tb.register([]shm.Batch{b})
+			}
+		})
+		if wait != nil {
 			select {
-			case <-ch:
+			case <-wait:
 				continue
 			case <-ctx.Done():
 				return fmt.Errorf("flush %s: %w", key, ctx.Err())
 			}
 		}
-		b, ok := w.ix.TakeKey(hash)
-		if ok {
-			w.register([]shm.Batch{b})
-		}
-		w.takeMu.Unlock()
 		if !ok {
 			return nil
 		}
@@ -249,19 +244,18 @@ func (w *Writer) FlushKey(ctx context.Context, key string) error {
 // ctx's error if ctx ends first.
 func (w *Writer) WaitKey(ctx context.Context, key string) error {
 	hash := spool.KeyHash(key)
-	if err := w.waitUntil(ctx, func() chan struct{} { return w.inflight[hash] }); err != nil {
+	if err := w.waitUntil(ctx, func(tb *table) chan struct{} { return tb.inflight[hash] }); err != nil {
 		return fmt.Errorf("wait for the write of %s: %w", key, err)
 	}
 	return nil
 }
 
-// waitUntil waits until next (called with takeMu held) finds no batch in
-// flight to wait for, or ctx ends.
-func (w *Writer) waitUntil(ctx context.Context, next func() chan struct{}) error {
+// waitUntil waits until next (run in own) finds no batch in flight to
+// wait for, or ctx ends.
+func (w *Writer) waitUntil(ctx context.Context, next func(*table) chan struct{}) error {
 	for {
-		w.takeMu.Lock()
-		ch := next()
-		w.takeMu.Unlock()
+		var ch chan struct{}
+		w.own(func(tb *table) { ch = next(tb) })
 		if ch == nil {
 			return nil
 		}
@@ -362,15 +356,14 @@ func (w *Writer) flushReady(ctx context.Context, failed map[uint64]bool) error {
 
 // failedBesidesOrphans counts the targets of failed whose error is not
 // KindNoProfile.
-func (w *Writer) failedBesidesOrphans(failed map[uint64]bool) int {
-	w.errMu.Lock()
-	defer w.errMu.Unlock()
-	n := 0
-	for h := range failed {
-		if w.errs[h].Kind != KindNoProfile {
-			n++
+func (w *Writer) failedBesidesOrphans(failed map[uint64]bool) (n int) {
+	w.own(func(tb *table) {
+		for h := range failed {
+			if tb.errs[h].Kind != KindNoProfile {
+				n++
+			}
 		}
-	}
+	})
 	return n
 }
 
@@ -391,26 +384,20 @@ func Orphans(errs []TargetError) []string {
 
 // takeAll takes every pending batch; those of targets that failed in this
 // FlushAll, or are not ready, are given back at once.
-func (w *Writer) takeAll(failed map[uint64]bool) []shm.Batch {
-	w.takeMu.Lock()
-	defer w.takeMu.Unlock()
-	all := w.ix.TakeAll(nil)
-	todo := all[:0]
-	for _, b := range all {
-		if failed[b.Hash] || w.o.Ready != nil && !w.o.Ready.Ready(b.Hash) || w.stuck.holds(b.Hash) || w.holds(b.Hash) {
-			w.ix.Done(b.Hash, nil, w.retryAt(b.Hash))
-			continue
+func (w *Writer) takeAll(failed map[uint64]bool) (todo []shm.Batch) {
+	w.own(func(tb *table) {
+		all := w.ix.TakeAll(nil)
+		todo = all[:0]
+		for _, b := range all {
+			if failed[b.Hash] || w.o.Ready != nil && !w.o.Ready.Ready(b.Hash) || tb.holds(b.Hash) {
+				w.ix.Done(b.Hash, nil, tb.errs[b.Hash].RetryAt)
+				continue
+			}
+			todo = append(todo, b)
 		}
-		todo = append(todo, b)
-	}
-	w.register(todo)
+		tb.register(todo)
+	})
 	return todo
-}
-
-func (w *Writer) retryAt(hash uint64) time.Time {
-	w.errMu.Lock()
-	defer w.errMu.Unlock()
-	return w.errs[hash].RetryAt
 }
 
 // readAheadFactor sets how many files a flush prefetches ahead of its
@@ -464,8 +451,8 @@ func (w *Writer) finishUntried(b shm.Batch) {
 
 // waitInflight waits until no batch is in flight, or ctx ends.
 func (w *Writer) waitInflight(ctx context.Context) error {
-	err := w.waitUntil(ctx, func() chan struct{} {
-		for _, c := range w.inflight {
+	err := w.waitUntil(ctx, func(tb *table) chan struct{} {
+		for _, c := range tb.inflight {
 			return c
 		}
 		return nil
