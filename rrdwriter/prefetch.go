@@ -21,13 +21,15 @@ import (
 // exactly the pages the update would read: no more bytes from the disk,
 // only sooner. The geometry is read from the header once (two small preads)
 // and then kept, moved on by every update librrd accepts (rrd.Geometry.Advanced), so a
-// prefetch of a known file reads nothing itself. A prefetch is a hint: any
+// prefetch of a known file reads nothing itself, and asks for nothing when
+// the file's header is in the page cache (headerCached). A prefetch is a hint: any
 // failure just leaves librrd to read the pages itself.
 
 // prefetch asks the kernel to read the pages of path, opened beneath root,
 // that an update up to
 // until will touch: the header and the rows. With a known geometry (the last
-// one read, moved on by the updates since) it reads nothing itself;
+// one read, moved on by the updates since) it reads nothing itself, and
+// asks for nothing if the header is cached (cached: headerCached);
 // otherwise, or when info is asked for, it reads the definitions and the
 // RRAs' current rows (two small preads; the rest of the header is asked
 // for with the rows). It returns the geometry it used and, with info, the
@@ -37,29 +39,46 @@ import (
 // gives it: asked for before the first read, so that the read of the
 // current rows at the header's end finds them there or on their way (one
 // wait for the disk instead of two).
-func prefetch(root *rrd.Root, path string, known *rrd.Geometry, until int64, info bool, headerLen int64) (l *rrd.Geometry, fi rrd.FileInfo, ok bool) {
+func prefetch(root *rrd.Root, path string, known *rrd.Geometry, until int64, info bool, headerLen int64) (l *rrd.Geometry, fi rrd.FileInfo, cached, ok bool) {
 	if known != nil && !info {
 		fd, err := root.OpenNoAtime(path)
 		if err != nil {
-			return nil, rrd.FileInfo{}, false
+			return nil, rrd.FileInfo{}, false, false
 		}
-		adviseUpdate(fd, known, until, true)
+		if cached = headerCached(fd); !cached {
+			adviseUpdate(fd, known, until, true)
+		}
 		unix.Close(fd)
-		return known, rrd.FileInfo{}, true
+		return known, rrd.FileInfo{}, cached, true
 	}
 	fd, err := root.OpenHeader(path)
 	if err != nil {
-		return nil, rrd.FileInfo{}, false
+		return nil, rrd.FileInfo{}, false, false
 	}
 	defer unix.Close(fd)
 	if headerLen > 0 {
 		_ = unix.Fadvise(fd, 0, headerLen, unix.FADV_WILLNEED)
 	}
 	if l, fi, err = rrd.ReadGeometry(fd, path, info); err != nil {
-		return nil, rrd.FileInfo{}, false
+		return nil, rrd.FileInfo{}, false, false
 	}
 	adviseUpdate(fd, l, until, headerLen != l.HeaderLen)
-	return l, fi, true
+	return l, fi, false, true
+}
+
+// headerCached reports whether the file's first page, its header's, is
+// in the page cache: a read of it that would not wait for the disk
+// (preadv2 RWF_NOWAIT). A file whose header is cached was updated or read
+// lately, and the rows its next update reaches are next to the ones the
+// last one wrote: a prefetch of a known geometry asks for nothing then
+// (the fadvise calls of a cached file cost more CPU than the update's
+// own writes save). A header not cached is read meanwhile (the kernel
+// starts the read a RWF_NOWAIT read would wait for). A kernel without
+// RWF_NOWAIT for the file system says no.
+func headerCached(fd int) bool {
+	var b [1]byte
+	n, err := unix.Preadv2(fd, [][]byte{b[:]}, 0, unix.RWF_NOWAIT)
+	return err == nil && n == 1
 }
 
 // adviseUpdate asks for the rows an update up to until writes, and with
@@ -87,9 +106,12 @@ func (w *Writer) prefetch(t *fileState, until, lastKnown int64, info bool) (rrd.
 	if p, ok := w.o.Layout(t.key); ok && read {
 		headerLen = rrd.HeaderLen(int64(len(p.DS)), int64(len(p.RRAs)))
 	}
-	l, fi, ok := prefetch(w.o.RRD.Root(), t.path, known, until, read, headerLen)
+	l, fi, cached, ok := prefetch(w.o.RRD.Root(), t.path, known, until, read, headerLen)
 	if !ok {
 		return rrd.FileInfo{}, false
+	}
+	if cached {
+		w.c.prefetchesCached.Add(1)
 	}
 	if l != known {
 		t.geometry.Store(l)

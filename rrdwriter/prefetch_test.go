@@ -54,6 +54,55 @@ func TestFlushPrefetchesEveryFile(t *testing.T) {
 	}
 }
 
+// TestPrefetchSkipsACachedFile: once the writer knows a file's geometry,
+// the prefetch before its next update asks for nothing while the file's
+// header is in the page cache, and asks for the pages again once the
+// file left the cache; the values land either way.
+func TestPrefetchSkipsACachedFile(t *testing.T) {
+	e := newLibEnv(t, func(o *Options) { o.Prefetch = true })
+	ts := t0
+	flush := func() {
+		t.Helper()
+		ts += 300
+		e.putCG("c", ts, uint64(ts-t0), 1)
+		if err := e.flush("c"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flush() // created
+	flush() // the geometry read
+	fd, err := unix.Open(e.rrdPath("c"), unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if !headerCached(fd) {
+		t.Skip("this kernel or file system does not read with RWF_NOWAIT: every prefetch asks")
+	}
+	before := e.w.Stats()
+	flush()
+	s := e.w.Stats()
+	if s.Prefetches-before.Prefetches != 1 || s.PrefetchesCached-before.PrefetchesCached != 1 {
+		t.Fatalf("an update of a cached file: %d prefetches, %d of them cached; want 1 and 1", s.Prefetches-before.Prefetches, s.PrefetchesCached-before.PrefetchesCached)
+	}
+	// Out of the page cache: written back, then dropped.
+	if err := unix.Fdatasync(fd); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Fatal(err)
+	}
+	before = s // (no headerCached here: a read with RWF_NOWAIT starts the page's read)
+	flush()
+	s = e.w.Stats()
+	if s.Prefetches-before.Prefetches != 1 || s.PrefetchesCached != before.PrefetchesCached {
+		t.Fatalf("an update of a file out of the cache: %d prefetches, %d cached; want 1 that asked for the pages", s.Prefetches-before.Prefetches, s.PrefetchesCached-before.PrefetchesCached)
+	}
+	if last, _ := testenv.RRDLastUpdate(t, e.rrdPath("c")); last != ts {
+		t.Fatalf("last update %d, want %d", last, ts)
+	}
+}
+
 // readFileGeometry reads path's geometry as package rrd reads it from the
 // file (rrd's tests check that against the whole header's bytes).
 func readFileGeometry(t *testing.T, root *rrd.Root, path string) rrd.Geometry {

@@ -9,7 +9,7 @@ import (
 type counters struct {
 	updateCalls, valuesWritten, entriesWritten, skipped, vanished atomic.Uint64
 	quarantined, removeErrors, creates, backoffs, flushesPriority atomic.Uint64
-	graphs, rrdSyncs, rrdSyncErrors, prefetches                   atomic.Uint64
+	graphs, rrdSyncs, rrdSyncErrors, prefetches, prefetchesCached atomic.Uint64
 	future, stale                                                 atomic.Uint64
 	errors                                                        [numKinds]atomic.Uint64
 }
@@ -59,6 +59,7 @@ type Stats struct {
 	RRDSyncErrors         uint64 `json:"rrd_sync_errors"`          // failed ones: the entries were kept
 	RemovalsPending       int    `json:"removals_pending"`         // applied segments queued for removal (or for a sync first, RRDFsync batch)
 	Prefetches            uint64 `json:"-"`                        // files whose update pages were asked for ahead (Prefetch)
+	PrefetchesCached      uint64 `json:"-"`                        // of them, files whose header was cached: nothing asked for
 	// Forward is the forward peer's state; nil unless Options.Forward.
 	Forward *ForwardStats `json:"forward,omitempty"`
 	// Errors counts failed batches by kind, indexed by ErrorKind.
@@ -78,7 +79,7 @@ func (w *Writer) Stats() Stats {
 		RemoveErrors: c.removeErrors.Load(), Creates: c.creates.Load(), Backoffs: c.backoffs.Load(),
 		FlushesPriority: c.flushesPriority.Load(), Graphs: c.graphs.Load(),
 		RRDSyncs: c.rrdSyncs.Load() + syncfs, RRDSyncErrors: c.rrdSyncErrors.Load() + syncfsErrors, RemovalsPending: w.rq.pending(),
-		Prefetches: c.prefetches.Load(), QuarantinedFuture: c.future.Load(), QuarantinedStale: c.stale.Load(),
+		Prefetches: c.prefetches.Load(), PrefetchesCached: c.prefetchesCached.Load(), QuarantinedFuture: c.future.Load(), QuarantinedStale: c.stale.Load(),
 	}
 	if !is.OldestPending.IsZero() {
 		s.OldestPendingAge = w.o.Now().Sub(is.OldestPending)
