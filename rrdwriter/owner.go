@@ -36,7 +36,7 @@ type table struct {
 	errs     map[uint64]TargetError   // the last error of each key failing now
 	held     map[uint64]string        // keys not to write (SUSPEND): hold.go
 	stuck    map[uint64][]spool.Ref   // applied segments not removed yet: stuck.go
-	retrying bool                     // a retry of the stuck removals runs
+	retrying chan struct{}            // a retry of the stuck removals runs: closed when it ends
 	lim      limiter                  // file starts (Options.WriteRate)
 }
 

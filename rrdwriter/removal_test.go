@@ -131,3 +131,38 @@ func TestRemovalLanesRunKeysApart(t *testing.T) {
 		t.Fatalf("removed %v, want %v", removed, want)
 	}
 }
+
+// TestStuckRetriesWaitForEachOther: a retry of the stuck removals that
+// comes while another runs waits for it and reports what it left, so a
+// FLUSH right after the spool became writable again is not refused
+// because the writer's tick was retrying at that moment.
+func TestStuckRetriesWaitForEachOther(t *testing.T) {
+	e := newEnv(t, newFake(), nil)
+	a := e.putCG("r", t0, 1, 1)
+	e.w.addStuck(a)
+	removing, release := make(chan struct{}), make(chan struct{})
+	first, second := make(chan int, 1), make(chan int, 1)
+	go func() {
+		first <- e.w.retryStuckWith(func(r spool.Ref) error {
+			close(removing)
+			<-release
+			return e.sp.Remove(r)
+		})
+	}()
+	<-removing
+	go func() {
+		second <- e.w.retryStuckWith(func(spool.Ref) error {
+			t.Error("a second retry removed a segment the first was removing")
+			return nil
+		})
+	}()
+	select {
+	case n := <-second:
+		t.Fatalf("the second retry returned %d while the first ran", n)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if n1, n2 := <-first, <-second; n1 != 0 || n2 != 0 || e.exists(a) {
+		t.Fatalf("retries left %d and %d keys, segment there %v; want none", n1, n2, e.exists(a))
+	}
+}

@@ -35,20 +35,32 @@ func (w *Writer) isStuck(hash uint64) (ok bool) {
 // in the order they were recorded, and stops at a key's first failure: the
 // ones after it stay, so the segments left still end with the newest
 // applied. The removals run outside own, on a copy; segments recorded
-// meanwhile stay behind them. One retry runs at a time: a second returns
-// at once. It returns how many keys are still held.
+// meanwhile stay behind them. One retry runs at a time: a second call
+// waits for it and returns what it left. It returns how many keys are
+// still held.
 func (w *Writer) retryStuckWith(remove func(spool.Ref) error) (left int) {
-	var todo map[uint64][]spool.Ref
+	var (
+		todo map[uint64][]spool.Ref
+		busy chan struct{}
+	)
 	w.own(func(tb *table) {
-		if left = len(tb.stuck); left == 0 || tb.retrying {
+		if left = len(tb.stuck); left == 0 {
 			return
 		}
-		tb.retrying = true
+		if busy = tb.retrying; busy != nil {
+			return
+		}
+		tb.retrying = make(chan struct{})
 		todo = make(map[uint64][]spool.Ref, len(tb.stuck))
 		for h, refs := range tb.stuck {
 			todo[h] = slices.Clone(refs)
 		}
 	})
+	if busy != nil {
+		<-busy
+		w.own(func(tb *table) { left = len(tb.stuck) })
+		return left
+	}
 	if todo == nil {
 		return left
 	}
@@ -68,7 +80,8 @@ func (w *Writer) retryStuckWith(remove func(spool.Ref) error) (left int) {
 				delete(tb.stuck, h)
 			}
 		}
-		tb.retrying = false
+		close(tb.retrying)
+		tb.retrying = nil
 		left = len(tb.stuck)
 	})
 	return left
