@@ -27,6 +27,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -321,9 +322,10 @@ func (s *server) start() error {
 	go func(cmd *exec.Cmd, done chan error) { done <- cmd.Wait() }(s.cmd, s.done)
 	deadline := time.Now().Add(10 * time.Minute) // a restart may replay a long journal
 	for {
-		c, err := net.Dial("unix", s.sock)
-		if err == nil {
-			c.Close()
+		// Answered, not only connected: rrdcached listens before it
+		// replays its journal and installs its signal handlers, and a
+		// SIGTERM in between kills it.
+		if err := answers(s.sock, deadline); err == nil {
 			return nil
 		}
 		select {
@@ -337,6 +339,28 @@ func (s *server) start() error {
 			return errors.New("the server does not accept connections on " + s.sock)
 		}
 	}
+}
+
+// answers reports whether the server at sock answers STATS before
+// deadline.
+func answers(sock string, deadline time.Time) error {
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(deadline)
+	if _, err := c.Write([]byte("STATS\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if n, _, _ := strings.Cut(line, " "); n == "" || strings.Trim(n, "0123456789") != "" {
+		return fmt.Errorf("STATS answered %q", line)
+	}
+	return nil
 }
 
 // stop sends SIGTERM and waits for the exit (at most 30 minutes: the
