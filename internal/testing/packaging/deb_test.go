@@ -20,14 +20,21 @@ const (
 	wants    = "/etc/systemd/system/multi-user.target.wants/spoold.service"
 )
 
+// machineLock is the file the tests that install the package lock, for
+// the whole machine (not beneath a test's TMPDIR).
+const machineLock = "/run/lock/spoold-packaging-test.lock"
+
 // requireFreeMachine stops the test unless it runs as root on a machine
 // without a spoold package or its directories: it installs and purges the
-// package for real.
+// package for real. It first waits for any other such test on the machine
+// to end (two checkouts' make check at once), which would otherwise install
+// and purge the one spoold package, user and directories under this one.
 func requireFreeMachine(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		unavailable(t, "installing a .deb needs root (CI runs as root)")
 	}
+	lockMachine(t)
 	requireTools(t, "dpkg-dev", "dpkg-deb", "dpkg-shlibdeps", "dpkg-architecture")
 	requireTools(t, "adduser, init-system-helpers", "dpkg", "adduser", "deb-systemd-helper")
 	if out, _ := exec.Command("dpkg-query", "-W", "-f=${Status}", "spoold").Output(); strings.Contains(string(out), "installed") {
@@ -148,5 +155,23 @@ func checkStartPre(t *testing.T, u *user.User) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 	if out := run(t, cmd); !strings.Contains(out, "configuration ok") {
 		t.Errorf("%s as spoold:\n%s", strings.Join(args, " "), out)
+	}
+}
+
+// lockMachine holds an exclusive lock on machineLock until the test and
+// every cleanup registered after this call have ended (closing the file
+// releases it).
+func lockMachine(t *testing.T) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(machineLock), 0o755); err != nil {
+		t.Fatalf("make the machine lock's directory: %v", err)
+	}
+	f, err := os.OpenFile(machineLock, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatalf("open the machine lock: %v", err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatalf("lock %s: %v", machineLock, err)
 	}
 }
