@@ -53,8 +53,8 @@ func (w *Writer) HeldKeys() []string {
 	return keys
 }
 
-// holds reports whether hash is held.
-func (w *Writer) holds(hash uint64) (ok bool) {
+// isHeld reports whether hash is held (SUSPEND).
+func (w *Writer) isHeld(hash uint64) (ok bool) {
 	w.own(func(tb *table) { _, ok = tb.held[hash] })
 	return ok
 }

@@ -65,9 +65,9 @@ func (w *Writer) own(f func(*table)) {
 	f(&w.keys.tab)
 }
 
-// holds reports whether the key of hash may not be written now: held
+// blocked reports whether the key of hash may not be written now: held
 // (SUSPEND) or stuck behind an applied segment not removed yet.
-func (tb *table) holds(hash uint64) bool {
+func (tb *table) blocked(hash uint64) bool {
 	if _, ok := tb.held[hash]; ok {
 		return true
 	}

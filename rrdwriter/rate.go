@@ -11,7 +11,7 @@ import (
 // target is due WriteDelay plus its jitter after its oldest pending entry
 // arrived.
 func (w *Writer) due(tb *table, hash uint64, since time.Time) time.Time {
-	if w.o.Ready != nil && !w.o.Ready.Ready(hash) || tb.holds(hash) {
+	if w.o.Ready != nil && !w.o.Ready.Ready(hash) || tb.blocked(hash) {
 		return shm.NotReady
 	}
 	return since.Add(w.o.WriteDelay + w.jitter(hash, since))

@@ -200,7 +200,7 @@ func (w *Writer) FlushKey(ctx context.Context, key string) error {
 			return fmt.Errorf("flush %s: %w", key, err)
 		}
 	}
-	if w.holds(hash) {
+	if w.isHeld(hash) {
 		return fmt.Errorf("flush %s: %w", key, ErrHeld)
 	}
 	if w.retryStuck() > 0 && w.isStuck(hash) {
@@ -389,7 +389,7 @@ func (w *Writer) takeAll(failed map[uint64]bool) (todo []shm.Batch) {
 		all := w.ix.TakeAll(nil)
 		todo = all[:0]
 		for _, b := range all {
-			if failed[b.Hash] || w.o.Ready != nil && !w.o.Ready.Ready(b.Hash) || tb.holds(b.Hash) {
+			if failed[b.Hash] || w.o.Ready != nil && !w.o.Ready.Ready(b.Hash) || tb.blocked(b.Hash) {
 				w.ix.Done(b.Hash, nil, tb.errs[b.Hash].RetryAt)
 				continue
 			}
