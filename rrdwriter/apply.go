@@ -17,9 +17,9 @@ import (
 // settled times (applied, already applied, vanished or quarantined) leave
 // the index, the others go back to pending, with a backoff on failure.
 // The applied segments go to the removal stage, and the batch ends (Done,
-// end) once its file is durable as the policy asks and they are removed: until then the key stays in flight, so no
-// pass reads a segment that is applied but still on disk, whoever indexed
-// it again (removal.go).
+// end) once its file is durable as the policy asks and they are removed:
+// until then the key stays in flight, so no pass reads a segment that is
+// applied but still on disk, whoever indexed it again (removal.go).
 func (w *Writer) apply(b shm.Batch) error {
 	settled, unlink, key, path, err := w.write(b)
 	var retryAt time.Time
