@@ -198,6 +198,15 @@ type SpoolAppender interface {
 	Sync() error
 }
 
+// BatchAppender is a SpoolAppender that is told which appends are one
+// device's poll: AppendBatch runs fn, which makes n appends through
+// Append, and returns fn's error. The daemon measures the storage I/O of
+// each batch once (on its own thread), not of each append.
+type BatchAppender interface {
+	SpoolAppender
+	AppendBatch(n int, fn func() error) error
+}
+
 // Sink is the in-memory index of pending entries: *shm.Index. Add's error
 // (a full index, typically) is counted in CycleStats.IndexDeferred and
 // otherwise ignored: the entry is on disk and a rescan will index it.

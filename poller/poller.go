@@ -477,24 +477,37 @@ func (p *Poller) writeEntries(d *device, pl *pollPlan, res *pollResult, now time
 			p.log.Debug("index poll result later", "key", key, "err", indexErr)
 		}
 	}
+	n := 0
 	if len(pl.scalars) > 0 {
-		write(d.t.Name, res.values[:len(pl.scalars)], flags)
+		n++
 	}
-	first := !pl.used.Swap(true)
 	for _, t := range pl.tables {
-		n := len(t.table.Columns)
-		for i := range t.rows {
-			key := t.rows[i].Key
-			f := flags
-			if first && pl.flagged[key] {
-				f |= spool.FlagDiscontinuity
-			}
-			at := t.rowAt(i)
-			write(key, res.values[at:at+n], f)
-			c.rows.Add(1)
-		}
+		n += len(t.rows)
 	}
-	return werr
+	appendAll := func() error {
+		if len(pl.scalars) > 0 {
+			write(d.t.Name, res.values[:len(pl.scalars)], flags)
+		}
+		first := !pl.used.Swap(true)
+		for _, t := range pl.tables {
+			n := len(t.table.Columns)
+			for i := range t.rows {
+				key := t.rows[i].Key
+				f := flags
+				if first && pl.flagged[key] {
+					f |= spool.FlagDiscontinuity
+				}
+				at := t.rowAt(i)
+				write(key, res.values[at:at+n], f)
+				c.rows.Add(1)
+			}
+		}
+		return werr
+	}
+	if b, ok := p.sp.(BatchAppender); ok {
+		return b.AppendBatch(n, appendAll)
+	}
+	return appendAll()
 }
 
 func (d *device) recordError(now time.Time, err error, failure bool, after, maxSkip int) (before int) {

@@ -5,24 +5,20 @@ import (
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
-	"github.com/spoold/spoold/spool"
 )
 
-// meteredSpool is the poller's spool appender with each entry write and each
-// end-of-cycle sync measured into a tally; the daemon closes the tally's
-// unit at the end of each cycle (poller.Options.OnCycle).
+// meteredSpool is the poller's spool appender with the entry writes of
+// each device's poll (poller.BatchAppender) and each end-of-cycle sync
+// measured into a tally: one measurement a device, not one an entry, for
+// each pins the goroutine to its thread and reads the thread's rusage
+// twice. The daemon closes the tally's unit at the end of each cycle
+// (poller.Options.OnCycle).
 type meteredSpool struct {
 	poller.SpoolAppender
 	t *diskstat.Tally
 }
 
-func (m meteredSpool) Append(e *spool.Entry) (ref spool.Ref, created bool, err error) {
-	err = m.t.Measure(1, func() error {
-		ref, created, err = m.SpoolAppender.Append(e)
-		return err
-	})
-	return ref, created, err
-}
+func (m meteredSpool) AppendBatch(n int, fn func() error) error { return m.t.Measure(uint64(n), fn) }
 
 func (m meteredSpool) Sync() error { return m.t.Measure(0, m.SpoolAppender.Sync) }
 
