@@ -26,9 +26,17 @@ import (
 // torn bytes.
 //
 // Descriptors. Up to Options.SegmentOpenFiles open segments keep their
-// descriptor between appends (each of the 64 shards holds its share, the
-// oldest held closed first), so an append is one write, not an open
-// through the level directories, a write and a close. Only this process
+// descriptor between appends (each of the 64 shards holds its share), so
+// an append is one write, not an open through the level directories, a
+// write and a close. A segment keeps the descriptor it got until it is
+// closed; once a shard's share is taken, the segments after it open, append
+// and close. The poller appends to every key once a cycle, in the same
+// order: handing the oldest held descriptor to the newest segment instead
+// would close each one just before its key's next append (none would ever
+// be used twice once the keys outnumber the descriptors), where keeping
+// them serves that share of the keys every cycle. Segments close when the
+// writer takes their key, so the descriptors go round the keys over its
+// write delay. Only this process
 // removes or renames a segment it appends to, and only after Seal, which
 // closes the descriptor; a held segment unlinked by someone else (an
 // operator's rm) is found by fstat before each write (no links left) and
@@ -58,10 +66,7 @@ type openSegment struct {
 	held    bool
 	dev     uint64 // the file the held descriptor was opened on
 	ino     uint64
-	// older and newer link the shard's segments with a held descriptor,
-	// in the order they were held.
-	older, newer *openSegment
-	mem          []byte // the bytes written, if kept in memory (memory.go)
+	mem     []byte // the bytes written, if kept in memory (memory.go)
 }
 
 // appendShards is the number of locks open segments are spread over.
@@ -70,10 +75,7 @@ const appendShards = 64
 type appendShardState struct {
 	mu   sync.Mutex
 	open map[uint64]*openSegment
-	// oldest and newest end the list of open segments with a held
-	// descriptor (openSegment.older, newer); nheld is its length.
-	oldest, newest *openSegment
-	nheld          int
+	nheld int // open segments with a held descriptor
 	// taken are the names (first poll times) of the segments a reader
 	// sealed to read and remove (SealNames), by hash, until Unseal.
 	taken map[uint64][]int64
@@ -370,8 +372,7 @@ func (s *Spool) Unseal(hash uint64) {
 
 // segmentFD returns a descriptor of the open segment seg to append to: its
 // held one, or a new one opened beneath the spool directory by its name,
-// which it holds if the shard has room
-// (closing the oldest held when it is full). A held descriptor is checked
+// which it holds if the shard has room. A held descriptor is checked
 // first with fstat: a file no name reaches any more (removed by someone
 // else) is refused as a missing one is; a descriptor that is no longer the
 // file's (closed, or its number reused for another file, by a stray close
@@ -393,6 +394,7 @@ func (s *Spool) segmentFD(sh *appendShard, seg *openSegment) (int, error) {
 			return seg.fd, nil
 		}
 	}
+	s.c.segmentOpens.Add(1)
 	fd, err := s.openBeneath(s.segmentRel(seg.ref), unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return -1, fmt.Errorf("open spool segment %s for appending: %w", s.EntryPath(seg.ref), err)
@@ -401,26 +403,15 @@ func (s *Spool) segmentFD(sh *appendShard, seg *openSegment) (int, error) {
 	return fd, nil
 }
 
-// hold makes fd, a descriptor of seg's file, seg's held descriptor if
-// descriptors are held (closing the shard's oldest held one when it is
-// full), and reports whether it did; the caller closes one not held once
-// it is done with it. sh is locked.
+// hold makes fd, a descriptor of seg's file, seg's held descriptor if the
+// shard has room for one more, and reports whether it did; the caller
+// closes one not held once it is done with it. sh is locked.
 func (s *Spool) hold(sh *appendShard, seg *openSegment, fd int) bool {
 	var st unix.Stat_t
-	if s.app.perShard == 0 || unix.Fstat(fd, &st) != nil {
+	if sh.nheld >= s.app.perShard || unix.Fstat(fd, &st) != nil {
 		return false
 	}
-	if sh.nheld >= s.app.perShard {
-		s.release(sh, sh.oldest.ref.Hash)
-	}
 	seg.fd, seg.held, seg.dev, seg.ino = fd, true, st.Dev, st.Ino
-	seg.older, seg.newer = sh.newest, nil
-	if sh.newest != nil {
-		sh.newest.newer = seg
-	} else {
-		sh.oldest = seg
-	}
-	sh.newest = seg
 	sh.nheld++
 	return true
 }
@@ -441,17 +432,7 @@ func (s *Spool) unhold(sh *appendShard, seg *openSegment) {
 	if !seg.held {
 		return
 	}
-	if seg.older != nil {
-		seg.older.newer = seg.newer
-	} else {
-		sh.oldest = seg.newer
-	}
-	if seg.newer != nil {
-		seg.newer.older = seg.older
-	} else {
-		sh.newest = seg.older
-	}
-	seg.fd, seg.held, seg.older, seg.newer = -1, false, nil, nil
+	seg.fd, seg.held = -1, false
 	sh.nheld--
 }
 

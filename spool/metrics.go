@@ -25,6 +25,7 @@ var metrics = statmetric.Table[Stats]{
 	statmetric.Counter("spoold_spool_segments_created_total", "Spool segments started by appends (one per target and write window).", func(s Stats) uint64 { return s.SegmentsCreated }),
 	statmetric.Counter("spoold_spool_appended_entries_total", "Entries written after the first of their segment (each of the rest started one).", func(s Stats) uint64 { return s.Appended }),
 	statmetric.Counter("spoold_spool_segments_closed_total", "Open segments closed: taken by the writer, full, or after a clock step.", func(s Stats) uint64 { return s.SegmentsClosed }),
+	statmetric.Counter("spoold_spool_segment_opens_total", "Appends that opened their open segment by name: its descriptor was not held (more open segments than --segment-open-files).", func(s Stats) uint64 { return s.SegmentOpens }),
 	statmetric.Counter("spoold_spool_segments_read_total", "Spool segments read by the writer.", func(s Stats) uint64 { return s.SegmentsRead }),
 	statmetric.Counter("spoold_spool_segments_read_from_memory_total", "Spool segments the writer read from the memory of what this process appended, not from disk.", func(s Stats) uint64 { return s.SegmentsFromMemory }),
 	statmetric.Gauge("spoold_spool_memory_bytes", "Memory holding the bytes of segments this process appended until the writer reads them (--segment-memory).", func(s Stats) float64 { return float64(s.MemoryBytes) }),

@@ -341,3 +341,59 @@ func TestSegmentsReadFromMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldDescriptorsServeTheirKeysEveryCycle: with more keys than
+// descriptors, appended to once a cycle in the same order (the poller's
+// order), the keys whose segments got a descriptor keep it and append
+// without an open every cycle: only the others open their segment by name
+// (spoold_spool_segment_opens_total). Handing the oldest held descriptor
+// to the next key instead would make every append of every cycle open.
+// Sealing a key frees its descriptor for a new segment.
+func TestHeldDescriptorsServeTheirKeysEveryCycle(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Dir, opts.SegmentOpenFiles = t.TempDir(), 2*appendShards
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const keys = 1000
+	before := openFDs(t)
+	appendCycle := func(c int64) uint64 {
+		t.Helper()
+		opens := s.Stats().SegmentOpens
+		for k := range keys {
+			e := entryAt(fmt.Sprintf("dev%d/if%d", k/48, k%48), 1000+30*c)
+			if _, _, err := s.Append(&e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s.Stats().SegmentOpens - opens
+	}
+	if opened := appendCycle(0); opened != 0 {
+		t.Fatalf("the first cycle opened %d segments by name; want 0 (each created its segment)", opened)
+	}
+	held := openFDs(t) - before
+	if held != opts.SegmentOpenFiles {
+		t.Fatalf("%d descriptors held after the first cycle; want %d (every shard's share: %d keys a shard)", held, opts.SegmentOpenFiles, keys/appendShards)
+	}
+	for c := int64(1); c <= 3; c++ {
+		if opened := appendCycle(c); opened != uint64(keys-held) {
+			t.Fatalf("cycle %d opened %d segments by name; want %d (the %d keys without a held descriptor)", c, opened, keys-held, keys-held)
+		}
+	}
+	// Sealing every key closes the descriptors; the next cycle's new
+	// segments take them again.
+	for k := range keys {
+		s.Seal(KeyHash(fmt.Sprintf("dev%d/if%d", k/48, k%48)))
+	}
+	if n := openFDs(t) - before; n != 0 {
+		t.Fatalf("%d descriptors held after sealing every key; want 0", n)
+	}
+	if opened := appendCycle(4); opened != 0 {
+		t.Fatalf("the cycle after sealing opened %d segments by name; want 0 (each created a new one)", opened)
+	}
+	if n := openFDs(t) - before; n != held {
+		t.Fatalf("%d descriptors held after new segments; want %d again", n, held)
+	}
+}

@@ -135,6 +135,10 @@ type Stats struct {
 	Appended        uint64 `json:"appended"`
 	SegmentsClosed  uint64 `json:"segments_closed"`
 	SegmentsRead    uint64 `json:"segments_read"`
+	// SegmentOpens are the appends to an open segment that opened it by
+	// name, its descriptor not held (more open segments than
+	// Options.SegmentOpenFiles).
+	SegmentOpens uint64 `json:"segment_opens"`
 	// SegmentsFromMemory are the segments read from the memory of what
 	// this process appended, not from disk; MemoryBytes is that memory.
 	SegmentsFromMemory uint64 `json:"segments_from_memory"`
@@ -149,7 +153,7 @@ type counters struct {
 	written, writtenBytes, writeErrors, read, readErrors, corrupt atomic.Uint64
 	removed, quarantined, tempRemoved, syncs                      atomic.Uint64
 	segmentsCreated, appended, segmentsClosed, segmentsRead       atomic.Uint64
-	segmentsFromMemory                                            atomic.Uint64
+	segmentsFromMemory, segmentOpens                              atomic.Uint64
 	symlinksRefused                                               atomic.Uint64
 	tempForeign                                                   atomic.Uint64 // a level, not a counter
 }
@@ -470,7 +474,7 @@ func (s *Spool) Stats() Stats {
 		Removed: c.removed.Load(), Quarantined: c.quarantined.Load(), TempRemoved: c.tempRemoved.Load(),
 		Syncs: c.syncs.Load(), NoAtimeDenied: s.noAtime.Denied(), TempForeign: c.tempForeign.Load(),
 		SegmentsCreated: c.segmentsCreated.Load(), Appended: c.appended.Load(),
-		SegmentsClosed: c.segmentsClosed.Load(), SegmentsRead: c.segmentsRead.Load(),
+		SegmentsClosed: c.segmentsClosed.Load(), SegmentsRead: c.segmentsRead.Load(), SegmentOpens: c.segmentOpens.Load(),
 		SegmentsFromMemory: c.segmentsFromMemory.Load(), MemoryBytes: s.mem.used.Load(),
 		SymlinksRefused: c.symlinksRefused.Load(),
 	}
