@@ -21,6 +21,7 @@ type Index struct {
 	shards   []shard
 	shift    uint8 // 64 - log2(len(shards))
 	maxBytes int64
+	minDelay int64 // Options.MinDelay in nanoseconds
 	now      func() time.Time
 
 	_        [cacheLine]byte
@@ -40,6 +41,7 @@ func New(opts Options) (*Index, error) {
 		shards:   make([]shard, opts.Shards),
 		shift:    uint8(64 - bits.TrailingZeros(uint(opts.Shards))),
 		maxBytes: opts.MaxBytes,
+		minDelay: int64(opts.MinDelay),
 		now:      opts.Now,
 	}
 	if ix.now == nil {
@@ -113,7 +115,7 @@ func (ix *Index) addLocked(s *shard, hash uint64, key string, ts int64) (bool, e
 	}
 	st.pending = insertAt(st.pending, pos, ts)
 	if pos == 0 {
-		s.wake = 0 // a new oldest time: the key's due time moved
+		s.wakeFor(ts, ix.minDelay) // a new oldest time: the key's due time moved
 	}
 	s.entries++
 	s.added++
@@ -129,7 +131,7 @@ func (ix *Index) addKeyLocked(s *shard, hash uint64, key string, ts int64) (bool
 	st := s.create(hash)
 	st.key = key
 	st.pending = append(st.pending, ts)
-	s.wake = 0
+	s.wakeFor(ts, ix.minDelay)
 	s.entries++
 	s.added++
 	return true, nil

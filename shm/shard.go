@@ -2,6 +2,7 @@ package shm
 
 import (
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -46,7 +47,8 @@ type shardState struct {
 	next   int      // slot where the next limited take starts: round robin
 	// wake is the earliest UnixNano at which a key may be due, as the
 	// last TakeDue that visited every key saw it; 0 = unknown. Whatever
-	// can make a key due sooner (a new oldest time, a Done) sets it to 0.
+	// can make a key due sooner (a new oldest time, a Done) brings it
+	// forward (wakeFor).
 	wake int64
 
 	entries  int // pending + in flight times
@@ -113,4 +115,15 @@ func smallBuffer(a, b []int64) []int64 {
 		return nil
 	}
 	return a[:0]
+}
+
+// wakeFor brings the shard's wake forward for a key whose oldest pending
+// time is now ts (Unix seconds): a ready key is due no sooner than ts plus
+// minDelay nanoseconds (Options.MinDelay); with no delay known, at once.
+func (s *shardState) wakeFor(ts, minDelay int64) {
+	if minDelay <= 0 {
+		s.wake = 0
+		return
+	}
+	s.wake = min(s.wake, ts*int64(time.Second)+minDelay)
 }

@@ -191,13 +191,13 @@ func (s *shard) takeKey(st *keyState, arena *timesArena, bound int64) (b Batch, 
 func (ix *Index) Done(hash uint64, applied []int64, retryAt time.Time) {
 	s := ix.shardOf(hash)
 	s.mu.Lock()
-	freed := s.done(hash, applied, retryAt)
+	freed := s.done(hash, applied, retryAt, ix.minDelay)
 	s.mu.Unlock()
 	ix.release(freed)
 }
 
 // done is Done with the shard locked; it returns the bytes freed.
-func (s *shard) done(hash uint64, applied []int64, retryAt time.Time) int64 {
+func (s *shard) done(hash uint64, applied []int64, retryAt time.Time, minDelay int64) int64 {
 	st, slot := s.lookup(hash)
 	if st == nil || !st.inFlight() {
 		return 0
@@ -216,9 +216,12 @@ func (s *shard) done(hash uint64, applied []int64, retryAt time.Time) int64 {
 	if !retryAt.IsZero() {
 		st.retryAt = retryAt.UnixNano()
 	}
-	s.wake = 0 // a time is pending again, or its retry time changed
 	freed := int64(nApplied) * timeBytes
-	if len(st.pending) == 0 {
+	if len(st.pending) > 0 {
+		// Times are pending again: due no sooner than the oldest's delay
+		// (a retry time only puts it later).
+		s.wakeFor(st.pending[0], minDelay)
+	} else {
 		freed += keyOverhead + int64(len(st.key))
 		s.remove(hash, slot)
 	}

@@ -333,3 +333,61 @@ func TestTakeDueVisitsOnlyShardsThatMayBeDue(t *testing.T) {
 		t.Fatalf("once ready TakeDue took %v; want [3]", got)
 	}
 }
+
+// TestMinDelayKeepsShardsAsleepForNewTimes: with Options.MinDelay (the
+// writer's delay), a time added after a shard's visit wakes the shard only
+// when that time may be due, so a fleet whose keys are polled anew all the
+// time does not have TakeDue ask the due policy about every key of a shard
+// after each new time; a time old enough to be due (a backlog) or handed
+// back by Done still is taken at once, and every key at its delay.
+func TestMinDelayKeepsShardsAsleepForNewTimes(t *testing.T) {
+	const delay = 90 * time.Second
+	c := newFakeClock()
+	o := DefaultOptions()
+	o.Shards, o.Now, o.MinDelay = 4, c.Now, delay
+	ix, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := c.Now().Unix()
+	const keys = 1000
+	for h := range uint64(keys) {
+		mustAdd(t, ix, h, "", start)
+	}
+	asked := 0
+	due := func(h uint64, since time.Time) time.Time { asked++; return since.Add(delay) }
+	take := func(d time.Duration) []uint64 {
+		t.Helper()
+		asked = 0
+		return hashes(ix.TakeDue(at(d), due, keys, nil))
+	}
+	if got := take(30 * time.Second); len(got) != 0 || asked != keys {
+		t.Fatalf("first TakeDue took %v and asked %d times; want none taken, %d asked", got, asked, keys)
+	}
+	// The next cycle's polls: new keys, in every shard.
+	for h := uint64(keys); h < keys+8; h++ {
+		mustAdd(t, ix, h, "", start+30)
+	}
+	if got := take(31 * time.Second); len(got) != 0 || asked != 0 {
+		t.Fatalf("after new times TakeDue took %v and asked %d times; want none taken, none asked (due at %v at the earliest)", got, asked, 30*time.Second+delay)
+	}
+	// A backlog's time is due at once, and so is a batch handed back.
+	mustAdd(t, ix, keys+8, "", start-int64(delay/time.Second))
+	if got := take(32 * time.Second); !slices.Equal(got, []uint64{keys + 8}) || asked > keys/2 {
+		t.Fatalf("after an old time TakeDue took %v and asked %d times; want [%d], one shard asked", got, asked, keys+8)
+	}
+	ix.Done(keys+8, nil, time.Time{})
+	if got := take(33 * time.Second); !slices.Equal(got, []uint64{keys + 8}) {
+		t.Fatalf("after a batch handed back TakeDue took %v; want [%d]", got, keys+8)
+	}
+	ix.Done(keys+8, []int64{start - int64(delay/time.Second)}, time.Time{}) // applied: nothing left
+	if got := take(34 * time.Second); len(got) != 0 || asked != 0 {
+		t.Fatalf("after a batch applied TakeDue took %v and asked %d times; want none, none asked", got, asked)
+	}
+	if got := take(delay); len(got) != keys {
+		t.Fatalf("at the delay TakeDue took %d keys; want %d", len(got), keys)
+	}
+	if got := take(30*time.Second + delay); len(got) != 8 {
+		t.Fatalf("at the new times' delay TakeDue took %v; want the 8 keys polled anew", got)
+	}
+}

@@ -119,6 +119,7 @@ func newDaemon(cfg config, settings map[string]string, log *slog.Logger) (*daemo
 
 func (d *daemon) build(cfg config, f *fleet.Generation) error {
 	var err error
+	cfg.index.MinDelay = cfg.writer.WriteDelay // the writer's due times (shm.Options.MinDelay)
 	if d.ix, err = shm.New(cfg.index); err != nil {
 		return err
 	}
