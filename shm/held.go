@@ -99,6 +99,9 @@ func (s *shard) dropFrom(st *keyState, ts int64) int64 {
 	}
 	n := len(st.pending) - i
 	st.pending = st.pending[:i]
+	if i == 0 {
+		st.forget()
+	}
 	s.entries -= n
 	return int64(n) * timeBytes
 }

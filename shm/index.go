@@ -115,6 +115,7 @@ func (ix *Index) addLocked(s *shard, hash uint64, key string, ts int64) (bool, e
 	}
 	st.pending = insertAt(st.pending, pos, ts)
 	if pos == 0 {
+		st.forget()
 		s.wakeFor(ts, ix.minDelay) // a new oldest time: the key's due time moved
 	}
 	s.entries++

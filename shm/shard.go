@@ -22,7 +22,17 @@ type keyState struct {
 	inflight []int64 // ascending; non-empty iff a batch of the key is in flight
 	hash     uint64
 	retryAt  int64 // UnixNano until which TakeDue skips the key; 0 = none
+	// dueAt is the UnixNano at which the key is due, as TakeDue's due
+	// policy last gave it for the oldest pending time and retryAt (fixed
+	// for them, see TakeDue); 0 = not known. Whatever changes either sets
+	// it to 0 (forget). Until then a TakeDue passes the key over with a
+	// comparison instead of asking the policy again.
+	dueAt int64
 }
+
+// forget drops the key's known due time: its oldest pending time or its
+// retry time changed.
+func (st *keyState) forget() { st.dueAt = 0 }
 
 func (st *keyState) inFlight() bool { return len(st.inflight) > 0 }
 

@@ -13,7 +13,7 @@ type Stats struct {
 	InFlight int `json:"in_flight"`
 	// Backoff is the number of keys whose retry time is after now.
 	Backoff int `json:"backoff_keys"`
-	// Bytes are the accounted bytes: per key 112 + len(key), per pending segment 8
+	// Bytes are the accounted bytes: per key 120 + len(key), per pending segment 8
 	// (see bytes.go); MaxBytes is the capacity (Options.MaxBytes).
 	Bytes    int64 `json:"bytes"`
 	MaxBytes int64 `json:"capacity_bytes"`

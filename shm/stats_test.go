@@ -9,8 +9,8 @@ import (
 
 // TestByteAccounting pins the prices documented on Stats.Bytes.
 func TestByteAccounting(t *testing.T) {
-	if unsafe.Sizeof(uintptr(0)) == 8 && keyOverhead != 112 {
-		t.Fatalf("keyOverhead = %d; Stats.Bytes documents 112", keyOverhead)
+	if unsafe.Sizeof(uintptr(0)) == 8 && keyOverhead != 120 {
+		t.Fatalf("keyOverhead = %d; Stats.Bytes documents 120", keyOverhead)
 	}
 	ix, _ := newTestIndex(t, 0)
 	mustAdd(t, ix, 1, "", 1)

@@ -118,11 +118,16 @@ func (s *shard) takeDue(at func(*keyState) int64, now int64, want int, dst []Bat
 		if len(st.pending) == 0 || st.inFlight() {
 			continue
 		}
+		if st.dueAt > now {
+			wake = min(wake, st.dueAt)
+			continue
+		}
 		switch t := at(st); {
 		case t < 0:
 			wake = 0
 			continue
 		case t > 0:
+			st.dueAt = t
 			wake = min(wake, t)
 			continue
 		}
@@ -177,6 +182,7 @@ func (s *shard) takeKey(st *keyState, arena *timesArena, bound int64) (b Batch, 
 		st.pending = st.pending[:copy(st.pending, st.pending[n:])]
 	}
 	st.retryAt = 0
+	st.forget()
 	s.inflight += len(st.inflight)
 	s.taken += uint64(len(st.inflight))
 	return b, true
@@ -216,6 +222,7 @@ func (s *shard) done(hash uint64, applied []int64, retryAt time.Time, minDelay i
 	if !retryAt.IsZero() {
 		st.retryAt = retryAt.UnixNano()
 	}
+	st.forget()
 	freed := int64(nApplied) * timeBytes
 	if len(st.pending) > 0 {
 		// Times are pending again: due no sooner than the oldest's delay
