@@ -451,6 +451,9 @@ func (p *pass) remove(done []spool.Ref) {
 // up to until touches.
 func (w *Writer) ensureFile(t *fileState, first, until int64) error {
 	if t.known {
+		// A header a read-ahead read for the geometry (a file created
+		// or tuned since) is not needed: not kept for each file.
+		t.ahead.Store(nil)
 		return nil
 	}
 	if fi := t.ahead.Swap(nil); fi != nil {

@@ -142,6 +142,9 @@ func TestWriterKeepsTheGeometry(t *testing.T) {
 	if l == nil {
 		t.Fatal("no geometry kept after an update")
 	}
+	if fi := tg.ahead.Load(); fi != nil {
+		t.Fatalf("the header the geometry's read parsed (%+v) is kept after the update: one more per file, never used", *fi)
+	}
 	flush(30)
 	if got, want := tg.geometry.Load(), readFileGeometry(t, e.w.o.RRD.Root(), e.rrdPath("k")); got == l || !reflect.DeepEqual(*got, want) {
 		t.Fatalf("kept geometry %+v (moved on: %v), the file's %+v", got, got != l, want)
