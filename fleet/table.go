@@ -248,7 +248,7 @@ func (t *Target) RRDLayout(key string, step time.Duration) (rrd.Layout, bool) {
 	if !ok {
 		return rrd.Layout{}, false
 	}
-	l := rrd.Layout{Step: step, RRAs: t.Profile.RRAs}
+	l := rrd.Layout{Step: step, RRAs: t.Profile.RRAs, DS: make([]rrd.DataSource, 0, len(dss))}
 	if len(l.RRAs) == 0 {
 		l.RRAs = rrd.DefaultRRAs(step)
 	}

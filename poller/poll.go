@@ -306,7 +306,7 @@ func (res *pollResult) take(pl *pollPlan, at int, pdu *gosnmp.SnmpPDU) {
 // its rows in res; a row missing from a column's walk lost its row.
 // With uptime, the walk's first request asks for sysUpTime.0 too.
 func (p *Poller) bulkTable(g *gosnmp.GoSNMP, tp *tablePlan, pl *pollPlan, res *pollResult, uptime bool) error {
-	lim := walkLimits{maxReps: min(p.opts.MaxRepetitions, len(tp.rows)), maxRows: p.opts.MaxTableRows, last: tp.last, after: tp.after}
+	lim := walkLimits{maxReps: min(p.opts.MaxRepetitions, len(tp.rows)), maxRows: p.opts.MaxTableRows, rows: len(tp.rows), last: tp.last, after: tp.after}
 	if uptime {
 		lim.nonRep = []string{strings.TrimSuffix(OIDSysUpTime, ".0")}
 	}

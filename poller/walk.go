@@ -25,6 +25,7 @@ type columnWalk struct {
 type walkLimits struct {
 	maxReps int    // GetBulk max-repetitions
 	maxRows int    // most cells kept per column
+	rows    int    // if set, the rows a column is expected to have: the cells' room, one array for all columns
 	last    string // if set, a column ends at the first index not before it
 	after   string // if set, each column's walk starts after this index
 	// nonRep are OIDs asked once, as the non-repeaters of the first
@@ -53,6 +54,12 @@ func walkColumns(g *gosnmp.GoSNMP, cols []string, lim walkLimits) ([]columnWalk,
 // lim.nonRep.
 func walkColumnsWith(g *gosnmp.GoSNMP, cols []string, lim walkLimits) ([]columnWalk, []gosnmp.SnmpPDU, int, error) {
 	out := make([]columnWalk, len(cols))
+	if r := min(lim.rows, lim.maxRows); r > 0 {
+		all := make([]cell, r*len(cols))
+		for i := range out {
+			out[i].cells = all[i*r : i*r : (i+1)*r]
+		}
+	}
 	var extra []gosnmp.SnmpPDU
 	next := append([]string(nil), cols...)
 	if lim.after != "" {

@@ -172,10 +172,19 @@ func (w *Writer) TargetErrors() []TargetError {
 }
 
 // checkProfile reports a KindMismatch error when the target has a profile
-// whose data source names differ from the file's.
+// whose data source names differ from the file's. It runs before every
+// update, so the names are looked up in the file's index (names are unique
+// in both): the sorted lists are made only for the error.
 func (w *Writer) checkProfile(t *fileState) error {
 	p, ok := w.o.Layout(t.key)
 	if !ok {
+		return nil
+	}
+	same := len(p.DS) == len(t.info.DS)
+	for i := 0; same && i < len(p.DS); i++ {
+		_, same = t.index[p.DS[i].Name]
+	}
+	if same {
 		return nil
 	}
 	want, have := p.DSNames(), t.template()

@@ -103,8 +103,10 @@ func (w *Writer) prefetch(t *fileState, until, lastKnown int64, info bool) (rrd.
 	}
 	read := info || known == nil
 	var headerLen int64
-	if p, ok := w.o.Layout(t.key); ok && read {
-		headerLen = rrd.HeaderLen(int64(len(p.DS)), int64(len(p.RRAs)))
+	if read {
+		if p, ok := w.o.Layout(t.key); ok {
+			headerLen = rrd.HeaderLen(int64(len(p.DS)), int64(len(p.RRAs)))
+		}
 	}
 	l, fi, cached, ok := prefetch(w.o.RRD.Root(), t.path, known, until, read, headerLen)
 	if !ok {
