@@ -17,7 +17,7 @@ var fieldFlags = map[string]map[string]string{
 		"SegmentMaxBytes": "segment-max-bytes", "SegmentMaxEntries": "segment-max-entries",
 		"SegmentOpenFiles": "segment-open-files", "MemoryBytes": "segment-memory",
 	},
-	"index": {"MaxBytes": "keys-zone"},
+	"index": {"MaxBytes": "keys-zone", "MinDelay": "write-delay"}, // MinDelay: the daemon sets it to --write-delay
 	"loader": {
 		"loader_files": "loader-files", "loader_sleep": "loader-sleep",
 		"loader_threshold": "loader-threshold", "loader_cpu": "loader-cpu",
