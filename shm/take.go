@@ -32,10 +32,12 @@ type Batch struct {
 // A due time at or after NotReady says the key is not ready for a reason
 // the index does not see (its leaf is not walked, the writer holds it): it
 // is asked again at the next TakeDue. Any other due time is taken as fixed
-// for the key's oldest pending time, so a shard whose whole visit found
-// nothing due is not visited again until the earliest due time it saw, or
-// until an Add, Done or backoff changes one of its keys: a TakeDue costs
-// the keys that may be due, not every key pending.
+// for the key's oldest pending time: the key keeps it, and later visits
+// pass it over with a comparison until then, without asking due again. A
+// shard whose whole visit found nothing due is not visited again until the
+// earliest due time it saw, or until an Add or Done gives one of its keys
+// a new oldest time (with Options.MinDelay, not before that time may be
+// due): a TakeDue costs the keys that may be due, not every key pending.
 func (ix *Index) TakeDue(now time.Time, due func(hash uint64, since time.Time) time.Time, most int, dst []Batch) []Batch {
 	if most <= 0 {
 		return dst
