@@ -78,6 +78,10 @@ default) FILE_KB=790 PEER_FILE_KB=300 ;;
 *) echo "scale.sh: RRA=$RRA: want small or default" >&2; exit 2 ;;
 esac
 FILES=$((DEVICES * IFACES))
+# --keys-zone as tuning.md sizes it: 120 bytes a key plus its name (about
+# 30) and a few pending segments, with room to spare; the default 64m
+# holds about 400,000 keys of one segment, fewer once a backlog builds.
+KEYS_ZONE=$((FILES * 400 / 1048576 + 64))m
 PEER_FILES=$((PEER_DEVICES * IFACES))
 # The fleet's files, then the subset's twice (spoold's; collectd's six
 # files an interface), one set at a time; a tenth more for the spool,
@@ -187,7 +191,7 @@ start_daemon() { # start_daemon TARGETS: sets DAEMON_PID
 	DAEMON=("$SPOOLD" --targets "$1" "${PROFILES_ARG[@]}" --poll-interval "$INTERVAL"
 		--write-delay "${WRITE_DELAY}s" --write-jitter "${WRITE_JITTER}s"
 		--spool-dir "$FS/spool" --rrd-dir "$FS/rrd" --admin-listen "127.0.0.1:$ADMIN_PORT"
-		--max-new-files-per-hour 0 --log-level warn)
+		--max-new-files-per-hour 0 --keys-zone "$KEYS_ZONE" --log-level warn)
 	"${DAEMON[@]}" >>"$WORK/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	PIDS+=("$DAEMON_PID")
