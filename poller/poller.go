@@ -477,12 +477,12 @@ func (p *Poller) writeEntries(d *device, pl *pollPlan, res *pollResult, now time
 			p.log.Debug("index poll result later", "key", key, "err", indexErr)
 		}
 	}
-	n := 0
+	entries := 0 // the batch's appends: the scalars' entry and a row's each
 	if len(pl.scalars) > 0 {
-		n++
+		entries++
 	}
 	for _, t := range pl.tables {
-		n += len(t.rows)
+		entries += len(t.rows)
 	}
 	appendAll := func() error {
 		if len(pl.scalars) > 0 {
@@ -505,7 +505,7 @@ func (p *Poller) writeEntries(d *device, pl *pollPlan, res *pollResult, now time
 		return werr
 	}
 	if b, ok := p.sp.(BatchAppender); ok {
-		return b.AppendBatch(n, appendAll)
+		return b.AppendBatch(entries, appendAll)
 	}
 	return appendAll()
 }

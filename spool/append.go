@@ -73,8 +73,8 @@ type openSegment struct {
 const appendShards = 64
 
 type appendShardState struct {
-	mu   sync.Mutex
-	open map[uint64]*openSegment
+	mu    sync.Mutex
+	open  map[uint64]*openSegment
 	nheld int // open segments with a held descriptor
 	// taken are the names (first poll times) of the segments a reader
 	// sealed to read and remove (SealNames), by hash, until Unseal.
