@@ -39,7 +39,7 @@ func TestCheckConfigRefusesWhatTheDaemonRefuses(t *testing.T) {
 		"--write-rate=NaN", "--write-rate=1e-12", "--write-rate=1e-300", "--write-rate=+Inf", "--write-rate=-1",
 		"--loader-cpu=5e-324", "--loader-cpu=0.00001%",
 		"--shard=0/3", "--shard=4/3", "--shard=1/4097", "--shard=2", "--forward=unix:", "--forward=tcp:", "--forward=::1:42217",
-		"--gomaxprocs=-1",
+		"--gomaxprocs=-1", "--gc-percent=-1",
 	} {
 		t.Run(arg, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -65,7 +65,7 @@ func TestCheckConfigAcceptsTheEdgesOfTheRanges(t *testing.T) {
 		"--admin-listen=localhost:8780", "--write-rate=0", "--write-rate=0.001", "--write-rate=1000000",
 		"--loader-cpu=0.1%", "--loader-cpu=100%", "--loader-cpu=0",
 		"--shard=1/1", "--shard=4096/4096", "--shard=", "--forward=tcp:127.0.0.1:42217", "--forward=/run/rrdcached.sock", "--forward=[::1]",
-		"--gomaxprocs=0", "--gomaxprocs=1",
+		"--gomaxprocs=0", "--gomaxprocs=1", "--gc-percent=0", "--gc-percent=1",
 	} {
 		t.Run(arg, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -226,6 +226,25 @@ func TestProcs(t *testing.T) {
 		cfg.gomaxprocs, cfg.writer.Writers = c.flag, c.writers
 		if got := cfg.procs(c.env, c.inForce); got != c.want {
 			t.Errorf("--gomaxprocs %d --writers %d, environment set %v, %d in force: %d, want %d", c.flag, c.writers, c.env, c.inForce, got, c.want)
+		}
+	}
+}
+
+// TestGCTarget: --gc-percent 0 runs the collector at defaultGCPercent,
+// keeps an operator's GOGC environment variable, and a value given wins.
+func TestGCTarget(t *testing.T) {
+	for _, c := range []struct {
+		flag int
+		env  bool
+		want int
+		set  bool
+	}{
+		{0, false, defaultGCPercent, true}, {0, true, 0, false}, {200, false, 200, true}, {200, true, 200, true},
+	} {
+		cfg := defaultConfig()
+		cfg.gcPercent = c.flag
+		if got, set := cfg.gcTarget(c.env); got != c.want || set != c.set {
+			t.Errorf("--gc-percent %d, environment set %v: %d, %v; want %d, %v", c.flag, c.env, got, set, c.want, c.set)
 		}
 	}
 }

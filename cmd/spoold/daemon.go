@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -175,7 +177,7 @@ func (d *daemon) start() {
 	d.pollCancel, d.pollDone = d.goRun("poller", d.pl.Run)
 	d.log.Info("spoold started", "version", versionString(), "targets", len(d.fleet.Get().Targets),
 		"spool", d.cfg.spool.Dir, "rrd_dir", d.cfg.writer.Dir, "pid", os.Getpid(), "gomaxprocs", runtime.GOMAXPROCS(0),
-		"landlock", d.landlock.Load().String())
+		"gogc", gcPercentInForce(), "landlock", d.landlock.Load().String())
 }
 
 func (d *daemon) goRun(name string, run func(context.Context) error) (context.CancelFunc, chan struct{}) {
@@ -385,6 +387,9 @@ const fileUmask = 0o027
 func serve(cfg config, settings map[string]string, root *slog.Logger) int {
 	syscall.Umask(syscall.Umask(fileUmask) | fileUmask)
 	runtime.GOMAXPROCS(cfg.procs(os.Getenv("GOMAXPROCS") != "", runtime.GOMAXPROCS(0)))
+	if pct, ok := cfg.gcTarget(os.Getenv("GOGC") != ""); ok {
+		debug.SetGCPercent(pct)
+	}
 	log := root.With("component", "daemon")
 	d, err := newDaemon(cfg, settings, root)
 	if err != nil {
@@ -446,6 +451,39 @@ func (c config) procs(env bool, inForce int) int {
 		return inForce
 	}
 	return c.writer.Procs(inForce)
+}
+
+// defaultGCPercent is the GOGC of --gc-percent 0. Most of the daemon's
+// heap lives as long as its keys (index entries, open segments, the
+// files' state, the bytes kept for the writer), and the collector lets
+// the heap grow by this share of it before the next collection: at Go's
+// 100 the process holds about twice its keys' memory. At 2,000 simulated
+// devices of 48 interfaces, 50 took the largest resident memory from 6.15
+// to 4.71 KiB an interface for 85.1 µs of CPU an interface and poll
+// against 83.5 (tuning.md).
+const defaultGCPercent = 50
+
+// gcTarget is the GOGC of --gc-percent, and whether to set it: 0 keeps
+// the GOGC environment variable's (env: set), or else is
+// defaultGCPercent.
+func (c config) gcTarget(env bool) (int, bool) {
+	switch {
+	case c.gcPercent > 0:
+		return c.gcPercent, true
+	case env:
+		return 0, false
+	}
+	return defaultGCPercent, true
+}
+
+// gcPercentInForce is the collector's GOGC now (-1: off).
+func gcPercentInForce() int64 {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return -1
+	}
+	return int64(s[0].Value.Uint64())
 }
 
 // abortStart undoes a start that failed after the admin server started.

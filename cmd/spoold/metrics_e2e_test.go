@@ -64,6 +64,13 @@ func TestDaemonMetricsPassPromtool(t *testing.T) {
 	if !strings.Contains(text, want) {
 		t.Errorf("/metrics has no line %q", strings.TrimSpace(want))
 	}
+	// --gc-percent 0: the daemon's own GOGC, unless this test runs
+	// with GOGC set.
+	if pct, set := cfg.gcTarget(os.Getenv("GOGC") != ""); set {
+		if want := fmt.Sprintf("\ngo_gc_gogc_percent %d\n", pct); !strings.Contains(text, want) {
+			t.Errorf("/metrics has no line %q", strings.TrimSpace(want))
+		}
+	}
 	if err := p.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}
