@@ -102,7 +102,9 @@
 // (prefetch, sync, graphs) open the files too. The last update and data
 // sources of a file are read from its header in Go (Root.Info, one pread)
 // once per file; librrd's
-// rrd_info_r reads the files that reader does not recognize. The prefetch (prefetch.go) keeps
-// each file's geometry (rrd.Geometry) and moves it on with every update librrd accepts, so
-// the header is not read again before each update.
+// rrd_info_r reads the files that reader does not recognize. The prefetch
+// (prefetch.go) keeps the geometry (rrd.Geometry) of each file it found out
+// of the page cache and moves it on with every update librrd accepts, so
+// the header is not read again before each update; a file found cached
+// keeps none.
 package rrdwriter
