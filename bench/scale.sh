@@ -184,7 +184,18 @@ fi
 	--targets-out "$WORK/targets.conf" --targets-profile "$PROFILE" >"$WORK/simulate.log" 2>&1 &
 SIM=$!
 PIDS+=("$SIM")
-wait_for 30 "the simulator's targets file" test -s "$WORK/targets.conf"
+sim_ready() { # the targets file written, or the simulator gone (its log says why)
+	if ! kill -0 "$SIM" 2>/dev/null; then
+		echo "scale.sh: the simulator exited:" >&2
+		tail -5 "$WORK/simulate.log" >&2
+		exit 1
+	fi
+	test -s "$WORK/targets.conf"
+}
+if ! wait_for 30 "the simulator's targets file" sim_ready; then
+	tail -5 "$WORK/simulate.log" >&2
+	exit 1
+fi
 mkdir -p "$FS/spool" "$FS/rrd"
 DAEMON=()
 start_daemon() { # start_daemon TARGETS: sets DAEMON_PID
