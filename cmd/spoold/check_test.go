@@ -230,21 +230,19 @@ func TestProcs(t *testing.T) {
 	}
 }
 
-// TestGCTarget: --gc-percent 0 runs the collector at defaultGCPercent,
-// keeps an operator's GOGC environment variable, and a value given wins.
+// TestGCTarget: --gc-percent 0 leaves the runtime's GOGC (Go's, or an
+// operator's GOGC environment variable), and a value given is set.
 func TestGCTarget(t *testing.T) {
 	for _, c := range []struct {
-		flag int
-		env  bool
-		want int
-		set  bool
+		flag, want int
+		set        bool
 	}{
-		{0, false, defaultGCPercent, true}, {0, true, 0, false}, {200, false, 200, true}, {200, true, 200, true},
+		{0, 0, false}, {50, 50, true}, {200, 200, true},
 	} {
 		cfg := defaultConfig()
 		cfg.gcPercent = c.flag
-		if got, set := cfg.gcTarget(c.env); got != c.want || set != c.set {
-			t.Errorf("--gc-percent %d, environment set %v: %d, %v; want %d, %v", c.flag, c.env, got, set, c.want, c.set)
+		if got, set := cfg.gcTarget(); got != c.want || set != c.set {
+			t.Errorf("--gc-percent %d: %d, %v; want %d, %v", c.flag, got, set, c.want, c.set)
 		}
 	}
 }

@@ -129,7 +129,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.StringVar(&c.pidFile, "pid-file", c.pidFile, "write the process id to this file")
 	fs.BoolVar(&c.landlock, "landlock", c.landlock, "restrict the daemon's own file access with Landlock, once started, to the spool, --rrd-dir, the configuration files' directories, --mib-dir and the system files librrd reads (kernels without Landlock: not restricted, logged)")
 	fs.IntVar(&c.gomaxprocs, "gomaxprocs", c.gomaxprocs, "most goroutines running Go code at once (GOMAXPROCS); 0 = the CPUs the process may use plus --writers, as a writer waiting for the disk holds one (the GOMAXPROCS environment variable, when set, is kept)")
-	fs.IntVar(&c.gcPercent, "gc-percent", c.gcPercent, "the garbage collector's GOGC: heap growth over the live heap, in percent, before the next collection; 0 = 50 (about a quarter less memory than Go's 100 for about the same CPU), or the GOGC environment variable when set")
+	fs.IntVar(&c.gcPercent, "gc-percent", c.gcPercent, "the garbage collector's GOGC: heap growth over the live heap, in percent, before the next collection; lower takes less memory for more CPU; 0 = the runtime's (100, or the GOGC environment variable when set)")
 	fs.StringVar(&c.logFormat, "log-format", c.logFormat, "log format: text or json")
 	fs.StringVar(&c.logLevel, "log-level", c.logLevel, "log level: debug, info, warn or error")
 	fs.BoolVarP(&c.checkOnly, "test", "t", false, "check flags, targets and profiles, print the effective settings, and exit")

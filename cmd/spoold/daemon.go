@@ -387,7 +387,7 @@ const fileUmask = 0o027
 func serve(cfg config, settings map[string]string, root *slog.Logger) int {
 	syscall.Umask(syscall.Umask(fileUmask) | fileUmask)
 	runtime.GOMAXPROCS(cfg.procs(os.Getenv("GOMAXPROCS") != "", runtime.GOMAXPROCS(0)))
-	if pct, ok := cfg.gcTarget(os.Getenv("GOGC") != ""); ok {
+	if pct, ok := cfg.gcTarget(); ok {
 		debug.SetGCPercent(pct)
 	}
 	log := root.With("component", "daemon")
@@ -453,28 +453,9 @@ func (c config) procs(env bool, inForce int) int {
 	return c.writer.Procs(inForce)
 }
 
-// defaultGCPercent is the GOGC of --gc-percent 0. Most of the daemon's
-// heap lives as long as its keys (index entries, open segments, the
-// files' state, the bytes kept for the writer), and the collector lets
-// the heap grow by this share of it before the next collection: at Go's
-// 100 the process holds about twice its keys' memory. At 2,000 simulated
-// devices of 48 interfaces, 50 took the largest resident memory from 6.15
-// to 4.71 KiB an interface for 85.1 µs of CPU an interface and poll
-// against 83.5 (tuning.md).
-const defaultGCPercent = 50
-
 // gcTarget is the GOGC of --gc-percent, and whether to set it: 0 keeps
-// the GOGC environment variable's (env: set), or else is
-// defaultGCPercent.
-func (c config) gcTarget(env bool) (int, bool) {
-	switch {
-	case c.gcPercent > 0:
-		return c.gcPercent, true
-	case env:
-		return 0, false
-	}
-	return defaultGCPercent, true
-}
+// the runtime's (Go's 100, or the GOGC environment variable's).
+func (c config) gcTarget() (int, bool) { return c.gcPercent, c.gcPercent > 0 }
 
 // gcPercentInForce is the collector's GOGC now (-1: off).
 func gcPercentInForce() int64 {
