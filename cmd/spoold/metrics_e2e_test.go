@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -64,9 +65,13 @@ func TestDaemonMetricsPassPromtool(t *testing.T) {
 	if !strings.Contains(text, want) {
 		t.Errorf("/metrics has no line %q", strings.TrimSpace(want))
 	}
-	// --gc-percent 75: the collector's GOGC.
+	// --gc-percent 75: the collector's GOGC, in /metrics and the started
+	// line.
 	if want := "\ngo_gc_gogc_percent 75\n"; !strings.Contains(text, want) {
 		t.Errorf("/metrics has no line %q", strings.TrimSpace(want))
+	}
+	if !regexp.MustCompile(`msg="spoold started".* gogc=75 `).MatchString(p.stderr.String()) {
+		t.Errorf("no gogc=75 in the started line:\n%s", p.stderr.String())
 	}
 	if err := p.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
