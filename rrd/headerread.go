@@ -24,11 +24,11 @@ func readHeaderAt(fd int, path string) (FileInfo, error) {
 	return fi, err
 }
 
-// lockForRead takes a shared fcntl lock of the file at fd, like
+// LockForRead takes a shared fcntl lock of the file at fd, like
 // rrd_info_r's (a file librrd is writing makes it fail: the caller hands
 // the file to librrd, which waits or says why), and advises random reads
 // so that a read brings in only the pages asked for.
-func lockForRead(fd int) error {
+func LockForRead(fd int) error {
 	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0}
 	if err := unix.FcntlFlock(uintptr(fd), unix.F_SETLK, &lk); err != nil {
 		return fmt.Errorf("%w: lock: %w", ErrHeaderUnknown, err)

@@ -30,7 +30,7 @@ type DSInfo struct {
 // a file the Go reader does not recognize goes to rrd_info_r through
 // /proc/self/fd.
 func InfoFD(fd int, path string) (FileInfo, error) {
-	err := lockForRead(fd)
+	err := LockForRead(fd)
 	if err == nil {
 		var fi FileInfo
 		if fi, err = readHeaderAt(fd, path); err == nil {

@@ -277,7 +277,7 @@ func (r *Root) OpenHeader(p string) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	if err := lockForRead(fd); err != nil {
+	if err := LockForRead(fd); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}

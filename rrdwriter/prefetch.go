@@ -44,30 +44,24 @@ import (
 // at the header's end finds them there or on their way (one wait for the
 // disk instead of two).
 func prefetch(root *rrd.Root, path string, known *rrd.Geometry, until int64, info bool, headerLen func() int64) (l *rrd.Geometry, fi rrd.FileInfo, read, cached, ok bool) {
-	if !info {
-		fd, err := root.OpenNoAtime(path)
-		if err != nil {
-			return nil, rrd.FileInfo{}, false, false, false
-		}
-		cached = headerCached(fd)
-		if !cached && known != nil {
-			adviseUpdate(fd, known, until, true)
-		}
-		unix.Close(fd)
-		switch {
-		case cached:
-			return nil, rrd.FileInfo{}, false, true, true
-		case known != nil:
-			return known, rrd.FileInfo{}, false, false, true
-		}
-	}
-	fd, err := root.OpenHeader(path)
+	fd, err := root.OpenNoAtime(path)
 	if err != nil {
 		return nil, rrd.FileInfo{}, false, false, false
 	}
 	defer unix.Close(fd)
-	if info {
-		cached = headerCached(fd)
+	cached = headerCached(fd)
+	if !info {
+		switch {
+		case cached:
+			return nil, rrd.FileInfo{}, false, true, true
+		case known != nil:
+			adviseUpdate(fd, known, until, true)
+			return known, rrd.FileInfo{}, false, false, true
+		}
+	}
+	// The header is read, as Root.OpenHeader's callers read it.
+	if err := rrd.LockForRead(fd); err != nil {
+		return nil, rrd.FileInfo{}, false, false, false
 	}
 	var hl int64
 	if !cached {

@@ -85,13 +85,7 @@ func TestPrefetchSkipsACachedFile(t *testing.T) {
 	if s.Prefetches-before.Prefetches != 1 || s.PrefetchesCached-before.PrefetchesCached != 1 {
 		t.Fatalf("an update of a cached file: %d prefetches, %d of them cached; want 1 and 1", s.Prefetches-before.Prefetches, s.PrefetchesCached-before.PrefetchesCached)
 	}
-	// Out of the page cache: written back, then dropped.
-	if err := unix.Fdatasync(fd); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
-		t.Fatal(err)
-	}
+	dropCached(t, e.rrdPath("c"))
 	before = s // (no headerCached here: a read with RWF_NOWAIT starts the page's read)
 	flush()
 	s = e.w.Stats()
@@ -100,6 +94,23 @@ func TestPrefetchSkipsACachedFile(t *testing.T) {
 	}
 	if last, _ := testenv.RRDLastUpdate(t, e.rrdPath("c")); last != ts {
 		t.Fatalf("last update %d, want %d", last, ts)
+	}
+}
+
+// dropCached takes the file at path out of the page cache: written back,
+// then dropped.
+func dropCached(t *testing.T, path string) {
+	t.Helper()
+	fd, err := unix.Open(path, unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fdatasync(fd); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -137,21 +148,7 @@ func TestWriterKeepsTheGeometry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// cold writes the file back and drops it from the page cache.
-	cold := func() {
-		t.Helper()
-		fd, err := unix.Open(e.rrdPath("k"), unix.O_RDONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer unix.Close(fd)
-		if err := unix.Fdatasync(fd); err != nil {
-			t.Fatal(err)
-		}
-		if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cold := func() { t.Helper(); dropCached(t, e.rrdPath("k")) }
 	tg := e.w.fileOf(spool.KeyHash("k"), "k")
 	flush(3) // creates the file: no geometry read yet
 	cold()
