@@ -166,18 +166,19 @@ func (d *daemon) logMIBErrors(f *fleet.Generation) {
 	}
 }
 
-// start takes the disk sampler's baseline, then runs the sampler, the
-// writer, the loader (start-up walk, then rescans) and the poller, each in
-// its own goroutine.
+// start takes the disk sampler's baseline, logs the started line, then
+// runs the sampler, the writer, the loader (start-up walk, then rescans)
+// and the poller, each in its own goroutine. The line comes first so that
+// it precedes everything they log (a first poll cycle can take 50 µs).
 func (d *daemon) start() {
 	d.disk.Sample()
+	d.log.Info("spoold started", "version", versionString(), "targets", len(d.fleet.Get().Targets),
+		"spool", d.cfg.spool.Dir, "rrd_dir", d.cfg.writer.Dir, "pid", os.Getpid(), "gomaxprocs", runtime.GOMAXPROCS(0),
+		"gogc", gcPercentInForce(), "landlock", d.landlock.Load().String())
 	d.diskCancel, d.diskDone = d.goRun("disk sampler", d.disk.Run)
 	d.writeCancel, d.writeDone = d.goRun("writer", d.wr.Run)
 	d.loadCancel, d.loadDone = d.goRun("loader", func(ctx context.Context) error { return d.ld.Rescans(ctx, d.ix) })
 	d.pollCancel, d.pollDone = d.goRun("poller", d.pl.Run)
-	d.log.Info("spoold started", "version", versionString(), "targets", len(d.fleet.Get().Targets),
-		"spool", d.cfg.spool.Dir, "rrd_dir", d.cfg.writer.Dir, "pid", os.Getpid(), "gomaxprocs", runtime.GOMAXPROCS(0),
-		"gogc", gcPercentInForce(), "landlock", d.landlock.Load().String())
 }
 
 func (d *daemon) goRun(name string, run func(context.Context) error) (context.CancelFunc, chan struct{}) {
