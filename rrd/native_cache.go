@@ -95,11 +95,23 @@ func NewHeaderCache(root *Root, size int) *HeaderCache {
 // A *NotNativeError (nothing written) is counted by its reason: the
 // caller then updates the file with librrd.
 func (c *HeaderCache) Update(path string, template []string, rows []Sample) (int, error) {
+	return c.UpdateAfter(path, template, rows, nil)
+}
+
+// UpdateAfter is Update calling opened, if not nil, with the file's
+// descriptor once it is open and before anything of it is read: a caller
+// asks the page cache for the pages the update will touch there
+// (rrdwriter's prefetch) without opening the file once more. opened must
+// not close fd, nor move its offset.
+func (c *HeaderCache) UpdateAfter(path string, template []string, rows []Sample, opened func(fd int)) (int, error) {
 	fd, err := c.root.Open(path, unix.O_RDWR)
 	if err != nil {
 		return 0, err
 	}
 	defer unix.Close(fd)
+	if opened != nil {
+		opened(fd)
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return 0, &fs.PathError{Op: "stat", Path: path, Err: err}

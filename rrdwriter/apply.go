@@ -361,14 +361,17 @@ func (w *Writer) setAsideStale(t *fileState, p *pass, items []item) {
 func (w *Writer) update(t *fileState, p *pass, todo []item, pending []int) ([]item, error) {
 	w.c.updateCalls.Add(1)
 	until, last := todo[len(todo)-1].e.Time, t.info.Last
+	// The prefetch, unless the read-ahead made it, runs on the update's
+	// own descriptor: no open of the file for it alone.
+	var opened func(fd int)
 	if w.o.Prefetch && t.prefetchedUntil.Load() < until {
-		w.prefetch(t, until, last, false)
+		opened = func(fd int) { w.prefetch(t, fd, until, last, false) }
 	}
 	// The rows are in the file's data source order (buildRows), so no
 	// template: librrd takes the values by position, as rrdcached sends
 	// them, instead of matching every name of the template per call.
 	rs := w.rowBufs.Get().(*rowScratch)
-	uerr := w.o.RRD.Update(t.path, nil, buildRows(t, todo, rs))
+	uerr := w.o.RRD.Update(t.path, nil, buildRows(t, todo, rs), opened)
 	clear(rs.vals) // the values' string is garbage now
 	w.rowBufs.Put(rs)
 	if uerr == nil {
@@ -463,7 +466,7 @@ func (w *Writer) ensureFile(t *fileState, first, until int64) error {
 		return nil
 	}
 	if w.o.Prefetch {
-		if fi, ok := w.prefetch(t, until, -1, true); ok {
+		if fi, ok := w.prefetch(t, -1, until, -1, true); ok {
 			t.ahead.Store(nil)
 			t.setInfo(fi, &w.dsSets)
 			return nil

@@ -232,8 +232,9 @@ func parseRemoteInfo(peer, name string, vals []rrdcached.InfoValue) (rrd.FileInf
 // last row's (heldRows). Otherwise its error carries the remote's first
 // refusal (a value or permission error, classified as librrd's) or wraps
 // errUnconfirmed; the writer reads Info again and keeps what the file does
-// not show, or quarantines what it can no longer take.
-func (f *forwarder) Update(path string, template []string, rows []rrd.Sample) error {
+// not show, or quarantines what it can no longer take. The file is not
+// local: opened is never given (the forwarder has no Root).
+func (f *forwarder) Update(path string, template []string, rows []rrd.Sample, _ func(fd int)) error {
 	if len(rows) == 0 {
 		return nil
 	}

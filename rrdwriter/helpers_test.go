@@ -210,7 +210,7 @@ func (f *fakeRRD) Info(path string) (rrd.FileInfo, error) {
 	return ff.info, nil
 }
 
-func (f *fakeRRD) Update(path string, template []string, rows []rrd.Sample) error {
+func (f *fakeRRD) Update(path string, template []string, rows []rrd.Sample, _ func(fd int)) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++

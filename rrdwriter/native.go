@@ -35,15 +35,15 @@ func LocalRRD(root *rrd.Root, o Options) RRD {
 // Update applies rows natively, or with librrd where the native path
 // falls back. Its errors read as librrd's (a refused time carries
 // librrd's message), so the writer treats them alike.
-func (n *NativeRRD) Update(path string, template []string, rows []rrd.Sample) error {
+func (n *NativeRRD) Update(path string, template []string, rows []rrd.Sample, opened func(fd int)) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	_, err := n.Files.Update(path, template, rows)
+	_, err := n.Files.UpdateAfter(path, template, rows, opened)
 	var nn *rrd.NotNativeError
 	switch {
 	case errors.As(err, &nn):
-		return n.libRRD.Update(path, template, rows)
+		return n.libRRD.Update(path, template, rows, nil) // opened ran
 	case err != nil:
 		return fmt.Errorf("update rrd %s: %w", path, err)
 	}

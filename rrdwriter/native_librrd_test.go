@@ -36,8 +36,8 @@ func TestNativeRRDWritesLibrrdBytes(t *testing.T) {
 		{{Time: t0 + 1800, Values: []string{"5", "20"}}, {Time: t0 + 1800, Values: []string{"6", "30"}}},
 	}
 	for i, rows := range batches {
-		errL := LibRRD(root).Update(lib, template, rows)
-		errN := n.Update(nat, template, rows)
+		errL := LibRRD(root).Update(lib, template, rows, nil)
+		errN := n.Update(nat, template, rows, nil)
 		if fmt.Sprint(errL) != strings.ReplaceAll(fmt.Sprint(errN), nat, lib) {
 			t.Fatalf("batch %d: librrd %v, native %v", i, errL, errN)
 		}
@@ -52,7 +52,7 @@ func TestNativeRRDWritesLibrrdBytes(t *testing.T) {
 	}
 	hw := filepath.Join(dir, "hw.rrd")
 	testenv.RRDTool(t, "create", hw, "--start", fmt.Sprint(t0), "--step", "300", "DS:g:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:10", "RRA:HWPREDICT:10:0.1:0.0035:5")
-	if err := n.Update(hw, nil, []rrd.Sample{{Time: t0 + 300, Values: []string{"1"}}}); err != nil {
+	if err := n.Update(hw, nil, []rrd.Sample{{Time: t0 + 300, Values: []string{"1"}}}, nil); err != nil {
 		t.Fatalf("the fallback: %v", err)
 	}
 	if last, _ := testenv.RRDLastUpdate(t, hw); last != t0+300 {

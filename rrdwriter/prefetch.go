@@ -22,8 +22,12 @@ import (
 // only sooner. The geometry is read from the header once (two small preads)
 // and then kept, moved on by every update librrd accepts (rrd.Geometry.Advanced), so a
 // prefetch of a known file reads nothing itself, and asks for nothing when
-// the file's header is in the page cache (headerCached). A prefetch is a hint: any
-// failure just leaves librrd to read the pages itself.
+// the file's header is in the page cache (headerCached). Before an update
+// the prefetch runs on the descriptor the update opened (RRD.Update's
+// opened): no open of the file for a check that, for a cached file, is
+// one preadv2; the flush's read-ahead, ahead of the updates, opens the
+// files itself. A prefetch is a hint: any failure just leaves librrd to
+// read the pages itself.
 
 // prefetch asks the kernel to read the pages of path, opened beneath root,
 // that an update up to until will touch: the header and the rows. A file
@@ -49,6 +53,12 @@ func prefetch(root *rrd.Root, path string, known *rrd.Geometry, until int64, inf
 		return nil, rrd.FileInfo{}, false, false, false
 	}
 	defer unix.Close(fd)
+	return prefetchFD(fd, path, known, until, info, headerLen)
+}
+
+// prefetchFD is prefetch on fd, the file at path opened already (by the
+// update about to run: RRD.Update's opened).
+func prefetchFD(fd int, path string, known *rrd.Geometry, until int64, info bool, headerLen func() int64) (l *rrd.Geometry, fi rrd.FileInfo, read, cached, ok bool) {
 	cached = headerCached(fd)
 	if !info {
 		switch {
@@ -69,6 +79,7 @@ func prefetch(root *rrd.Root, path string, known *rrd.Geometry, until int64, inf
 			_ = unix.Fadvise(fd, 0, hl, unix.FADV_WILLNEED)
 		}
 	}
+	var err error
 	if l, fi, err = rrd.ReadGeometry(fd, path, true); err != nil {
 		return nil, rrd.FileInfo{}, false, false, false
 	}
@@ -105,13 +116,14 @@ func adviseUpdate(fd int, l *rrd.Geometry, until int64, header bool) {
 	}
 }
 
-// prefetch runs prefetch for t's file up to until and remembers what it
-// learned: the geometry of a file found cold, none for one found cached,
-// and, from a header read, the header's FileInfo for the file's writer
-// (t.ahead). lastKnown >= 0 is the file's last update as its writer knows
-// it, before an update (a geometry whose last update is not that is read
-// again, and the FileInfo is not kept); -1 when not known here (the
-// read-ahead, ensureFile). It does not need t.mu.
+// prefetch runs prefetch for t's file up to until (on fd, the file opened
+// by the update about to run, or, if fd < 0, on a descriptor of its own)
+// and remembers what it learned: the geometry of a file found cold, none
+// for one found cached, and, from a header read, the header's FileInfo
+// for the file's writer (t.ahead). lastKnown >= 0 is the file's last
+// update as its writer knows it, before an update (a geometry whose last
+// update is not that is read again, and the FileInfo is not kept); -1
+// when not known here (the read-ahead, ensureFile). It does not need t.mu.
 //
 // Only the files found cold keep a geometry: at 96,000 files of three
 // archives, all in the page cache, the geometries kept and moved on by
@@ -119,7 +131,7 @@ func adviseUpdate(fd int, l *rrd.Geometry, until int64, header bool) {
 // nothing. A file found cached and cold at its next update has its
 // geometry read then (its header's page waited for, then its rows asked
 // for), and keeps it while it stays cold.
-func (w *Writer) prefetch(t *fileState, until, lastKnown int64, info bool) (rrd.FileInfo, bool) {
+func (w *Writer) prefetch(t *fileState, fd int, until, lastKnown int64, info bool) (rrd.FileInfo, bool) {
 	known := t.geometry.Load()
 	if known != nil && lastKnown >= 0 && known.Last != lastKnown {
 		known = nil
@@ -130,7 +142,14 @@ func (w *Writer) prefetch(t *fileState, until, lastKnown int64, info bool) (rrd.
 		}
 		return 0
 	}
-	l, fi, read, cached, ok := prefetch(w.o.RRD.Root(), t.path, known, until, info, headerLen)
+	var l *rrd.Geometry
+	var fi rrd.FileInfo
+	var read, cached, ok bool
+	if fd >= 0 {
+		l, fi, read, cached, ok = prefetchFD(fd, t.path, known, until, info, headerLen)
+	} else {
+		l, fi, read, cached, ok = prefetch(w.o.RRD.Root(), t.path, known, until, info, headerLen)
+	}
 	if !ok {
 		return rrd.FileInfo{}, false
 	}
@@ -177,7 +196,7 @@ func (w *Writer) readAhead(batches []shm.Batch, took <-chan struct{}, ahead int,
 				if b.Key == "" || len(b.Times) == 0 {
 					continue
 				}
-				w.prefetch(w.fileOf(b.Hash, b.Key), slices.Max(b.Times), -1, false)
+				w.prefetch(w.fileOf(b.Hash, b.Key), -1, slices.Max(b.Times), -1, false)
 			}
 		}()
 	}

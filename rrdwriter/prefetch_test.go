@@ -134,9 +134,22 @@ func readFileGeometry(t *testing.T, root *rrd.Root, path string) rrd.Geometry {
 // cache the writer's geometry of it is the file's (it prefetches the next
 // update without reading the header); a flush that finds the file cached
 // keeps none (it asks for nothing then, and 96,000 of them were 26 MB);
-// after librrd refused a row it is dropped and read again.
+// after librrd refused a row it is dropped and read again. With librrd
+// the prefetch opens the file for itself; natively it runs on the
+// update's own descriptor.
 func TestWriterKeepsTheGeometry(t *testing.T) {
-	e := newLibEnv(t, func(o *Options) { o.Prefetch = true })
+	testenv.NeedRRDTool(t)
+	for name, rrdOf := range map[string]func(*rrd.Root) RRD{
+		"librrd": LibRRD,
+		"native": func(r *rrd.Root) RRD { return NewNativeRRD(r, 16) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			testWriterKeepsTheGeometry(t, newEnvOf(t, rrdOf, func(o *Options) { o.Prefetch = true }))
+		})
+	}
+}
+
+func testWriterKeepsTheGeometry(t *testing.T, e *env) {
 	ts := t0
 	flush := func(n int) {
 		t.Helper()

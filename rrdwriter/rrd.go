@@ -1,6 +1,8 @@
 package rrdwriter
 
 import (
+	"golang.org/x/sys/unix"
+
 	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/spool"
 )
@@ -28,8 +30,15 @@ type RRD interface {
 	// each value. Like librrd it may apply a prefix of rows and fail on the
 	// first one it rejects; the error then carries librrd's message.
 	// rows and their Values slices are the caller's again once it returns
-	// (the writer reuses them): keep copies, if anything.
-	Update(path string, template []string, rows []rrd.Sample) error
+	// (the writer reuses them): keep copies, if anything. opened, if not
+	// nil (only ever for an RRD with a Root), is called once with a
+	// descriptor of the file, opened beneath Root, before the update
+	// reads it: the writer's prefetch (prefetch.go) asks there for the
+	// pages the update will touch. An update that opens the file for
+	// itself passes its own descriptor; one that cannot (librrd opens its
+	// files) opens the file once more for opened. opened neither closes
+	// the descriptor nor moves its offset.
+	Update(path string, template []string, rows []rrd.Sample, opened func(fd int)) error
 }
 
 // lastUpdate returns the file's last update as a poll time.
@@ -78,6 +87,12 @@ func (l libRRD) Create(path string, p rrd.Layout, start int64) error {
 
 func (l libRRD) Info(path string) (rrd.FileInfo, error) { return l.root.Info(path) }
 
-func (l libRRD) Update(path string, template []string, rows []rrd.Sample) error {
+func (l libRRD) Update(path string, template []string, rows []rrd.Sample, opened func(fd int)) error {
+	if opened != nil {
+		if fd, err := l.root.OpenNoAtime(path); err == nil {
+			opened(fd)
+			unix.Close(fd)
+		}
+	}
 	return l.root.Update(path, template, rows)
 }

@@ -49,6 +49,6 @@ type meteredRRD struct {
 	t *diskstat.Tally
 }
 
-func (m meteredRRD) Update(path string, template []string, rows []rrd.Sample) error {
-	return m.t.MeasureUnit(uint64(len(rows)), func() error { return m.RRD.Update(path, template, rows) })
+func (m meteredRRD) Update(path string, template []string, rows []rrd.Sample, opened func(fd int)) error {
+	return m.t.MeasureUnit(uint64(len(rows)), func() error { return m.RRD.Update(path, template, rows, opened) })
 }

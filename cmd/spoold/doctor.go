@@ -128,7 +128,7 @@ func (d *doctorRRD) Create(path string, ds int, step time.Duration, start int64)
 }
 
 func (d *doctorRRD) Update(path string, t int64, values []string) error {
-	return d.rrd.Update(path, d.tmpl, []rrd.Sample{{Time: t, Values: values}})
+	return d.rrd.Update(path, d.tmpl, []rrd.Sample{{Time: t, Values: values}}, nil)
 }
 
 func (d *doctorRRD) Close() error { return d.root.Close() }
