@@ -310,32 +310,33 @@ func (p *Poller) bulkTable(g *gosnmp.GoSNMP, tp *tablePlan, pl *pollPlan, res *p
 	if uptime {
 		lim.nonRep = []string{strings.TrimSuffix(OIDSysUpTime, ".0")}
 	}
-	walked, extra, n, err := walkColumnsWith(g, tp.cols, lim)
+	// Each cell is stored as its answer comes: at[c] is the first of the
+	// plan's rows column c's walk has not passed.
+	found := make([]bool, len(tp.rows)*len(tp.table.Columns))
+	at := make([]int, len(tp.cols))
+	lim.each = func(c int, index string, pdu *gosnmp.SnmpPDU) {
+		r := at[c]
+		for r < len(tp.rows) && compareOID(tp.rows[r].Index, index) < 0 {
+			r++
+		}
+		at[c] = r
+		if r == len(tp.rows) || tp.rows[r].Index != index {
+			return // a row the table has but this plan does not poll
+		}
+		for j, a := range tp.rows[r].Alternative {
+			if a >= 0 && tp.walked[j][a] == c {
+				res.take(pl, tp.rowAt(r)+j, pdu)
+				found[r*len(tp.table.Columns)+j] = true
+			}
+		}
+	}
+	_, extra, n, err := walkColumnsWith(g, tp.cols, lim)
 	res.requests += n
 	if err != nil {
 		return fmt.Errorf("poll table %s: %w", tp.table.Name, err)
 	}
 	fixed := getList{pl: pl, oids: pl.oids, pos: pl.pos}
 	fixed.store([]int{pl.uptimeAt}, extra, res)
-	found := make([]bool, len(tp.rows)*len(tp.table.Columns))
-	for c, w := range walked {
-		r := 0
-		for i := range w.cells {
-			cl := &w.cells[i]
-			for r < len(tp.rows) && compareOID(tp.rows[r].Index, cl.index) < 0 {
-				r++
-			}
-			if r == len(tp.rows) || tp.rows[r].Index != cl.index {
-				continue // a row the table has but this plan does not poll
-			}
-			for j, a := range tp.rows[r].Alternative {
-				if a >= 0 && tp.walked[j][a] == c {
-					res.take(pl, tp.rowAt(r)+j, &cl.pdu)
-					found[r*len(tp.table.Columns)+j] = true
-				}
-			}
-		}
-	}
 	for r, row := range tp.rows {
 		for j, a := range row.Alternative {
 			if a >= 0 && !found[r*len(tp.table.Columns)+j] {

@@ -17,8 +17,9 @@ type cell struct {
 
 // columnWalk is what a walk found in one column, in index order.
 type columnWalk struct {
-	cells     []cell
-	truncated bool // stopped at walkLimits.maxRows
+	cells     []cell // none with walkLimits.each
+	found     int    // the cells found
+	truncated bool   // stopped at walkLimits.maxRows
 }
 
 // walkLimits bound a walk.
@@ -32,6 +33,11 @@ type walkLimits struct {
 	// GetBulk (the GetNext of each: sysUpTime for sysUpTime.0); their
 	// answers are the walk's first return value's extra (v2c and v3 only).
 	nonRep []string
+	// each, if set, takes each cell of column c (an index of cols) as it
+	// comes, in index order within the column, instead of the walk
+	// keeping them all: a poll holds only what it stores of an answer
+	// while it waits for the next. pdu is each's only for the call.
+	each func(c int, index string, pdu *gosnmp.SnmpPDU)
 }
 
 // errWalk is wrapped by walk errors of an agent that breaks GetNext's
@@ -54,7 +60,7 @@ func walkColumns(g *gosnmp.GoSNMP, cols []string, lim walkLimits) ([]columnWalk,
 // lim.nonRep.
 func walkColumnsWith(g *gosnmp.GoSNMP, cols []string, lim walkLimits) ([]columnWalk, []gosnmp.SnmpPDU, int, error) {
 	out := make([]columnWalk, len(cols))
-	if r := min(lim.rows, lim.maxRows); r > 0 {
+	if r := min(lim.rows, lim.maxRows); r > 0 && lim.each == nil {
 		all := make([]cell, r*len(cols))
 		for i := range out {
 			out[i].cells = all[i*r : i*r : (i+1)*r]
@@ -136,10 +142,15 @@ func takeWalkAnswer(vars []gosnmp.SnmpPDU, cols, next []string, active []int, ou
 		if prev := next[c]; len(prev) > len(cols[c]) && compareOID(idx, prev[len(cols[c])+1:]) <= 0 {
 			return nil, fmt.Errorf("%w: %s after %s", errWalk, name, prev)
 		}
-		out[c].cells = append(out[c].cells, cell{index: idx, pdu: *v})
+		if lim.each != nil {
+			lim.each(c, idx, v)
+		} else {
+			out[c].cells = append(out[c].cells, cell{index: idx, pdu: *v})
+		}
+		out[c].found++
 		next[c], moved = name, true
 		switch {
-		case len(out[c].cells) >= lim.maxRows:
+		case out[c].found >= lim.maxRows:
 			ended[k], out[c].truncated = true, true
 		case lim.last != "" && compareOID(idx, lim.last) >= 0:
 			ended[k] = true
