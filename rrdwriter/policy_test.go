@@ -353,3 +353,61 @@ func TestFlushKeyAnswersBeforeTheRemoval(t *testing.T) {
 		t.Fatalf("segment there %v, update calls %d; want it removed and one update", e.exists(ref), f.updateCalls())
 	}
 }
+
+// cancelOnUpdate is a fake RRD whose updates end a context: a flush's
+// time runs out during its first file.
+type cancelOnUpdate struct {
+	*fakeRRD
+	cancel context.CancelFunc
+}
+
+func (c cancelOnUpdate) Update(path string, template []string, rows []rrd.Sample, opened func(fd int)) error {
+	c.cancel()
+	return c.fakeRRD.Update(path, template, rows, opened)
+}
+
+// TestFlushAllEndsWithItsContext: a flush whose context ends with files
+// still to write (the shutdown flush's timeout) returns its context's
+// error at once, leaving them pending, instead of taking them again and
+// again (the daemon spun so on SIGTERM, its timeout passed); a later
+// flush writes them, each once.
+func TestFlushAllEndsWithItsContext(t *testing.T) {
+	for _, during := range []bool{false, true} {
+		t.Run(fmt.Sprintf("during=%v", during), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var r RRD = newFake()
+			if during {
+				r = cancelOnUpdate{r.(*fakeRRD), cancel}
+			} else {
+				cancel()
+			}
+			e := newEnv(t, r, func(o *Options) { o.Writers = 1 })
+			for i := range 20 {
+				e.putCG(fmt.Sprint("r", i), t0, 1, 1)
+			}
+			done := make(chan error, 1)
+			go func() { done <- e.w.FlushAll(ctx) }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("FlushAll after its context ended: %v, want context.Canceled", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("FlushAll did not return within 30s of its context's end")
+			}
+			// Written: none if the context had ended; during the
+			// flush, the file being written and the one whose writer
+			// had started.
+			if n := e.w.Stats().EntriesWritten; during && (n < 1 || n > 2) || !during && n != 0 {
+				t.Fatalf("after the cut flush: %d written", n)
+			}
+			if err := e.w.FlushAll(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if s := e.w.Stats(); s.EntriesWritten != 20 || s.EntriesPending != 0 {
+				t.Fatalf("after a second flush: %d written, %d pending; want 20, 0", s.EntriesWritten, s.EntriesPending)
+			}
+		})
+	}
+}

@@ -346,6 +346,11 @@ func (w *Writer) flushReady(ctx context.Context, failed map[uint64]bool) error {
 		if err := w.waitInflight(ctx); err != nil {
 			return err
 		}
+		// The batches a pass gave back untried when ctx ended are
+		// pending again: taking them again would never end.
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("flush all: %w", err)
+		}
 		batches := w.takeAll(failed)
 		if len(batches) == 0 {
 			return nil
