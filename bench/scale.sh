@@ -83,10 +83,14 @@ FILES=$((DEVICES * IFACES))
 # holds about 400,000 keys of one segment, fewer once a backlog builds.
 KEYS_ZONE=$((FILES * 400 / 1048576 + 64))m
 PEER_FILES=$((PEER_DEVICES * IFACES))
-# The fleet's files, then the subset's twice (spoold's; collectd's six
-# files an interface), one set at a time; a tenth more for the spool,
-# rrdcached's journal and the file system.
-NEED_KB=$(((FILES * FILE_KB > PEER_FILES * (FILE_KB + 6 * PEER_FILE_KB) ? FILES * FILE_KB : PEER_FILES * (FILE_KB + 6 * PEER_FILE_KB)) * 11 / 10 + 1048576))
+# The fleet's files and spool, then the subset's twice (spoold's;
+# collectd's six files an interface), one set at a time; a tenth more for
+# rrdcached's journal and the file system. The spool takes a 4 KiB block a
+# segment, up to four a key with a backlog and the restart's new segments
+# (SPOOL_KB): at 10,000 devices a tenth of the small files' size was not
+# enough, and the restart's polls failed on a full disk.
+SPOOL_KB=16
+NEED_KB=$(((FILES * (FILE_KB + SPOOL_KB) > PEER_FILES * (FILE_KB + SPOOL_KB + 6 * PEER_FILE_KB) ? FILES * (FILE_KB + SPOOL_KB) : PEER_FILES * (FILE_KB + SPOOL_KB + 6 * PEER_FILE_KB)) * 11 / 10 + 1048576))
 for t in rrdcached collectd rrdtool; do
 	command -v $t >/dev/null || scripts/install-deps.sh
 done
@@ -209,6 +213,17 @@ start_daemon() { # start_daemon TARGETS: sets DAEMON_PID
 	wait_for 60 "the daemon's admin API" curl -sf -o /dev/null "http://127.0.0.1:$ADMIN_PORT/metrics"
 }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a >= b)}'; }
+# spool_ok PHASE: fails the run if the daemon could not spool a poll result
+# (a full scratch disk, say): its figures would not be the fleet's.
+spool_ok() {
+	scrape
+	local n
+	n=$(metric spoold_spool_write_errors_total)
+	if [ "$n" != 0 ]; then
+		echo "scale.sh: $1: $n spool writes failed (the log: $(grep -m1 -o 'err=.*' "$WORK/daemon.log")); no figures" >&2
+		exit 1
+	fi
+}
 created_all() { scrape; ge "$(metric spoold_writer_creates_total)" "$1"; }
 
 # created WANT: waits until the daemon created WANT files; prints files/s.
@@ -280,6 +295,7 @@ if [ -n "$PERF" ]; then
 		write_us=$(awk -v c=$((cpu1 - cpu0)) -v hz="$HZ" -v s="$share" -v u="$updates" 'BEGIN {printf "%.0f", c / hz * 1e6 * s / u}')
 	echo "# writer: ${share} of the daemon's perf samples, $updates file updates in the window" >&2
 fi
+spool_ok "the fleet"
 echo "# spool memory (--segment-memory) at most $(awk -v m="$mem_max" -v n="$FILES" 'BEGIN {printf "%.0f bytes, %.2f KiB per interface", m, m / 1024 / n}'), part of the RSS" >&2
 echo "# block layer under the files: $(((sec1 - sec0) / 2 / CYCLES / (FILES > 0 ? FILES : 1))) KiB per interface and poll written to the device ($(((sec1 - sec0) / 2048)) MiB, every process)" >&2
 echo "scale: devices=$DEVICES interfaces=$FILES cycle_s_p50=$(p50 "$WORK/cycles") cycle_s_max=$(sort -n "$WORK/cycles" | tail -1) overruns=$overruns" \
@@ -311,6 +327,7 @@ while [ -z "$drained_s" ] && [ $SECONDS -lt $end ]; do
 done
 sleep 5 # graphs a little past the drain
 kill "$GRAPHS"; wait "$GRAPHS" 2>/dev/null || true
+spool_ok "the restart"
 echo "scale_restart: walk_s=${walk_s:-NA} first_write_s=${first_s:-NA} drained_s=${drained_s:-NA} graph_p99_ms=$(p99 "$WORK/graphs")"
 kill "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null || true
 rm -rf "$FS/spool" "$FS/rrd"
