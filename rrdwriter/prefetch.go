@@ -29,8 +29,8 @@ import (
 // files itself. A prefetch is a hint: any failure just leaves librrd to
 // read the pages itself.
 
-// prefetch asks the kernel to read the pages of path, opened beneath root,
-// that an update up to until will touch: the header and the rows. A file
+// prefetch asks the kernel to read the pages of the file at path, open as
+// fd, that an update up to until will touch: the header and the rows. A file
 // whose header is in the page cache (cached: headerCached) was updated or
 // read lately, and the rows its next update reaches are next to the ones
 // the last one wrote: nothing is asked for, and nothing read unless info
@@ -47,18 +47,7 @@ import (
 // before the first read, so that the read of the current rows
 // at the header's end finds them there or on their way (one wait for the
 // disk instead of two).
-func prefetch(root *rrd.Root, path string, known *rrd.Geometry, until int64, info bool, headerLen func() int64) (l *rrd.Geometry, fi rrd.FileInfo, read, cached, ok bool) {
-	fd, err := root.OpenNoAtime(path)
-	if err != nil {
-		return nil, rrd.FileInfo{}, false, false, false
-	}
-	defer unix.Close(fd)
-	return prefetchFD(fd, path, known, until, info, headerLen)
-}
-
-// prefetchFD is prefetch on fd, the file at path opened already (by the
-// update about to run: RRD.Update's opened).
-func prefetchFD(fd int, path string, known *rrd.Geometry, until int64, info bool, headerLen func() int64) (l *rrd.Geometry, fi rrd.FileInfo, read, cached, ok bool) {
+func prefetch(fd int, path string, known *rrd.Geometry, until int64, info bool, headerLen func() int64) (l *rrd.Geometry, fi rrd.FileInfo, read, cached, ok bool) {
 	cached = headerCached(fd)
 	if !info {
 		switch {
@@ -142,14 +131,14 @@ func (w *Writer) prefetch(t *fileState, fd int, until, lastKnown int64, info boo
 		}
 		return 0
 	}
-	var l *rrd.Geometry
-	var fi rrd.FileInfo
-	var read, cached, ok bool
-	if fd >= 0 {
-		l, fi, read, cached, ok = prefetchFD(fd, t.path, known, until, info, headerLen)
-	} else {
-		l, fi, read, cached, ok = prefetch(w.o.RRD.Root(), t.path, known, until, info, headerLen)
+	if fd < 0 {
+		var err error
+		if fd, err = w.o.RRD.Root().OpenNoAtime(t.path); err != nil {
+			return rrd.FileInfo{}, false
+		}
+		defer unix.Close(fd)
 	}
+	l, fi, read, cached, ok := prefetch(fd, t.path, known, until, info, headerLen)
 	if !ok {
 		return rrd.FileInfo{}, false
 	}
