@@ -51,7 +51,9 @@
 #
 # Usage: [RRA=small] bench/scale.sh [DEVICES] [INTERFACES] [CYCLES]
 #   (defaults 1000 48 10; INTERVAL=30s WRITE_DELAY=90 WRITE_JITTER=10
-#   PEER=1 PEER_DEVICES=200 PEER_CYCLES=6 PEER_THREADS=16)
+#   PEER=1 PEER_DEVICES=200 PEER_CYCLES=6 PEER_THREADS=16; SPOOLD_FLAGS:
+#   more daemon flags, split at blanks, for a run beside one with the
+#   defaults)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICES=${1:-1000}
@@ -101,7 +103,7 @@ FREE_KB=$(df -Pk "$WORK" | awk 'NR==2 {print $4}')
 # The open-files limit of the packaged systemd unit (LimitNOFILE): half of
 # it holds the open spool segments' descriptors (--segment-open-files auto).
 ulimit -n 262144 2>/dev/null || true
-echo "# bench/scale.sh $DEVICES $IFACES $CYCLES (RRA=$RRA INTERVAL=$INTERVAL WRITE_DELAY=$WRITE_DELAY WRITE_JITTER=$WRITE_JITTER) on $(uname -r), $(nproc) cores, $(date -u +%Y-%m-%d), open-files limit $(ulimit -n)"
+echo "# bench/scale.sh $DEVICES $IFACES $CYCLES (RRA=$RRA INTERVAL=$INTERVAL WRITE_DELAY=$WRITE_DELAY WRITE_JITTER=$WRITE_JITTER${SPOOLD_FLAGS:+ SPOOLD_FLAGS=\"$SPOOLD_FLAGS\"}) on $(uname -r), $(nproc) cores, $(date -u +%Y-%m-%d), open-files limit $(ulimit -n)"
 echo "# disk: needs about $((NEED_KB / 1048576 + 1)) GiB in $WORK ($((FREE_KB / 1048576)) GiB free)"
 if [ "$NEED_KB" -gt "$FREE_KB" ]; then
 	echo "scale.sh: not enough space in $WORK: $((NEED_KB / 1048576 + 1)) GiB needed, $((FREE_KB / 1048576)) GiB free; use RRA=small or fewer devices" >&2
@@ -207,6 +209,8 @@ start_daemon() { # start_daemon TARGETS: sets DAEMON_PID
 		--write-delay "${WRITE_DELAY}s" --write-jitter "${WRITE_JITTER}s"
 		--spool-dir "$FS/spool" --rrd-dir "$FS/rrd" --admin-listen "127.0.0.1:$ADMIN_PORT"
 		--max-new-files-per-hour 0 --keys-zone "$KEYS_ZONE" --log-level warn)
+	# shellcheck disable=SC2206 # split at blanks, as documented
+	DAEMON+=(${SPOOLD_FLAGS:-})
 	"${DAEMON[@]}" >>"$WORK/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	PIDS+=("$DAEMON_PID")
