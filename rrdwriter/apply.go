@@ -87,7 +87,7 @@ func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, p
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	err = w.writeItems(t, p)
-	return p.settled, p.unlink, t.key, t.path, err
+	return p.settled, p.unlink, t.key, t.path(), err
 }
 
 // pass is the work on one batch: the segments read, their good entries in
@@ -307,7 +307,7 @@ func (w *Writer) writeItems(t *fileState, p *pass) error {
 	var err error
 	for attempt := 0; len(todo) > 0 && err == nil; attempt++ {
 		if attempt == w.o.MaxRetries {
-			err = kindError(KindValue, fmt.Errorf("update rrd %s: gave up after %d rejected rows", t.path, attempt))
+			err = kindError(KindValue, fmt.Errorf("update rrd %s: gave up after %d rejected rows", t.path(), attempt))
 			break
 		}
 		todo, err = w.update(t, p, todo, pending)
@@ -316,7 +316,7 @@ func (w *Writer) writeItems(t *fileState, p *pass) error {
 		err = ferr
 	}
 	if err == nil && p.stale > 0 {
-		err = kindError(KindStale, fmt.Errorf("write rrd %s: %d entries older than its last update quarantined; check the clock", t.path, p.stale))
+		err = kindError(KindStale, fmt.Errorf("write rrd %s: %d entries older than its last update quarantined; check the clock", t.path(), p.stale))
 	}
 	return err
 }
@@ -371,7 +371,7 @@ func (w *Writer) update(t *fileState, p *pass, todo []item, pending []int) ([]it
 	// template: librrd takes the values by position, as rrdcached sends
 	// them, instead of matching every name of the template per call.
 	rs := w.rowBufs.Get().(*rowScratch)
-	uerr := w.o.RRD.Update(t.path, nil, buildRows(t, todo, rs), opened)
+	uerr := w.o.RRD.Update(t.path(), nil, buildRows(t, todo, rs), opened)
 	clear(rs.vals) // the values' string is garbage now
 	w.rowBufs.Put(rs)
 	if uerr == nil {
@@ -384,7 +384,7 @@ func (w *Writer) update(t *fileState, p *pass, todo []item, pending []int) ([]it
 	}
 	t.geometry.Store(nil) // some rows may have landed: read it again
 	kind := classify(uerr)
-	fi, ierr := w.o.RRD.Info(t.path)
+	fi, ierr := w.o.RRD.Info(t.path())
 	if ierr != nil {
 		t.known = false
 		t.ahead.Store(nil)
@@ -472,7 +472,7 @@ func (w *Writer) ensureFile(t *fileState, first, until int64) error {
 			return nil
 		}
 	}
-	fi, err := w.o.RRD.Info(t.path)
+	fi, err := w.o.RRD.Info(t.path())
 	if err == nil {
 		t.setInfo(fi, &w.dsSets)
 		return nil
@@ -485,9 +485,9 @@ func (w *Writer) ensureFile(t *fileState, first, until int64) error {
 		return kindError(KindNoProfile, noProfileError(t))
 	}
 	if err := p.Validate(); err != nil {
-		return kindError(KindNoProfile, fmt.Errorf("create rrd %s: %w", t.path, err))
+		return kindError(KindNoProfile, fmt.Errorf("create rrd %s: %w", t.path(), err))
 	}
-	if err := w.o.RRD.Create(t.path, p, first-1); err != nil {
+	if err := w.o.RRD.Create(t.path(), p, first-1); err != nil {
 		return kindError(classify(err), err)
 	}
 	w.c.creates.Add(1)
@@ -515,7 +515,7 @@ func checkNames(t *fileState, items []item) error {
 	var o dsOrder
 	for _, it := range items {
 		if name, ok := o.of(t, it.e.Values); !ok {
-			return kindError(KindMismatch, fmt.Errorf("check rrd %s: entry at %d has data source %q the file does not have", t.path, it.e.Time, name))
+			return kindError(KindMismatch, fmt.Errorf("check rrd %s: entry at %d has data source %q the file does not have", t.path(), it.e.Time, name))
 		}
 	}
 	return nil

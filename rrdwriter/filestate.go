@@ -21,7 +21,7 @@ import (
 type fileState struct {
 	mu    sync.Mutex
 	key   string
-	path  string
+	dir   string         // the RRD directory: the Writer's string, not a copy
 	known bool           // info is loaded (or derived from a create)
 	info  rrd.FileInfo   // cached: Last moves forward with every update; DS shared (dataSources)
 	index map[string]int // data source name → position in info.DS, shared
@@ -36,6 +36,12 @@ type fileState struct {
 	// runs before the file's writer takes t.mu): ensureFile takes it
 	// instead of reading the header again.
 	ahead atomic.Pointer[rrd.FileInfo]
+}
+
+// path is the file's path: made for each use, not kept for each of a
+// fleet's files.
+func (t *fileState) path() string {
+	return filepath.Join(t.dir, rrd.KeyPath(t.key))
 }
 
 // setInfo caches fi as the file's state, its data sources and their
@@ -61,7 +67,7 @@ func (w *Writer) fileOf(hash uint64, key string) *fileState {
 	defer w.filesMu.Unlock()
 	t := w.files[hash]
 	if t == nil {
-		t = &fileState{key: key, path: filepath.Join(w.o.Dir, rrd.KeyPath(key))}
+		t = &fileState{key: key, dir: w.o.Dir}
 		w.files[hash] = t
 	}
 	return t
@@ -75,7 +81,7 @@ func (w *Writer) fileOf(hash uint64, key string) *fileState {
 func (w *Writer) LockFile(key string) (path string, unlock func()) {
 	t := w.fileOf(spool.KeyHash(key), key)
 	t.mu.Lock()
-	return t.path, t.mu.Unlock
+	return t.path(), t.mu.Unlock
 }
 
 // FileReplaced tells the writer that the caller replaced key's RRD file
@@ -191,7 +197,7 @@ func (w *Writer) checkProfile(t *fileState) error {
 	slices.Sort(want)
 	slices.Sort(have)
 	if !slices.Equal(want, have) {
-		return kindError(KindMismatch, fmt.Errorf("check rrd %s: data sources %v differ from profile %v; move the file away or fix the profile", t.path, have, want))
+		return kindError(KindMismatch, fmt.Errorf("check rrd %s: data sources %v differ from profile %v; move the file away or fix the profile", t.path(), have, want))
 	}
 	return nil
 }
@@ -200,7 +206,7 @@ func (w *Writer) checkProfile(t *fileState) error {
 // missing; for a protocol key it says that the file must be made first.
 func noProfileError(t *fileState) error {
 	if file, ok := rrd.ProtocolFile(t.key); ok {
-		return fmt.Errorf("write rrd %s: the file is missing; the updates of %s came over the rrdcached protocol, which gives no profile to create it: they stay in the spool until the file exists (CREATE it)", t.path, file)
+		return fmt.Errorf("write rrd %s: the file is missing; the updates of %s came over the rrdcached protocol, which gives no profile to create it: they stay in the spool until the file exists (CREATE it)", t.path(), file)
 	}
-	return fmt.Errorf("create rrd %s: no profile for %q", t.path, t.key)
+	return fmt.Errorf("create rrd %s: no profile for %q", t.path(), t.key)
 }

@@ -131,14 +131,15 @@ func (w *Writer) prefetch(t *fileState, fd int, until, lastKnown int64, info boo
 		}
 		return 0
 	}
+	path := t.path()
 	if fd < 0 {
 		var err error
-		if fd, err = w.o.RRD.Root().OpenNoAtime(t.path); err != nil {
+		if fd, err = w.o.RRD.Root().OpenNoAtime(path); err != nil {
 			return rrd.FileInfo{}, false
 		}
 		defer unix.Close(fd)
 	}
-	l, fi, read, cached, ok := prefetch(fd, t.path, known, until, info, headerLen)
+	l, fi, read, cached, ok := prefetch(fd, path, known, until, info, headerLen)
 	if !ok {
 		return rrd.FileInfo{}, false
 	}

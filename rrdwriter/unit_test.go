@@ -88,7 +88,7 @@ func TestBuildRowsPlacesEachValueInItsColumn(t *testing.T) {
 // another order, or one name changed, gets its own; checkNames names the
 // data source the file lacks even after entries that had only known ones.
 func TestBuildRowsFollowsEachEntrysOrder(t *testing.T) {
-	tg := &fileState{path: "r.rrd"}
+	tg := &fileState{key: "r"}
 	tg.setInfo(rrd.FileInfo{DS: []rrd.DSInfo{{Name: "a", Type: rrd.Counter}, {Name: "b", Type: rrd.Counter}, {Name: "c", Type: rrd.Counter}}}, &dataSources{})
 	ent := func(ts int64, kv ...any) *spool.Entry {
 		e := &spool.Entry{Time: ts}
