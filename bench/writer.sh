@@ -59,6 +59,10 @@
 # doctor` tells operators to change. With FS=loop, pgpgin counts each page
 # twice (read from the loop device and from the disk under it) and fio reads
 # through the loop device: compare writer_limit only without FS=loop.
+# SEGMENT_MEMORY=N gives spoold's spool N bytes of --segment-memory (the
+# daemon's default otherwise; the entries are appended by the same process,
+# so they are parsed from memory as far as it holds them); NOPREFETCH=1
+# turns the writer's prefetch off.
 # Usage: bench/writer.sh [FILES] [CLI_FILES]   (defaults 4000 500)
 # Disk: each file is about 1.8 MB (40 DS x 5,744 rows x 8 B); the script
 # creates four sets of FILES files plus CLI_FILES, in a temp directory
@@ -144,7 +148,7 @@ if [ "$COLD" = 1 ]; then
 fi
 
 WRITERS=${WRITERS:-4}
-spoold=$($B -mode spoold $WARMFLAG -dir "$DATA/spoold-rrd" -spool "$DATA/spool" -writers "$WRITERS" ${NOPREFETCH:+-no-prefetch})
+spoold=$($B -mode spoold $WARMFLAG -dir "$DATA/spoold-rrd" -spool "$DATA/spool" -writers "$WRITERS" ${NOPREFETCH:+-no-prefetch} ${SEGMENT_MEMORY:+-segment-memory "$SEGMENT_MEMORY"})
 
 mkdir -p "$DATA/journal"
 "$RRDCACHED" -g -t 4 -w 3600 -l "unix:$WORK/sock" -j "$DATA/journal" \

@@ -54,6 +54,7 @@ var (
 	memProf = flag.String("memprofile", "", "write an allocation profile after the timed part (spoold)")
 	peerPid = flag.Int("pid", 0, "rrdcached: the server's pid, to report its CPU time")
 	noPre   = flag.Bool("no-prefetch", false, "spoold: do not prefetch the pages an update touches")
+	segMem  = flag.Int64("segment-memory", spool.DefaultOptions().MemoryBytes, "spoold: bytes of appended segments kept in memory for the writer (--segment-memory)")
 	cold    = flag.Bool("cold", false, "drop the RRD files from the page cache (after a sync) just before the timed part")
 	warm    = flag.Bool("warm", false, "spoold, rrdcached: each file written once, untimed, before the timed round (a running writer knows its files)")
 	perPoll = flag.Bool("file-per-poll", false, "spoold: spool one file per poll (Write), as before segments, instead of one segment per file (Append)")
@@ -120,7 +121,7 @@ func create() error {
 
 func runSpoold() error {
 	so := spool.DefaultOptions()
-	so.Dir = *spoolD
+	so.Dir, so.MemoryBytes = *spoolD, *segMem
 	sp, err := spool.Open(so)
 	if err != nil {
 		return err
