@@ -11,7 +11,8 @@
 #   rrdcached_proto: spoold_acked_per_s=<n> rrdcached_acked_per_s=<n> spoold_written_per_s=<n> rrdcached_written_per_s=<n> spoold_lost=<n> rrdcached_lost=<n>
 # Run as root, both servers' directories are on a scratch ext4 of their own
 # (bench/scratchfs.sh), as on a server; the output says which.
-# Usage: bench/rrdcached.sh [FILES] [KILLS]   (FSYNC=batch bench/rrdcached.sh for --fsync batch)
+# Usage: bench/rrdcached.sh [FILES] [KILLS]   (FSYNC=batch bench/rrdcached.sh for --fsync batch;
+#   SPOOLD_FLAGS: more daemon flags for spoold, split at blanks)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FILES=${1:-10000}
@@ -29,7 +30,7 @@ go build -o "$WORK/bin/rrdcachedbench" ./bench/rrdcachedbench
 go build -o "$WORK/bin/spoold" ./cmd/spoold
 # rrdcached's own command line, through spoold rrdcached: the journal
 # directory is the spool.
-SPOOLD="$WORK/bin/spoold rrdcached -g -l unix:{SOCK} -b {DIR} -B -R -F -j {WORK}/spool -p {WORK}/pid -w 3600 -f 7200 -- --admin-listen= --fsync $FSYNC --shutdown-timeout 30m --log-level warn"
-echo "# bench/rrdcached.sh $FILES $KILLS (DS=$DS UPDATES=$UPDATES FSYNC=$FSYNC) on $(uname -r), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%d)"
+SPOOLD="$WORK/bin/spoold rrdcached -g -l unix:{SOCK} -b {DIR} -B -R -F -j {WORK}/spool -p {WORK}/pid -w 3600 -f 7200 -- --admin-listen= --fsync $FSYNC --shutdown-timeout 30m --log-level warn${SPOOLD_FLAGS:+ $SPOOLD_FLAGS}"
+echo "# bench/rrdcached.sh $FILES $KILLS (DS=$DS UPDATES=$UPDATES FSYNC=$FSYNC${SPOOLD_FLAGS:+ SPOOLD_FLAGS=\"$SPOOLD_FLAGS\"}) on $(uname -r), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%d)"
 echo "# both servers' files: $SCRATCH_FS"
 "$WORK/bin/rrdcachedbench" -dir "$WORK/fs" -files "$FILES" -ds "$DS" -updates "$UPDATES" -kills "$KILLS" -spoold "$SPOOLD"
