@@ -87,7 +87,7 @@ func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, p
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	err = w.writeItems(t, p)
-	return p.settled, p.unlink, t.key, t.path(), err
+	return p.settled, p.unlink, t.key, p.path, err
 }
 
 // pass is the work on one batch: the segments read, their good entries in
@@ -95,6 +95,7 @@ func (w *Writer) write(b shm.Batch) (settled []int64, unlink []spool.Ref, key, p
 type pass struct {
 	w       *Writer
 	t       *fileState // the file, once locked; nil if nothing is applied
+	path    string     // t's path, made once a pass
 	st      segmentStore
 	buf     *spool.SegmentBuffer // the segs' memory
 	segs    []spool.Segment
@@ -284,7 +285,7 @@ func (w *Writer) quarantineFile(ref spool.Ref, reason string) error {
 
 // writeItems applies the pass's entries to t's file; t.mu is held.
 func (w *Writer) writeItems(t *fileState, p *pass) error {
-	p.t = t
+	p.t, p.path = t, t.path()
 	items := p.items
 	if err := w.ensureFile(t, items[0].e.Time, items[len(items)-1].e.Time); err != nil {
 		return err
@@ -307,7 +308,7 @@ func (w *Writer) writeItems(t *fileState, p *pass) error {
 	var err error
 	for attempt := 0; len(todo) > 0 && err == nil; attempt++ {
 		if attempt == w.o.MaxRetries {
-			err = kindError(KindValue, fmt.Errorf("update rrd %s: gave up after %d rejected rows", t.path(), attempt))
+			err = kindError(KindValue, fmt.Errorf("update rrd %s: gave up after %d rejected rows", p.path, attempt))
 			break
 		}
 		todo, err = w.update(t, p, todo, pending)
@@ -316,7 +317,7 @@ func (w *Writer) writeItems(t *fileState, p *pass) error {
 		err = ferr
 	}
 	if err == nil && p.stale > 0 {
-		err = kindError(KindStale, fmt.Errorf("write rrd %s: %d entries older than its last update quarantined; check the clock", t.path(), p.stale))
+		err = kindError(KindStale, fmt.Errorf("write rrd %s: %d entries older than its last update quarantined; check the clock", p.path, p.stale))
 	}
 	return err
 }
@@ -365,13 +366,13 @@ func (w *Writer) update(t *fileState, p *pass, todo []item, pending []int) ([]it
 	// own descriptor: no open of the file for it alone.
 	var opened func(fd int)
 	if w.o.Prefetch && t.prefetchedUntil.Load() < until {
-		opened = func(fd int) { w.prefetch(t, fd, until, last, false) }
+		opened = func(fd int) { w.prefetch(t, p.path, fd, until, last, false) }
 	}
 	// The rows are in the file's data source order (buildRows), so no
 	// template: librrd takes the values by position, as rrdcached sends
 	// them, instead of matching every name of the template per call.
 	rs := w.rowBufs.Get().(*rowScratch)
-	uerr := w.o.RRD.Update(t.path(), nil, buildRows(t, todo, rs), opened)
+	uerr := w.o.RRD.Update(p.path, nil, buildRows(t, todo, rs), opened)
 	clear(rs.vals) // the values' string is garbage now
 	w.rowBufs.Put(rs)
 	if uerr == nil {
@@ -384,7 +385,7 @@ func (w *Writer) update(t *fileState, p *pass, todo []item, pending []int) ([]it
 	}
 	t.geometry.Store(nil) // some rows may have landed: read it again
 	kind := classify(uerr)
-	fi, ierr := w.o.RRD.Info(t.path())
+	fi, ierr := w.o.RRD.Info(p.path)
 	if ierr != nil {
 		t.known = false
 		t.ahead.Store(nil)
@@ -466,7 +467,7 @@ func (w *Writer) ensureFile(t *fileState, first, until int64) error {
 		return nil
 	}
 	if w.o.Prefetch {
-		if fi, ok := w.prefetch(t, -1, until, -1, true); ok {
+		if fi, ok := w.prefetch(t, t.path(), -1, until, -1, true); ok {
 			t.ahead.Store(nil)
 			t.setInfo(fi, &w.dsSets)
 			return nil

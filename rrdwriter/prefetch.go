@@ -105,9 +105,9 @@ func adviseUpdate(fd int, l *rrd.Geometry, until int64, header bool) {
 	}
 }
 
-// prefetch runs prefetch for t's file up to until (on fd, the file opened
-// by the update about to run, or, if fd < 0, on a descriptor of its own)
-// and remembers what it learned: the geometry of a file found cold, none
+// prefetch runs prefetch for t's file, at path, up to until (on fd, the
+// file opened by the update about to run, or, if fd < 0, on a descriptor
+// of its own) and remembers what it learned: the geometry of a file found cold, none
 // for one found cached, and, from a header read, the header's FileInfo
 // for the file's writer (t.ahead). lastKnown >= 0 is the file's last
 // update as its writer knows it, before an update (a geometry whose last
@@ -120,7 +120,7 @@ func adviseUpdate(fd int, l *rrd.Geometry, until int64, header bool) {
 // nothing. A file found cached and cold at its next update has its
 // geometry read then (its header's page waited for, then its rows asked
 // for), and keeps it while it stays cold.
-func (w *Writer) prefetch(t *fileState, fd int, until, lastKnown int64, info bool) (rrd.FileInfo, bool) {
+func (w *Writer) prefetch(t *fileState, path string, fd int, until, lastKnown int64, info bool) (rrd.FileInfo, bool) {
 	known := t.geometry.Load()
 	if known != nil && lastKnown >= 0 && known.Last != lastKnown {
 		known = nil
@@ -131,7 +131,6 @@ func (w *Writer) prefetch(t *fileState, fd int, until, lastKnown int64, info boo
 		}
 		return 0
 	}
-	path := t.path()
 	if fd < 0 {
 		var err error
 		if fd, err = w.o.RRD.Root().OpenNoAtime(path); err != nil {
@@ -186,7 +185,8 @@ func (w *Writer) readAhead(batches []shm.Batch, took <-chan struct{}, ahead int,
 				if b.Key == "" || len(b.Times) == 0 {
 					continue
 				}
-				w.prefetch(w.fileOf(b.Hash, b.Key), -1, slices.Max(b.Times), -1, false)
+				t := w.fileOf(b.Hash, b.Key)
+				w.prefetch(t, t.path(), -1, slices.Max(b.Times), -1, false)
 			}
 		}()
 	}
