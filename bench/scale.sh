@@ -53,7 +53,7 @@
 #   (defaults 1000 48 10; INTERVAL=30s WRITE_DELAY=90 WRITE_JITTER=10
 #   PEER=1 PEER_DEVICES=200 PEER_CYCLES=6 PEER_THREADS=16; SPOOLD_FLAGS:
 #   more daemon flags, split at blanks, for a run beside one with the
-#   defaults)
+#   defaults; PERF_OUT=FILE keeps the window's perf samples there)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICES=${1:-1000}
@@ -298,6 +298,10 @@ if [ -n "$PERF" ]; then
 	[ "$share" != NA ] && [ "$updates" -gt 0 ] &&
 		write_us=$(awk -v c=$((cpu1 - cpu0)) -v hz="$HZ" -v s="$share" -v u="$updates" 'BEGIN {printf "%.0f", c / hz * 1e6 * s / u}')
 	echo "# writer: ${share} of the daemon's perf samples, $updates file updates in the window" >&2
+	if [ -n "${PERF_OUT:-}" ]; then
+		cp "$WORK/perf.data" "$PERF_OUT"
+		echo "# perf samples of the window kept in $PERF_OUT (perf report -i $PERF_OUT)" >&2
+	fi
 fi
 spool_ok "the fleet"
 echo "# spool memory (--segment-memory) at most $(awk -v m="$mem_max" -v n="$FILES" 'BEGIN {printf "%.0f bytes, %.2f KiB per interface", m, m / 1024 / n}'), part of the RSS" >&2
