@@ -69,13 +69,20 @@ type File struct {
 	hs   *headerSet // nil: every header parsed
 	buf  []byte     // the header read
 	wbuf []byte     // rows being written
+	// size is the file's size as the caller's fstat of fd saw it, or -1:
+	// Update stats the file itself. closing says the caller closes fd
+	// right after Update: the close drops the lock (a POSIX record lock
+	// goes with the process's first close of the file), so Update does
+	// not release it with a call of its own.
+	size    int64
+	closing bool
 
 	// writeHead writes the live head; tests replace it to cut the write.
 	writeHead func(fd int, b []byte, off int64) error
 }
 
 func openedFile(path string, fd int) *File {
-	return &File{path: path, fd: fd, writeHead: fileutil.PwriteAll}
+	return &File{path: path, fd: fd, size: -1, writeHead: fileutil.PwriteAll}
 }
 
 // readHeader reads the whole header into f.buf (grown as needed) and
@@ -142,17 +149,23 @@ func (f *File) Update(template []string, rows []Sample) (int, error) {
 	if err := f.lock(unix.F_WRLCK); err != nil {
 		return 0, err
 	}
-	defer f.lock(unix.F_UNLCK)
+	if !f.closing {
+		defer f.lock(unix.F_UNLCK)
+	}
 	head, err := f.readHeader()
 	if err != nil {
 		return 0, err
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(f.fd, &st); err != nil {
-		return 0, &fs.PathError{Op: "stat", Path: f.path, Err: err}
+	size := f.size
+	if size < 0 {
+		var st unix.Stat_t
+		if err := unix.Fstat(f.fd, &st); err != nil {
+			return 0, &fs.PathError{Op: "stat", Path: f.path, Err: err}
+		}
+		size = st.Size
 	}
-	if st.Size < f.h.fileLen {
-		return 0, notNative(ReasonLayout, "%d bytes, the file should have %d", st.Size, f.h.fileLen)
+	if size < f.h.fileLen {
+		return 0, notNative(ReasonLayout, "%d bytes, the file should have %d", size, f.h.fileLen)
 	}
 	slots, err := f.slots(template)
 	if err != nil {

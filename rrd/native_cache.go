@@ -101,8 +101,14 @@ func (c *HeaderCache) Update(path string, template []string, rows []Sample) (int
 // UpdateAfter is Update calling opened, if not nil, with the file's
 // descriptor once it is open and before anything of it is read: a caller
 // asks the page cache for the pages the update will touch there
-// (rrdwriter's prefetch) without opening the file once more. opened must
+// (rrdwriter's prefetch) without opening the file once more, and gives
+// the hint against read-ahead (FADV_RANDOM) itself if the file is not
+// in the page cache; without opened, UpdateAfter gives it. opened must
 // not close fd, nor move its offset.
+//
+// An update is an openat2, an fstat (the file's identity and size, as
+// librrd's open stats it before its lock), the lock, a pread of the
+// header, the pwrites and the close, which drops the lock.
 func (c *HeaderCache) UpdateAfter(path string, template []string, rows []Sample, opened func(fd int)) (int, error) {
 	fd, err := c.root.Open(path, unix.O_RDWR)
 	if err != nil {
@@ -111,6 +117,8 @@ func (c *HeaderCache) UpdateAfter(path string, template []string, rows []Sample,
 	defer unix.Close(fd)
 	if opened != nil {
 		opened(fd)
+	} else {
+		_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM) // a hint: no read-ahead
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -121,16 +129,15 @@ func (c *HeaderCache) UpdateAfter(path string, template []string, rows []Sample,
 		c.countFallback(err)
 		return 0, err
 	}
-	_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM) // a hint: no read-ahead
 	f, _ := c.work.Get().(*File)
 	if f == nil {
 		f = openedFile("", -1)
 		f.hs = &c.known
 	}
-	f.path, f.fd, f.h, f.p = path, fd, e.h, e.p
+	f.path, f.fd, f.h, f.p, f.size, f.closing = path, fd, e.h, e.p, st.Size, true // closed by the defer above
 	n, err := f.Update(template, rows)
 	e.h, e.p = f.h, f.p // e is this update's until put
-	f.path, f.fd = "", -1
+	f.path, f.fd, f.size, f.closing = "", -1, -1, false
 	c.work.Put(f)
 	if n > 0 {
 		c.stats.updates.Add(1)

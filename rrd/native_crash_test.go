@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -179,5 +180,15 @@ func TestNativeLock(t *testing.T) {
 	f.lock(unix.F_UNLCK)
 	if _, err := f.Update(nil, []Sample{{Time: t0 + 30, Values: []string{"1"}}}); err != nil {
 		t.Errorf("after the unlock: %v", err)
+	}
+	// An update through a HeaderCache leaves its lock to the close of its
+	// descriptor, right after: rrdtool updates the file next.
+	c := NewHeaderCache(testRoot(t, filepath.Dir(tw.nat)), 1)
+	defer c.Close()
+	if _, err := c.Update(tw.nat, nil, []Sample{{Time: t0 + 60, Values: []string{"2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rrdtool(t, "update", tw.nat, fmt.Sprint(t0+90, ":3")); err != nil {
+		t.Errorf("rrdtool update after an update through the header cache: %v", err)
 	}
 }

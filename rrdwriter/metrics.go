@@ -58,6 +58,8 @@ var metrics = statmetric.Table[Stats]{
 	statmetric.Counter("spoold_writer_rrd_sync_errors_total", "Failed RRD syncs; their entries were kept.", func(s Stats) uint64 { return s.RRDSyncErrors }),
 	statmetric.Gauge("spoold_writer_removals_pending", "Applied entries waiting for an RRD sync before their removal (--rrd-fsync batch).", func(s Stats) float64 { return float64(s.RemovalsPending) }),
 	statmetric.Counter("spoold_writer_creates_total", "RRD files created.", func(s Stats) uint64 { return s.Creates }),
+	statmetric.Counter("spoold_writer_prefetches_total", "RRD files whose pages an update touches were looked for in the page cache before it (--write-prefetch).", func(s Stats) uint64 { return s.Prefetches }),
+	statmetric.Counter("spoold_writer_prefetches_cached_total", "Of the prefetches, files whose header was in the page cache: nothing was asked of the disk.", func(s Stats) uint64 { return s.PrefetchesCached }),
 	statmetric.Counter("spoold_writer_backoffs_total", "Failed batches, each backing its target off.", func(s Stats) uint64 { return s.Backoffs }),
 	statmetric.Counter("spoold_writer_priority_flushes_total", "Flushes of one target before a graph that took a batch.", func(s Stats) uint64 { return s.FlushesPriority }),
 	statmetric.Counter("spoold_writer_graphs_total", "Graphs rendered.", func(s Stats) uint64 { return s.Graphs }),

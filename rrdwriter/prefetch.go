@@ -131,7 +131,8 @@ func (w *Writer) prefetch(t *fileState, path string, fd int, until, lastKnown in
 		}
 		return 0
 	}
-	if fd < 0 {
+	update := fd >= 0
+	if !update {
 		var err error
 		if fd, err = w.o.RRD.Root().OpenNoAtime(path); err != nil {
 			return rrd.FileInfo{}, false
@@ -139,6 +140,11 @@ func (w *Writer) prefetch(t *fileState, path string, fd int, until, lastKnown in
 		defer unix.Close(fd)
 	}
 	l, fi, read, cached, ok := prefetch(fd, path, known, until, info, headerLen)
+	if update && !cached {
+		// The update reads no more than was asked for (RRD.Update's
+		// opened gives this hint): a cached file's update needs none.
+		_ = unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM)
+	}
 	if !ok {
 		return rrd.FileInfo{}, false
 	}

@@ -37,7 +37,9 @@ type RRD interface {
 	// pages the update will touch. An update that opens the file for
 	// itself passes its own descriptor; one that cannot (librrd opens its
 	// files) opens the file once more for opened. opened neither closes
-	// the descriptor nor moves its offset.
+	// the descriptor nor moves its offset; it gives the hint against
+	// read-ahead (FADV_RANDOM) there if the file is not in the page
+	// cache, which an update without opened gives itself.
 	Update(path string, template []string, rows []rrd.Sample, opened func(fd int)) error
 }
 

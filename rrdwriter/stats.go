@@ -25,8 +25,7 @@ func (c *counters) written(items []item) {
 }
 
 // Stats are rrdcached's STATS and more. The queue figures come from the
-// index; the counters count since New. Prefetches are in neither /status
-// nor /metrics.
+// index; the counters count since New. Prefetches are in /metrics only.
 type Stats struct {
 	// QueueLength is the number of targets with entries pending or being
 	// written (rrdcached QueueLength); EntriesPending their spool segments
