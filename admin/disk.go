@@ -89,6 +89,7 @@ func ioWorkMetrics(prefix, what, ops string, work func(DiskStatus) IOWork) statm
 		gauge("_last_read_bytes", "Bytes read from storage by the last of "+what+".", func(w IOWork) uint64 { return w.Last.ReadBytes }),
 		gauge("_last_written_bytes", "Bytes of page cache dirtied by the last of "+what+".", func(w IOWork) uint64 { return w.Last.WriteBytes }),
 		counter("_unmeasured_operations_total", "Operations of "+what+" run without thread I/O counters.", func(w IOWork) uint64 { return w.Unmeasured }),
+		counter("_unsampled_operations_total", "Operations of "+what+" in units not measured (a sample of the units is).", func(w IOWork) uint64 { return w.Unsampled }),
 	}
 }
 

@@ -85,3 +85,33 @@ func threadWritten(t *testing.T) uint64 {
 	}
 	return uint64(ru.Oublock) * 512
 }
+
+// TestTallySamples measures one unit in Every: the RRD updates (a unit
+// each) and the poll cycles (Measure's operations until CloseUnit) of the
+// other units run, count as unsampled and are in no figure; the last unit
+// is the last one measured; every operation is counted once.
+func TestTallySamples(t *testing.T) {
+	updates := Tally{Every: 4}
+	calls := 0
+	for range 9 {
+		updates.MeasureUnit(2, func() error { calls++; return nil })
+	}
+	if w := updates.Get(); calls != 9 || w.Units != 3 || w.Ops != 6 || w.LastOps != 2 || w.Unsampled != 12 || w.Unmeasured != 0 {
+		t.Errorf("9 updates of 2 rows, one in 4 measured: %d calls, %+v", calls, w)
+	}
+
+	cycles := Tally{Every: 2}
+	at := time.Unix(1700000000, 0)
+	for i, ops := range []int{2, 3, 1, 5} {
+		for range ops {
+			cycles.Measure(1, func() error { calls++; return nil })
+		}
+		cycles.CloseUnit(at.Add(time.Duration(i) * time.Second))
+	}
+	if w := cycles.Get(); calls != 9+11 || w.Units != 2 || w.Ops != 3 || w.LastOps != 1 || !w.LastAt.Equal(at.Add(2*time.Second)) || w.Unsampled != 8 {
+		t.Errorf("cycles of 2, 3, 1 and 5 writes, one in 2 measured: %+v", w)
+	}
+	if l := NewLoad(time.Second); l.Cycles.Every != CycleSampling || l.Updates.Every != UpdateSampling {
+		t.Errorf("a Load samples cycles 1 in %d and updates 1 in %d", l.Cycles.Every, l.Updates.Every)
+	}
+}
