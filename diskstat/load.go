@@ -250,7 +250,8 @@ type Tally struct {
 	openOps uint64
 	// units counts the units begun: each MeasureUnit, or the unit in
 	// progress of Measure (one more at each CloseUnit).
-	units atomic.Uint64
+	units     atomic.Uint64
+	unsampled atomic.Uint64 // IOWork.Unsampled, without the lock
 }
 
 // sampled reports whether unit number n (from 0) is measured.
@@ -271,9 +272,7 @@ func (t *Tally) MeasureUnit(ops uint64, fn func() error) error {
 func (t *Tally) run(ops uint64, fn func() error, whole, measured bool) error {
 	if !measured {
 		err := fn()
-		t.mu.Lock()
-		t.w.Unsampled += ops
-		t.mu.Unlock()
+		t.unsampled.Add(ops)
 		return err
 	}
 	d, ok, err := OnThread(fn)
@@ -299,7 +298,8 @@ func (t *Tally) CloseUnit(at time.Time) {
 	if t.sampled(t.units.Add(1) - 1) {
 		t.record(t.open, t.openOps, at)
 	} else {
-		t.w.Unsampled += t.openOps // measured as the unit began, when the last was open
+		// a poll that began while the last unit was open was measured
+		t.unsampled.Add(t.openOps)
 	}
 	t.open, t.openOps = BlockIO{}, 0
 }
@@ -315,7 +315,9 @@ func (t *Tally) record(d BlockIO, ops uint64, at time.Time) {
 func (t *Tally) Get() IOWork {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.w
+	w := t.w
+	w.Unsampled = t.unsampled.Load()
+	return w
 }
 
 // devicesOrEmpty is d, or an empty list (JSON [], not null) for nil.
