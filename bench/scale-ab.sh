@@ -51,12 +51,9 @@ fi
 scratchfs_mount "$WORK" "$((need_kib / 1048576 + 1))G" "$WORK/fs"
 echo "# files: $SCRATCH_FS"
 
-for v in A B; do
-	rev=${!v}
-	mkdir "$WORK/src-$v"
-	git archive "$rev" | tar -x -C "$WORK/src-$v"
-	(cd "$WORK/src-$v" && go build -o "$WORK/spoold-$v" ./cmd/spoold)
-done
+# shellcheck source=bench/abbuild.sh
+. bench/abbuild.sh
+ab_build "$WORK" ./cmd/spoold spoold
 cat >"$WORK/profiles.conf" <<'EOF'
 # bench/scale-ab.sh: bench/scale.sh's RRA=small profile
 profile if-small

@@ -26,12 +26,9 @@ COLDFLAG=""
 export CGO_ENABLED=1
 WORK=$(mktemp -d /tmp/spoold-bench-writer-ab.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-for v in A B; do
-	rev=${!v}
-	mkdir "$WORK/src-$v"
-	git archive "$rev" | tar -x -C "$WORK/src-$v"
-	(cd "$WORK/src-$v" && go build -o "$WORK/wb-$v" ./bench/writerbench)
-done
+# shellcheck source=bench/abbuild.sh
+. bench/abbuild.sh
+ab_build "$WORK" ./bench/writerbench wb
 i=0
 for v in $ORDER; do
 	i=$((i + 1))
