@@ -1,6 +1,7 @@
 package rrd
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -40,9 +41,17 @@ func create(path string, d parentAt, l Layout, start int64) error {
 	tmp := TempName(d.base)
 	if err := librrdCreate(d.open(tmp), uint64(l.Step/time.Second), start, nil, "", defs); err != nil {
 		unix.Unlinkat(d.fd, tmp, 0)
+		if err.Error() == "" {
+			err = errors.New("librrd failed without a message")
+		}
 		// librrd says "Cannot create temporary file" without the
-		// reason; a probe of the directory gives the system's error, so
-		// that a directory spoold may not write is reported as such.
+		// reason, or nothing when a write of the new file fails: the
+		// file system's free space, then a probe of the directory, give
+		// the system's error, so that a full disk or a directory spoold
+		// may not write is reported as such.
+		if nerr := NoSpace(d.open("."), l.FileSize()); nerr != nil {
+			return fmt.Errorf("create rrd %s: %v: %w", path, err, nerr)
+		}
 		if perr := probeAt(d.fd); perr != nil {
 			return fmt.Errorf("create rrd %s: %v: %w", path, err, perr)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -251,13 +252,17 @@ func (d *deviceVerify) check(t *testing.T, k int) {
 	v.published++
 	// An entry polled longer than the heartbeat after the one before (in
 	// poll times to the millisecond, as librrd sees them) makes the time
-	// in between unknown. Its row, and the next second's row when the
-	// unknown time reaches into it, hold unknown time that librrd counts
-	// in whole seconds: they are not checked.
+	// in between unknown: its row is not checked. librrd counts unknown
+	// time in whole seconds, so the part of the unknown time in the step
+	// of that entry's poll counts as known time without a value; the next
+	// entry's update closes that step and every step up to its own poll
+	// with one average over all of them, too low. So the row of the entry
+	// after it is not checked either, however many seconds later it came
+	// (a poll answered late, after a retry, comes 2 s later).
 	unknownBefore := func(j int) bool {
 		return j > 0 && d.pollTime(d.times[j])-d.pollTime(d.times[j-1]) > float64(d.r.heartbeat())
 	}
-	if unknownBefore(k) || (k > 0 && d.times[k-1] == ts-1 && unknownBefore(k-1)) {
+	if unknownBefore(k) || unknownBefore(k-1) {
 		v.afterGap++
 		return
 	}
@@ -279,6 +284,7 @@ func (d *deviceVerify) check(t *testing.T, k int) {
 		}
 	case d.rowIsMine(k, row[up]):
 	default:
+		defer d.logNeighbours(t, k)
 		switch d.rowOwner(k, row[up]) {
 		case 1:
 			v.lose(ref)
@@ -297,6 +303,35 @@ func (d *deviceVerify) check(t *testing.T, k int) {
 	if k > 0 && !rateWithin(row[in1], rate, ts-d.times[k-1]) {
 		v.badRates++
 		t.Errorf("%s at %d: in1 rate %.1f, simulator's truth %.1f over %d s", name, ts, row[in1], rate, ts-d.times[k-1])
+	}
+}
+
+// logNeighbours logs the ledger's entries of the device around times[k]
+// (their poll times and up values, or unread) beside the RRD rows of
+// their seconds, for a failed check.
+func (d *deviceVerify) logNeighbours(t *testing.T, k int) {
+	t.Helper()
+	up := slices.Index(d.cols, "up")
+	for j := max(k-4, 0); j < min(k+3, len(d.times)); j++ {
+		ts := d.times[j]
+		ref := spool.Ref{Hash: d.hash, Time: ts}
+		var polls []string
+		for _, e := range d.entries[ref] {
+			for _, x := range e.Values {
+				if x.Name == "up" {
+					polls = append(polls, fmt.Sprintf("%d.%03d up=%.0f", e.Time, e.Milli, x.Gauge))
+				}
+			}
+		}
+		if d.unread[ref] {
+			polls = append(polls, "unread")
+		}
+		row := "none"
+		if r, ok := d.rows[ts]; ok {
+			row = fmt.Sprintf("%.0f", r[up])
+		}
+		t.Logf("%s: second %d: entries %v; row up=%s; uptime at the second %v", d.r.sim.Fleet().Name(d.i), ts, polls, row,
+			d.r.sim.Fleet().Value(d.i, oidUptime, time.Unix(ts, 0)).Value)
 	}
 }
 
