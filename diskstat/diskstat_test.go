@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-	"golang.org/x/sys/unix"
 
+	"github.com/spoold/spoold/internal/pagecache"
 	"github.com/spoold/spoold/internal/testing/testenv"
 )
 
@@ -312,17 +312,10 @@ func TestOnThread(t *testing.T) {
 	}
 }
 
-// dropCache writes path back and drops its pages from the page cache.
+// dropCache writes path back and drops its pages from the page cache,
+// until none is left.
 func dropCache(t *testing.T, path string) {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+	if err := pagecache.DropAll(path, 1000); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -178,7 +178,10 @@ func (t *fileState) advanceGeometry(last, until int64) {
 // goroutines, at most ahead batches before the writers (each receive from
 // took is one more batch a writer took), until the batches end or stop
 // closes. A file whose target has no key yet (an entry the loader indexed,
-// not read yet) is left to its writer.
+// not read yet) is left to its writer. Of a file never prefetched before
+// (a first flush after a start: its writer does not know it yet) it reads
+// the header even if it is cached, and keeps it for the writer's
+// ensureFile, which would otherwise open the file once more to read it.
 func (w *Writer) readAhead(batches []shm.Batch, took <-chan struct{}, ahead int, stop <-chan struct{}) {
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -192,7 +195,7 @@ func (w *Writer) readAhead(batches []shm.Batch, took <-chan struct{}, ahead int,
 					continue
 				}
 				t := w.fileOf(b.Hash, b.Key)
-				w.prefetch(t, t.path(), -1, slices.Max(b.Times), -1, false)
+				w.prefetch(t, t.path(), -1, slices.Max(b.Times), -1, t.prefetchedUntil.Load() == 0)
 			}
 		}()
 	}
