@@ -240,8 +240,9 @@ func testWriterKeepsTheGeometry(t *testing.T, e *env) {
 // opens the file no more before its update: one prefetch a file, and the
 // values land.
 func TestReadAheadKeepsANewFilesHeader(t *testing.T) {
-	e := newLibEnv(t, func(o *Options) { o.Prefetch = true })
 	keys := []string{"a", "b", "c", "d"}
+	// As many writers as files: the flush runs no read-ahead of its own.
+	e := newLibEnv(t, func(o *Options) { o.Prefetch, o.Writers = true, len(keys) })
 	batches := make([]shm.Batch, len(keys))
 	for i, k := range keys {
 		if err := e.w.o.RRD.Create(e.rrdPath(k), testLayout(), t0-1); err != nil {
