@@ -87,24 +87,11 @@ func TestPrefetchSkipsACachedFile(t *testing.T) {
 	if s.Prefetches-before.Prefetches != 1 || s.PrefetchesCached-before.PrefetchesCached != 1 {
 		t.Fatalf("an update of a cached file: %d prefetches, %d of them cached; want 1 and 1", s.Prefetches-before.Prefetches, s.PrefetchesCached-before.PrefetchesCached)
 	}
-	// Out of the cache (no headerCached here: a read with RWF_NOWAIT
-	// starts the page's read). On a fast disk the prefetch's own such
-	// read may find that read done already and rightly take the file as
-	// cached: dropped and flushed again until a prefetch asks.
-	for try := 1; ; try++ {
-		dropCached(t, e.rrdPath("c"))
-		before = s
-		flush()
-		s = e.w.Stats()
-		if s.Prefetches-before.Prefetches != 1 {
-			t.Fatalf("an update of a file out of the cache: %d prefetches; want 1", s.Prefetches-before.Prefetches)
-		}
-		if s.PrefetchesCached == before.PrefetchesCached {
-			break
-		}
-		if try == 50 {
-			t.Fatal("a file out of the page cache was found cached by 50 prefetches in a row: none asked for its pages")
-		}
+	// Out of the cache: a prefetch asks for the pages, one a flush.
+	before = s
+	flushes := flushCold(t, e, e.rrdPath("c"), flush)
+	if s = e.w.Stats(); s.Prefetches-before.Prefetches != uint64(flushes) {
+		t.Fatalf("updates of a file out of the cache: %d prefetches in %d flushes; want 1 a flush", s.Prefetches-before.Prefetches, flushes)
 	}
 	if last, _ := testenv.RRDLastUpdate(t, e.rrdPath("c")); last != ts {
 		t.Fatalf("last update %d, want %d", last, ts)
@@ -117,6 +104,27 @@ func dropCached(t *testing.T, path string) {
 	t.Helper()
 	if err := pagecache.DropAll(path, 1000); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// flushCold drops the file at path from the page cache and runs flush,
+// again until the flush's prefetch found the file out of the cache, and
+// returns the flushes run (no headerCached to check the drop: a read with
+// RWF_NOWAIT starts the page's read). On a fast disk the prefetch's own
+// such read may find that read done already, and the writer rightly takes
+// the file as cached then.
+func flushCold(t *testing.T, e *env, path string, flush func()) int {
+	t.Helper()
+	for try := 1; ; try++ {
+		dropCached(t, path)
+		before := e.w.Stats().PrefetchesCached
+		flush()
+		if e.w.Stats().PrefetchesCached == before {
+			return try
+		}
+		if try == 50 {
+			testenv.Missing(t, "a file dropped from the page cache was found cached by 50 prefetches in a row (tmpfs?), or the kernel has no RWF_NOWAIT for this file system")
+		}
 	}
 }
 
@@ -168,25 +176,11 @@ func testWriterKeepsTheGeometry(t *testing.T, e *env) {
 		}
 	}
 	cold := func() { t.Helper(); dropCached(t, e.rrdPath("k")) }
-	// coldFlush drops the file from the page cache and flushes n more
-	// entries, again until the flush's prefetch found the file out of the
-	// cache: on a fast disk the prefetch's read with RWF_NOWAIT, which
-	// starts the read of the header it misses, may find that read done
-	// already, and the writer rightly takes the file as cached then. It
-	// returns the entries flushed.
+	// coldFlush flushes n more entries of the file out of the cache
+	// (flushCold) and returns the entries flushed.
 	coldFlush := func(n int) int {
 		t.Helper()
-		for try := 1; ; try++ {
-			cold()
-			before := e.w.Stats().PrefetchesCached
-			flush(n)
-			if e.w.Stats().PrefetchesCached == before {
-				return try * n
-			}
-			if try == 50 {
-				testenv.Missing(t, "a file dropped from the page cache was found cached by 50 prefetches in a row (tmpfs?), or the kernel has no RWF_NOWAIT for this file system")
-			}
-		}
+		return n * flushCold(t, e, e.rrdPath("k"), func() { flush(n) })
 	}
 	tg := e.w.fileOf(spool.KeyHash("k"), "k")
 	flush(3) // creates the file: no geometry read yet

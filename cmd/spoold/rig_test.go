@@ -227,13 +227,21 @@ func (d *deviceVerify) rowIsMine(k int, val float64) bool {
 	ts := d.times[k]
 	lo := float64(d.r.sim.Fleet().Value(d.i, oidUptime, time.Unix(ts-1, 0)).Value.(uint32))
 	for _, e := range d.entries[spool.Ref{Hash: d.hash, Time: ts}] {
-		for _, x := range e.Values {
-			if x.Name == "up" && val >= lo-2 && val <= x.Gauge+1 {
-				return true
-			}
+		if up, ok := upOf(&e); ok && val >= lo-2 && val <= up+1 {
+			return true
 		}
 	}
 	return false
+}
+
+// upOf returns the entry's value of up.
+func upOf(e *spool.Entry) (float64, bool) {
+	for _, x := range e.Values {
+		if x.Name == "up" {
+			return x.Gauge, true
+		}
+	}
+	return 0, false
 }
 
 // pollTime is the poll time of the device's entry in second ts, in
@@ -317,10 +325,8 @@ func (d *deviceVerify) logNeighbours(t *testing.T, k int) {
 		ref := spool.Ref{Hash: d.hash, Time: ts}
 		var polls []string
 		for _, e := range d.entries[ref] {
-			for _, x := range e.Values {
-				if x.Name == "up" {
-					polls = append(polls, fmt.Sprintf("%d.%03d up=%.0f", e.Time, e.Milli, x.Gauge))
-				}
+			if up, ok := upOf(&e); ok {
+				polls = append(polls, fmt.Sprintf("%d.%03d up=%.0f", e.Time, e.Milli, up))
 			}
 		}
 		if d.unread[ref] {
