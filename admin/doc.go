@@ -28,6 +28,8 @@
 //	POST /flush             write every pending entry now
 //	POST /loader            change loader_files, loader_sleep,
 //	                        loader_threshold, loader_cpu while it runs
+//	GET  /debug/pprof/...   Go's runtime profiles (net/http/pprof), only
+//	                        with Options.Profiling, behind the Token
 //
 // Graph parameters (all optional; see ParseGraphQuery):
 //
@@ -46,7 +48,7 @@
 //
 // GET and HEAD requests are open to whoever reaches the listener (by default
 // 127.0.0.1 only). When Options.Token is set, the POST endpoints require
-// "Authorization: Bearer <token>"; cross-origin browser POSTs are refused in
+// "Authorization: Bearer <token>", and so do the profiles; cross-origin browser POSTs are refused in
 // any case (net/http.CrossOriginProtection), so a web page the operator visits
 // cannot flush or retune the daemon.
 //

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -69,6 +70,11 @@ type Options struct {
 	// collectors registered on it. Nil serves a registry of the handler's
 	// own with NewCollector alone.
 	Metrics prometheus.Gatherer
+	// Profiling serves Go's runtime profiles (net/http/pprof) under
+	// /debug/pprof/: heap, CPU, goroutines, allocations. Each needs the
+	// Token when one is set, as the POSTs do. Off by default: a CPU
+	// profile costs the daemon while it runs.
+	Profiling bool
 	// Logger receives failed requests; nil discards.
 	Logger *slog.Logger
 	// Now is the clock of relative graph times and uptimes; nil is time.Now.
@@ -126,6 +132,13 @@ func NewHandler(b Daemon, o Options) http.Handler {
 	mux.HandleFunc("GET /device/{target}", h.device)
 	mux.Handle("POST /flush", h.auth(h.flush))
 	mux.Handle("POST /loader", h.auth(h.loader))
+	if o.Profiling {
+		mux.Handle("GET /debug/pprof/", h.auth(pprof.Index))
+		mux.Handle("GET /debug/pprof/cmdline", h.auth(pprof.Cmdline))
+		mux.Handle("GET /debug/pprof/profile", h.auth(pprof.Profile))
+		mux.Handle("GET /debug/pprof/symbol", h.auth(pprof.Symbol))
+		mux.Handle("GET /debug/pprof/trace", h.auth(pprof.Trace))
+	}
 	cop := http.NewCrossOriginProtection()
 	return securityHeaders(cop.Handler(mux))
 }

@@ -466,3 +466,27 @@ func TestLoaderBodyLimitAndDaemonError(t *testing.T) {
 		t.Errorf("daemon error: %d, want 500", resp.StatusCode)
 	}
 }
+
+func TestProfilingIsOptInAndBehindTheToken(t *testing.T) {
+	fb := newFakeDaemon(okTarget("a"))
+	o := testOptions()
+	if resp := do(t, NewHandler(fb, o), "GET", "/debug/pprof/heap?debug=1", ""); resp.StatusCode != 404 {
+		t.Errorf("profiles without Profiling: %d, want 404", resp.StatusCode)
+	}
+	o.Profiling = true
+	resp := do(t, NewHandler(fb, o), "GET", "/debug/pprof/heap?debug=1", "")
+	if body := readBody(t, resp); resp.StatusCode != 200 || !strings.HasPrefix(body, "heap profile:") {
+		t.Errorf("heap profile without a token set: %d %.40q", resp.StatusCode, body)
+	}
+	o.Token = "s3cret"
+	h := NewHandler(fb, o)
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/profile?seconds=1", "/debug/pprof/cmdline", "/debug/pprof/symbol", "/debug/pprof/trace"} {
+		if resp := do(t, h, "GET", path, "", "Authorization", "Bearer nope"); resp.StatusCode != 401 {
+			t.Errorf("GET %s with a wrong token: %d, want 401", path, resp.StatusCode)
+		}
+	}
+	resp = do(t, h, "GET", "/debug/pprof/goroutine?debug=1", "", "Authorization", "Bearer s3cret")
+	if body := readBody(t, resp); resp.StatusCode != 200 || !strings.HasPrefix(body, "goroutine profile:") {
+		t.Errorf("goroutine profile with the token: %d %.40q", resp.StatusCode, body)
+	}
+}

@@ -53,7 +53,10 @@
 #   (defaults 1000 48 10; INTERVAL=30s WRITE_DELAY=90 WRITE_JITTER=10
 #   PEER=1 PEER_DEVICES=200 PEER_CYCLES=6 PEER_THREADS=16; SPOOLD_FLAGS:
 #   more daemon flags, split at blanks, for a run beside one with the
-#   defaults; PERF_OUT=FILE keeps the window's perf samples there)
+#   defaults; PERF_OUT=FILE keeps the window's perf samples there;
+#   HEAP_OUT=FILE runs the daemon with --admin-pprof and keeps its heap
+#   profile at the window's end there: go tool pprof -sample_index
+#   inuse_space FILE)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICES=${1:-1000}
@@ -211,6 +214,7 @@ start_daemon() { # start_daemon TARGETS: sets DAEMON_PID
 		--max-new-files-per-hour 0 --keys-zone "$KEYS_ZONE" --log-level warn)
 	# shellcheck disable=SC2206 # split at blanks, as documented
 	DAEMON+=(${SPOOLD_FLAGS:-})
+	[ -n "${HEAP_OUT:-}" ] && DAEMON+=(--admin-pprof)
 	"${DAEMON[@]}" >>"$WORK/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	PIDS+=("$DAEMON_PID")
@@ -284,6 +288,10 @@ while [ "$seq" -lt $((seq0 + CYCLES)) ]; do
 	fi
 done
 cpu1=$(cpu_ticks "$DAEMON_PID") wb1=$(wbytes "$DAEMON_PID") sec1=$(sectors "$FS/rrd") up1=$(scrape && metric spoold_writer_update_calls_total)
+if [ -n "${HEAP_OUT:-}" ]; then
+	curl -sf -o "$HEAP_OUT" "http://127.0.0.1:$ADMIN_PORT/debug/pprof/heap"
+	echo "# heap profile at the window's end kept in $HEAP_OUT (go tool pprof -sample_index inuse_space $HEAP_OUT)" >&2
+fi
 kill "$GRAPHS"; wait "$GRAPHS" 2>/dev/null || true
 polls=$((FILES * CYCLES))
 updates=$((up1 - up0))

@@ -27,7 +27,7 @@ func (d *daemon) startAdmin() error {
 	}
 	o := admin.DefaultOptions()
 	o.Listen, o.Token, o.Logger = d.cfg.adminListen, d.cfg.adminToken, d.component("admin")
-	o.StatusMaxAge, o.GraphMaxDS = d.cfg.adminCache, d.cfg.graphMaxDS
+	o.StatusMaxAge, o.GraphMaxDS, o.Profiling = d.cfg.adminCache, d.cfg.graphMaxDS, d.cfg.adminPprof
 	if d.cfg.poller.Interval < o.Refresh {
 		o.Refresh = max(d.cfg.poller.Interval, 5*time.Second)
 	}

@@ -43,6 +43,7 @@ type config struct {
 	adminListen     string
 	adminToken      string
 	adminCache      time.Duration
+	adminPprof      bool
 	graphMaxDS      int
 	shutdownTimeout time.Duration
 	pidFile         string
@@ -124,6 +125,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.StringVar(&c.adminToken, "admin-token", c.adminToken, "bearer token required by POST /flush and POST /loader (empty = none)")
 	fs.IntVar(&c.graphMaxDS, "graph-max-ds", c.graphMaxDS, "most data sources one graph draws; a request naming more is refused, one naming none draws the first ones")
 	fs.DurationVar(&c.adminCache, "admin-status-cache", c.adminCache, "serve a rendered /status or /metrics again for this long, so many clients cost one rendering (0 = render every request)")
+	fs.BoolVar(&c.adminPprof, "admin-pprof", c.adminPprof, "serve Go's runtime profiles (heap, CPU, goroutines) under /debug/pprof/ on the admin server, behind --admin-token when set")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", c.shutdownTimeout, "on SIGTERM, how long to flush pending values into RRD files; the rest stays in the spool")
 	fs.DurationVar(&c.diskStatsInterval, "disk-stats-interval", c.diskStatsInterval, "sample the disks behind --spool-dir and --rrd-dir (iostat -x figures) and spoold's own I/O this often, for /status, /metrics and the page")
 	fs.StringVar(&c.pidFile, "pid-file", c.pidFile, "write the process id to this file")
