@@ -14,10 +14,12 @@
 #        rss_kib_per_if= created_files_per_s= backlog_max_s= graph_p99_ms=
 #    cpu: user + system of the daemon over the cycles, per interface and
 #    poll; write_cpu_us_per_file: that CPU's share in the writer (perf
-#    samples with an rrdwriter or rrd frame) per RRD file update;
+#    samples with an rrdwriter or rrd frame) per RRD file update, and on
+#    stderr the samples' share of each part of the daemon (cpu_parts);
 #    disk: the daemon's write_bytes (/proc/PID/io: spool and RRD pages it
 #    dirtied) per interface and poll, the device's sectors on stderr;
-#    rss: the largest VmRSS sampled (every second), per interface; backlog:
+#    rss: the largest VmRSS sampled (every second), per interface, and on
+#    stderr where the memory is at the window's end; backlog:
 #    the largest spoold_writer_oldest_pending_age_seconds (/metrics is read
 #    every 5 s, see scrape); graph: a random interface's
 #    traffic graph drawn through /graph about twice a second meanwhile.
@@ -207,6 +209,29 @@ if ! wait_for 30 "the simulator's targets file" sim_ready; then
 fi
 mkdir -p "$FS/spool" "$FS/rrd"
 DAEMON=()
+# cpu_parts PERF_DATA: the share of the samples of each part of the
+# daemon, by the first pattern a sample's stack matches, in this order.
+cpu_parts() {
+	perf script -i "$1" -F ip,sym 2>/dev/null | awk '
+		function part(s) {
+			if (s ~ /gcBgMarkWorker|gcDrain|bgsweep|bgscavenge|gcAssist|markroot|sweepone/) return "gc"
+			if (s ~ /rrdwriter\.\(\*removals\)/) return "removal"
+			if (s ~ /spoold\/rrdwriter\.|spoold\/rrd\./) return "writer"
+			if (s ~ /spool\.\(\*Spool\)\.Append|intake\.\(\*Intake\)\.Append/) return "append"
+			if (s ~ /gosnmp/) return "snmp"
+			if (s ~ /spoold\/poller\./) return "poller"
+			if (s ~ /spoold\/admin\.|spoold\/graph\.|net\/http\.|client_golang/) return "admin"
+			if (s ~ /runtime\.(sysmon|schedule|findRunnable|park_m|goexit0|mstart)/) return "scheduler"
+			return "other"
+		}
+		/^[[:space:]]*$/ {if (st != "") {n[part(st)]++; t++}; st = ""; next}
+		{st = st " " $2}
+		END {
+			if (st != "") {n[part(st)]++; t++}
+			split("snmp poller append writer removal gc scheduler admin other", o, " ")
+			for (i = 1; i <= 9; i++) printf "%s%s %.1f%%", (i > 1 ? ", " : ""), o[i], t ? 100 * n[o[i]] / t : 0
+		}'
+}
 start_daemon() { # start_daemon TARGETS: sets DAEMON_PID
 	DAEMON=("$SPOOLD" --targets "$1" "${PROFILES_ARG[@]}" --poll-interval "$INTERVAL"
 		--write-delay "${WRITE_DELAY}s" --write-jitter "${WRITE_JITTER}s"
@@ -308,6 +333,7 @@ if [ -n "$PERF" ]; then
 	[ "$share" != NA ] && [ "$updates" -gt 0 ] &&
 		write_us=$(awk -v c=$((cpu1 - cpu0)) -v hz="$HZ" -v s="$share" -v u="$updates" 'BEGIN {printf "%.0f", c / hz * 1e6 * s / u}')
 	echo "# writer: ${share} of the daemon's perf samples, $updates file updates in the window" >&2
+	echo "# cpu by part (perf samples: gc = the collector's marking, sweeping and assists; removal = the writer's unlinks): $(cpu_parts "$WORK/perf.data")" >&2
 	if [ -n "${PERF_OUT:-}" ]; then
 		cp "$WORK/perf.data" "$PERF_OUT"
 		echo "# perf samples of the window kept in $PERF_OUT (perf report -i $PERF_OUT)" >&2
