@@ -314,6 +314,7 @@ while [ "$seq" -lt $((seq0 + CYCLES)) ]; do
 done
 cpu1=$(cpu_ticks "$DAEMON_PID") wb1=$(wbytes "$DAEMON_PID") sec1=$(sectors "$FS/rrd") up1=$(scrape && metric spoold_writer_update_calls_total)
 mib() { awk -v b="$1" 'BEGIN {printf "%.0f", b / 1048576}'; }
+echo "# load average at the window's end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores (the simulator and the graph requests included)" >&2
 echo "# memory at the window's end (MiB): VmRSS $(($(rss_kib "$DAEMON_PID") / 1024)), anonymous $(($(awk '/^RssAnon:/ {print $2}' "/proc/$DAEMON_PID/status") / 1024)), file $(($(awk '/^RssFile:/ {print $2}' "/proc/$DAEMON_PID/status") / 1024)); Go heap in use $(mib "$(metric go_memstats_heap_inuse_bytes)"), free and kept $(mib "$(awk -v i="$(metric go_memstats_heap_idle_bytes)" -v r="$(metric go_memstats_heap_released_bytes)" 'BEGIN {print i - r}')"), stacks $(mib "$(metric go_memstats_stack_inuse_bytes)"), runtime $(mib "$(awk -v a="$(metric go_memstats_mspan_sys_bytes)" -v b="$(metric go_memstats_gc_sys_bytes)" -v c="$(metric go_memstats_other_sys_bytes)" -v d="$(metric go_memstats_buck_hash_sys_bytes)" 'BEGIN {print a + b + c + d}')")" >&2
 if [ -n "${HEAP_OUT:-}" ]; then
 	curl -sf -o "$HEAP_OUT" "http://127.0.0.1:$ADMIN_PORT/debug/pprof/heap"
