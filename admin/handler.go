@@ -133,11 +133,11 @@ func NewHandler(b Daemon, o Options) http.Handler {
 	mux.Handle("POST /flush", h.auth(h.flush))
 	mux.Handle("POST /loader", h.auth(h.loader))
 	if o.Profiling {
-		mux.Handle("GET /debug/pprof/", h.auth(pprof.Index))
-		mux.Handle("GET /debug/pprof/cmdline", h.auth(pprof.Cmdline))
-		mux.Handle("GET /debug/pprof/profile", h.auth(pprof.Profile))
-		mux.Handle("GET /debug/pprof/symbol", h.auth(pprof.Symbol))
-		mux.Handle("GET /debug/pprof/trace", h.auth(pprof.Trace))
+		mux.Handle("GET /debug/pprof/", h.tokenOnly(pprof.Index))
+		mux.Handle("GET /debug/pprof/cmdline", h.tokenOnly(pprof.Cmdline))
+		mux.Handle("GET /debug/pprof/profile", h.tokenOnly(pprof.Profile))
+		mux.Handle("GET /debug/pprof/symbol", h.tokenOnly(pprof.Symbol))
+		mux.Handle("GET /debug/pprof/trace", h.tokenOnly(pprof.Trace))
 	}
 	cop := http.NewCrossOriginProtection()
 	return securityHeaders(cop.Handler(mux))
@@ -201,18 +201,26 @@ func securityHeaders(next http.Handler) http.Handler {
 
 // auth requires the bearer token, if one is set, and bounds the body.
 func (h *handler) auth(next http.HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h.o.Token != "" && !h.tokenOK(r.Header.Get("Authorization")) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="spoold"`)
-			httpError(w, http.StatusUnauthorized, "missing or wrong bearer token")
-			return
-		}
+	return h.tokenOnly(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		next(w, r)
 		h.statusBody.reset()
 		h.pageBody.reset()
 		h.metricsFamilies.reset()
 	})
+}
+
+// tokenOnly serves next only to a request with the bearer token, when one
+// is set.
+func (h *handler) tokenOnly(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if h.o.Token != "" && !h.tokenOK(r.Header.Get("Authorization")) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="spoold"`)
+			httpError(w, http.StatusUnauthorized, "missing or wrong bearer token")
+			return
+		}
+		next(w, r)
+	}
 }
 
 // tokenOK compares the header's token in constant time (over fixed-length
