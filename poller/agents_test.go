@@ -337,3 +337,43 @@ func TestSnmpsimCountersAndWrap(t *testing.T) {
 		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 20*time.Millisecond)))
 	}
 }
+
+// TestSnmpdClientsKeepNothingOfTheirLastTarget: one poll at a time, so a
+// poll's gosnmp client is the one the poll before used, of every SNMP
+// version in turn, each credential right and wrong. A client takes
+// nothing from its last target: every right one is answered and every
+// wrong one refused, cycle after cycle, whichever target went before.
+func TestSnmpdClientsKeepNothingOfTheirLastTarget(t *testing.T) {
+	port := startSnmpd(t)
+	po := pollOptions()
+	po.Concurrency = 1
+	po.BackoffAfter = 10 // the wrong ones are polled every cycle
+	v3 := func(auth string) string {
+		return fmt.Sprintf("version=3 user=%s auth=SHA auth-pass=%s priv=AES priv-pass=%s", v3User, auth, v3PrivPass)
+	}
+	var lines strings.Builder
+	for _, tc := range []struct{ name, opts string }{
+		{"v2c", "community=public"},
+		{"v1-wrong", "version=1 community=not-public"},
+		{"v3", v3(v3AuthPass)},
+		{"v2c-wrong", "community=not-public"},
+		{"v1", "version=1 community=public"},
+		{"v3-wrong", v3("not-the-pass")},
+	} {
+		fmt.Fprintf(&lines, "%s 127.0.0.1:%d profile=if-mib:1 timeout=300ms retries=0 %s\n", tc.name, port, tc.opts)
+	}
+	p, err := poller.New(po, parseOne(t, lines.String()), openSpool(t), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cycle := range 4 {
+		if st := p.Cycle(context.Background()); st.OK != 3 || st.Failed != 3 {
+			t.Errorf("cycle %d: %d answered, %d failed; want 3 and 3", cycle, st.OK, st.Failed)
+		}
+		for _, s := range p.Statuses() {
+			if wrong := strings.HasSuffix(s.Name, "-wrong"); wrong != (s.LastError != "") {
+				t.Errorf("cycle %d: %s: last error %q", cycle, s.Name, s.LastError)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/spoold/spoold/internal/testing/simtest"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/spool"
 )
@@ -40,7 +41,7 @@ func (b *batchSpool) AppendBatch(n int, fn func() error) error {
 // entry is appended outside one.
 func TestADevicesAppendsAreOneBatch(t *testing.T) {
 	const devices = 3
-	sim := startSim(t, simOptions(devices))
+	sim := simtest.Serve(t, simOptions(devices))
 	ts := simTargets(t, sim, "if-mib", "", 0, 1, 2) // a key a row: 4 interfaces
 	sp := &batchSpool{Spool: openSpool(t)}
 	po := pollOptions()

@@ -13,6 +13,7 @@ import (
 	"github.com/gosnmp/gosnmp"
 
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/testing/simtest"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/spool"
 )
@@ -153,7 +154,7 @@ func response(t *testing.T, req *gosnmp.SnmpPacket, idDelta uint32, value func(o
 func TestFaultyAgentsNeverBlockTheCycle(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	faults := []fault{faultMalformed, faultOversized, faultWrongType, faultOtherID, faultDuplicate, faultLate, faultSilent}
-	sim := startSim(t, simOptions(4))
+	sim := simtest.Serve(t, simOptions(4))
 	healthy := simTargets(t, sim, "if-mib:2", "", 0, 1, 2, 3)
 	var b strings.Builder
 	for _, f := range faults {
@@ -246,7 +247,7 @@ func entriesOf(t *testing.T, sp *spool.Spool, name string) int {
 // (the same OID again) ends that device's discovery with an error after
 // two requests, in its status and counters; the other devices' rows land.
 func TestLoopingAgentEndsItsDiscovery(t *testing.T) {
-	sim := startSim(t, simOptions(2))
+	sim := simtest.Serve(t, simOptions(2))
 	a := startFaultyAgent(t, faultLoop, 0)
 	text := fmt.Sprintf("loop %s community=public profile=if-mib timeout=300ms retries=0\n", a.conn.LocalAddr())
 	for i := range 2 {

@@ -2,7 +2,6 @@ package poller_test
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/testing/simtest"
 	"github.com/spoold/spoold/internal/testing/spooltest"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/simulate"
@@ -50,26 +50,6 @@ func (c *clock) Advance(d time.Duration) time.Time {
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
 	return c.t
-}
-
-// startSim starts a simulator on a free loopback port; it stops at the end
-// of the test.
-func startSim(t *testing.T, o simulate.Options) *simulate.Simulator {
-	t.Helper()
-	o.Addr = "127.0.0.1:0"
-	s, err := simulate.Listen(o, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(context.Background()) }()
-	t.Cleanup(func() {
-		s.Close()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return s
 }
 
 // simTargets returns targets for devices of s with the given profile.
@@ -131,7 +111,7 @@ func newRig(t *testing.T, so simulate.Options, po poller.Options, profile string
 	t.Helper()
 	r := &rig{clock: newClock(), sink: &sink{}}
 	so.Now = r.clock.answerNow
-	r.sim = startSim(t, so)
+	r.sim = simtest.Serve(t, so)
 	r.sp = openSpool(t)
 	po.Now = r.clock.Now
 	var err error

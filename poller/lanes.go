@@ -2,7 +2,6 @@ package poller
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -155,12 +154,11 @@ func (p *Poller) runLanes(ctx context.Context, d *device, probe bool, units []po
 // runLane runs the units it takes from jobs, one after another, on one
 // socket of its own, until jobs is empty or a unit fails.
 func (p *Poller) runLane(ctx context.Context, d *device, probe bool, jobs <-chan pollUnit, res *pollResult) error {
-	g := p.newSNMP(ctx, d, probe)
-	if err := g.Connect(); err != nil {
-		return fmt.Errorf("connect to %s: %w", d.t.Address(), err)
+	g, err := p.connect(ctx, d, probe)
+	if err != nil {
+		return err
 	}
-	defer g.Close()
-	var err error
+	defer p.release(g)
 	for u := range jobs {
 		if err = u(g, res); err != nil {
 			break

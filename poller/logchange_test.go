@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/testing/simtest"
 	"github.com/spoold/spoold/poller"
 )
 
@@ -75,7 +76,7 @@ func startRelay(t *testing.T, agent string) *relay {
 // no retries.
 func relayedDevice(t *testing.T, tmo string) (*relay, []*fleet.Target) {
 	t.Helper()
-	sim := startSim(t, simOptions(1))
+	sim := simtest.Serve(t, simOptions(1))
 	rl := startRelay(t, sim.Addr().String())
 	name := sim.Fleet().Name(0)
 	ts, err := fleet.ParseTargets(strings.NewReader(fmt.Sprintf("%s %s profile=if-mib community=%s timeout=%s retries=0\n", name, rl.conn.LocalAddr(), name, tmo)), "t", nil)

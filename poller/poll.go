@@ -31,21 +31,16 @@ type pollResult struct {
 // status for the whole request.
 var errAgent = errors.New("agent error")
 
-// newSNMP returns the gosnmp struct of one poll of d; it is used by this
-// poll only and closed after it.
-func (p *Poller) newSNMP(ctx context.Context, d *device, probe bool) *gosnmp.GoSNMP {
+// setup gives g the settings of one poll of d (probe: of a failing
+// device), every field a poll sets, so that a kept client (clients.go)
+// carries nothing of its last target.
+func (p *Poller) setup(g *gosnmp.GoSNMP, ctx context.Context, d *device, probe bool) {
 	t := d.t
-	g := &gosnmp.GoSNMP{
-		Target:    t.Host,
-		Port:      t.Port,
-		Transport: "udp",
-		Version:   t.Version,
-		Community: t.Community.Reveal(),
-		Context:   ctx,
-		Timeout:   p.timeout(t),
-		Retries:   p.retries(t, probe),
-		MaxOids:   p.opts.MaxVarbinds,
-	}
+	g.Target, g.Port, g.Transport = t.Host, t.Port, "udp"
+	g.Version, g.Community, g.Context = t.Version, t.Community.Reveal(), ctx
+	g.Timeout, g.Retries, g.MaxOids = p.timeout(t), p.retries(t, probe), p.opts.MaxVarbinds
+	g.SecurityModel, g.MsgFlags, g.SecurityParameters = 0, 0, nil
+	g.ContextName, g.ContextEngineID = "", ""
 	if t.V3 != nil {
 		g.SecurityModel = gosnmp.UserSecurityModel
 		g.MsgFlags = gosnmp.NoAuthNoPriv
@@ -58,7 +53,6 @@ func (p *Poller) newSNMP(ctx context.Context, d *device, probe bool) *gosnmp.GoS
 		g.ContextName = t.V3.Context
 		g.SecurityParameters = d.usmParams(time.Now())
 	}
-	return g
 }
 
 // retries are the resends after a timeout for t: its retries=, or

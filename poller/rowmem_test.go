@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/testing/simtest"
 	"github.com/spoold/spoold/simulate"
 )
 
@@ -28,28 +29,7 @@ func BenchmarkRowHeap(b *testing.B) {
 }
 
 func rowHeap(b *testing.B, mode TableMode) {
-	so := simulate.DefaultOptions()
-	so.Addr, so.Devices, so.Numbering, so.Workers = "127.0.0.1:0", b.N, simulate.Vendor, 1
-	sim, err := simulate.Listen(so, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- sim.Serve(context.Background()) }()
-	defer func() {
-		sim.Close()
-		if err := <-done; err != nil {
-			b.Errorf("serve: %v", err)
-		}
-	}()
-	var tf bytes.Buffer
-	if err := sim.Fleet().WriteTargets(&tf, sim.Addr(), "if-mib", "2s", 1); err != nil {
-		b.Fatal(err)
-	}
-	targets, err := fleet.ParseTargets(&tf, "sim.targets", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	targets, interfaces := benchTargets(b, b.N)
 	opts := DefaultOptions()
 	opts.TableMode = mode
 	p := &Poller{opts: opts, log: slog.New(slog.DiscardHandler), now: time.Now}
@@ -85,9 +65,27 @@ func rowHeap(b *testing.B, mode TableMode) {
 			b.Fatalf("table polled in bulk: %v, want mode %s", pl.tables[0].bulk, mode)
 		}
 	}
-	if rows != b.N*so.Interfaces {
-		b.Fatalf("%d rows planned, want %d", rows, b.N*so.Interfaces)
+	if rows != b.N*interfaces {
+		b.Fatalf("%d rows planned, want %d", rows, b.N*interfaces)
 	}
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(rows), "B/row")
 	runtime.KeepAlive(devs)
+}
+
+// benchTargets starts a simulator of devices devices (vendor numbering,
+// one worker), stopped at the end of the benchmark, and returns their
+// targets with the if-mib profile and the interfaces of each device.
+func benchTargets(b *testing.B, devices int) ([]*fleet.Target, int) {
+	so := simulate.DefaultOptions()
+	so.Devices, so.Numbering, so.Workers = devices, simulate.Vendor, 1
+	sim := simtest.Serve(b, so)
+	var tf bytes.Buffer
+	if err := sim.Fleet().WriteTargets(&tf, sim.Addr(), "if-mib", "2s", 1); err != nil {
+		b.Fatal(err)
+	}
+	targets, err := fleet.ParseTargets(&tf, "sim.targets", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return targets, so.Interfaces
 }

@@ -87,15 +87,14 @@ func (d *Discovery) Keys() []string {
 // alternative of every column that has alternatives (planWalk); then Gets
 // of the further alternatives for the rows that lack the first.
 func (p *Poller) discover(ctx context.Context, d *device) (*Discovery, error) {
-	g := p.newSNMP(ctx, d, false)
-	g.MaxOids = MaxVarbinds
-	if err := g.Connect(); err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", d.t.Address(), err)
+	g, err := p.connect(ctx, d, false)
+	if err != nil {
+		return nil, err
 	}
-	defer g.Close()
+	defer p.release(g)
+	g.MaxOids = MaxVarbinds
 	start := time.Now()
 	disc := &Discovery{At: p.now()}
-	var err error
 	for _, t := range d.t.Profile.Tables {
 		var td TableDiscovery
 		td, err = p.discoverTable(g, d, t, &disc.Requests)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/testing/simtest"
 	"github.com/spoold/spoold/poller"
 	"github.com/spoold/spoold/simulate"
 	"github.com/spoold/spoold/spool"
@@ -279,7 +280,7 @@ func TestTablesV1(t *testing.T) {
 	so := vendorSim(1)
 	r := &rig{clock: newClock(), sink: &sink{}}
 	so.Now = r.clock.Now
-	r.sim = startSim(t, so)
+	r.sim = simtest.Serve(t, so)
 	r.sp = openSpool(t)
 	po := pollOptions()
 	po.Now = r.clock.Now
@@ -330,7 +331,7 @@ func TestRediscoveryIsDue(t *testing.T) {
 func TestRunRediscoversLostRows(t *testing.T) {
 	so := vendorSim(1)
 	so.Now = nil
-	sim := startSim(t, so)
+	sim := simtest.Serve(t, so)
 	po := pollOptions()
 	po.Interval = 200 * time.Millisecond
 	cycles := make(chan poller.CycleStats, 100)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spoold/spoold/admin"
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/testing/simtest"
 	"github.com/spoold/spoold/simulate"
 )
 
@@ -28,7 +29,7 @@ func TestDevicePageListsTheInterfaces(t *testing.T) {
 	requireRRDTool(t)
 	o := simulate.DefaultOptions()
 	o.Devices, o.Interfaces, o.Numbering, o.Down = 1, 8, simulate.Vendor, 0.25
-	sim := serveSimulator(t, o)
+	sim := simtest.Serve(t, o)
 	fl := sim.Fleet()
 	fl.SetBehavior(0, simulate.Behavior{Renumber: true})
 	f := &e2eFleet{sim: sim, targets: writeTargets(t, sim, "sw")}

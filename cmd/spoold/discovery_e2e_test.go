@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/internal/testing/simtest"
 	"github.com/spoold/spoold/simulate"
 )
 
@@ -22,7 +23,7 @@ func TestSlowFirstDiscoveryCompletes(t *testing.T) {
 	const interfaces = 150
 	o := simulate.DefaultOptions()
 	o.Devices, o.Interfaces = 3, interfaces
-	sim := serveSimulator(t, o)
+	sim := simtest.Serve(t, o)
 	sim.Fleet().SetBehavior(0, simulate.Behavior{Delay: 60 * time.Millisecond})
 	f := &e2eFleet{sim: sim, targets: writeTargets(t, sim, "if-mib")}
 	dir := t.TempDir()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/testing/simtest"
 	"github.com/spoold/spoold/internal/testing/spoolgen"
 	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/simulate"
@@ -51,23 +51,7 @@ func startSimulator(t testing.TB, devices int) *simulate.Simulator {
 	t.Helper()
 	o := simulate.DefaultOptions()
 	o.Devices, o.Interfaces = devices, e2eInterfaces
-	return serveSimulator(t, o)
-}
-
-// serveSimulator serves a simulated fleet of options o on a free port of
-// 127.0.0.1 until the test ends.
-func serveSimulator(t testing.TB, o simulate.Options) *simulate.Simulator {
-	t.Helper()
-	o.Addr = "127.0.0.1:0"
-	sim, err := simulate.Listen(o, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); sim.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); sim.Close(); <-done })
-	return sim
+	return simtest.Serve(t, o)
 }
 
 // writeTargets writes a targets file for every device of sim with profile

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spoold/spoold/internal/testing/simtest"
 	"github.com/spoold/spoold/simulate"
 )
 
@@ -20,7 +21,7 @@ func TestRenamingDeviceCannotFillTheRRDDisk(t *testing.T) {
 	const ifaces = 8
 	o := simulate.DefaultOptions()
 	o.Devices, o.Interfaces = 1, ifaces
-	sim := serveSimulator(t, o)
+	sim := simtest.Serve(t, o)
 	sim.Fleet().SetBehavior(0, simulate.Behavior{Rename: true, RestartEvery: 3 * time.Second})
 	f := &e2eFleet{sim: sim, targets: writeTargets(t, sim, "if-mib")}
 	dir := t.TempDir()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/testing/simtest"
 	"github.com/spoold/spoold/simulate"
 )
 
@@ -24,7 +25,7 @@ func TestRenumberedDeviceKeepsItsRRDFiles(t *testing.T) {
 	requireRRDTool(t)
 	o := simulate.DefaultOptions()
 	o.Devices, o.Interfaces, o.Numbering = 1, 8, simulate.Vendor
-	sim := serveSimulator(t, o)
+	sim := simtest.Serve(t, o)
 	fl := sim.Fleet()
 	fl.SetBehavior(0, simulate.Behavior{Renumber: true})
 	f := &e2eFleet{sim: sim, targets: writeTargets(t, sim, "if-mib")}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/testing/simtest"
 	"github.com/spoold/spoold/internal/testing/snmpsimtest"
 	"github.com/spoold/spoold/simulate"
 )
@@ -20,7 +21,7 @@ import (
 func TestWalkShowsWhatDiscoveryFinds(t *testing.T) {
 	o := simulate.DefaultOptions()
 	o.Devices, o.Interfaces, o.Numbering = 2, 48, simulate.Vendor
-	sim := serveSimulator(t, o)
+	sim := simtest.Serve(t, o)
 	sim.Fleet().SetBehavior(1, simulate.Behavior{NoHC: true})
 
 	dir := t.TempDir()

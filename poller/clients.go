@@ -1,0 +1,76 @@
+package poller
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/gosnmp/gosnmp"
+)
+
+// The gosnmp clients of finished polls and discoveries are kept for the
+// next ones. gosnmp's Connect allocates a 64 KiB receive buffer for each
+// client and draws its first request ID from crypto/rand: a quarter of the
+// bytes a poll of 48 interfaces allocates (BenchmarkPollBytes), garbage
+// the collector would have to catch up with at every cycle. A kept client
+// keeps its buffer and request IDs; each use gives it its target's
+// settings and a UDP socket of its own, dialled as gosnmp dials one.
+// SNMPv3 always goes through gosnmp's Connect, which checks and prepares
+// the security parameters. At most Options.Concurrency clients are kept.
+type clientPool struct {
+	mu   sync.Mutex
+	free []*gosnmp.GoSNMP
+	max  int
+}
+
+// connect returns a client of d with a socket to its agent, for one poll
+// (probe: of a failing device) or discovery; give it back with release.
+func (p *Poller) connect(ctx context.Context, d *device, probe bool) (*gosnmp.GoSNMP, error) {
+	g, kept := p.clients.take()
+	p.setup(g, ctx, d, probe)
+	var err error
+	if !kept || d.t.V3 != nil {
+		err = g.Connect()
+	} else {
+		g.Conn, err = (&net.Dialer{Timeout: g.Timeout}).DialContext(ctx, "udp", net.JoinHostPort(g.Target, strconv.Itoa(int(g.Port))))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", d.t.Address(), err)
+	}
+	return g, nil
+}
+
+// release closes g's socket and keeps g for another poll, without what
+// its target gave it (community, security parameters, context).
+func (p *Poller) release(g *gosnmp.GoSNMP) {
+	_ = g.Close()
+	g.Community, g.SecurityParameters, g.Context = "", nil, nil
+	g.ContextName, g.ContextEngineID = "", ""
+	p.clients.keep(g)
+}
+
+// take returns a kept client (kept), or a new one, whose first connect
+// must be gosnmp's: it has no receive buffer yet.
+func (c *clientPool) take() (g *gosnmp.GoSNMP, kept bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.free)
+	if n == 0 {
+		return &gosnmp.GoSNMP{}, false
+	}
+	g = c.free[n-1]
+	c.free[n-1] = nil
+	c.free = c.free[:n-1]
+	return g, true
+}
+
+// keep keeps g if fewer than max are kept.
+func (c *clientPool) keep(g *gosnmp.GoSNMP) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.free) < c.max {
+		c.free = append(c.free, g)
+	}
+}
