@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,8 @@ type Generation struct {
 	// SecretFiles are the "file:" secrets the targets file named, as
 	// written there, each once.
 	SecretFiles []string
+
+	layouts sync.Map // layoutOf → rrd.Layout, made at the first Layout of a key of it
 }
 
 // Load reads the MIB directories (with m, if not nil: counted, and not
@@ -79,13 +82,36 @@ func (g *Generation) Target(name string) (*Target, bool) {
 
 // Layout is the RRD layout of a key (a target's scalars, or a row of one
 // of its tables): Target.RRDLayout with the poll interval as the step.
+// The writer asks for it before each update of a file, so a layout is
+// made once for each profile and table and shared by their keys: read
+// it, never change it.
 func (g *Generation) Layout(key string) (rrd.Layout, bool) {
-	name, _ := SplitKey(key)
+	name, rest := SplitKey(key)
 	t, ok := g.byName[name]
 	if !ok {
 		return rrd.Layout{}, false
 	}
-	return t.RRDLayout(key, g.step)
+	of := layoutOf{p: t.Profile}
+	if rest != "" {
+		if of.table, ok = t.Profile.TableOf(rest); !ok {
+			return rrd.Layout{}, false
+		}
+	}
+	if l, ok := g.layouts.Load(of); ok {
+		return l.(rrd.Layout), true
+	}
+	l, ok := t.RRDLayout(key, g.step)
+	if ok {
+		g.layouts.Store(of, l)
+	}
+	return l, ok
+}
+
+// layoutOf is what a key's RRD layout depends on in a Generation: its
+// target's profile, and the table of a row key (nil: the scalars).
+type layoutOf struct {
+	p     *Profile
+	table *Table
 }
 
 func (g *Generation) String() string { return fmt.Sprintf("%d targets", len(g.Targets)) }

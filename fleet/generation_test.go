@@ -14,8 +14,9 @@ import (
 // TestGenerationLayouts: a generation loaded from a profiles and a targets
 // file gives each key of its targets the RRD layout the writer creates
 // its file with (the profile's data sources, a heartbeat of two steps,
-// the step's default RRAs), and none to a key no target has; Current
-// swaps generations whole.
+// the step's default RRAs), and none to a key no target has; the keys of
+// one profile's table share theirs, made once; Current swaps generations
+// whole.
 func TestGenerationLayouts(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string {
@@ -27,17 +28,18 @@ func TestGenerationLayouts(t *testing.T) {
 	}
 	files := fleet.Files{
 		Profiles: write("profiles.conf", "profile edge\n  ds up sysUpTime.0 GAUGE 0 U\n  table if\n    index ifIndex\n    instance ifName\n    column in ifHCInOctets COUNTER 0 U\n"),
-		Targets:  write("targets.conf", "r1 192.0.2.1 profile=edge community=public\n"),
+		Targets:  write("targets.conf", "r1 192.0.2.1 profile=edge community=public\nr2 192.0.2.2 profile=edge community=public\n"),
 		Step:     time.Minute,
 	}
 	g, err := fleet.Load(files, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := g.Target("r1"); !ok || len(g.Targets) != 1 || g.MIBErr != nil {
+	if _, ok := g.Target("r1"); !ok || len(g.Targets) != 2 || g.MIBErr != nil {
 		t.Fatalf("targets %v, MIB error %v", g.Targets, g.MIBErr)
 	}
-	for key, ds := range map[string]string{"r1": "up", "r1/Gi0_2F1": "in"} {
+	keys := map[string]string{"r1": "up", "r1/Gi0_2F1": "in", "r2/Gi0_2F1": "in", "r2/Te1_2F1": "in", "r2": "up"}
+	for key, ds := range keys {
 		l, ok := g.Layout(key)
 		if !ok || len(l.DS) != 1 || l.DS[0].Name != ds || l.DS[0].Heartbeat != 2*time.Minute || l.Step != time.Minute || len(l.RRAs) != len(rrd.DefaultRRAs(time.Minute)) {
 			t.Errorf("Layout(%q) = %+v, %v; want data source %s, step 1m, heartbeat 2m", key, l, ok, ds)
@@ -46,7 +48,12 @@ func TestGenerationLayouts(t *testing.T) {
 			t.Errorf("Layout(%q): %v", key, err)
 		}
 	}
-	for _, key := range []string{"r2", "r2/x", "/abs"} {
+	for key := range keys {
+		if n := testing.AllocsPerRun(10, func() { g.Layout(key) }); n != 0 {
+			t.Errorf("Layout(%q) allocates %v times once made; want its profile's layout, shared", key, n)
+		}
+	}
+	for _, key := range []string{"r3", "r3/x", "/abs"} {
 		if l, ok := g.Layout(key); ok {
 			t.Errorf("Layout(%q) = %+v: no target has it", key, l)
 		}

@@ -538,7 +538,7 @@ func (o *dsOrder) of(t *fileState, vals []spool.Value) (string, bool) {
 	if o.prev != nil && sameNames(vals, o.prev) {
 		return "", true
 	}
-	o.prev, o.pos = nil, o.pos[:0]
+	o.prev, o.pos = nil, slices.Grow(o.pos[:0], len(vals))
 	for _, v := range vals {
 		j, ok := t.index[v.Name]
 		if !ok {
