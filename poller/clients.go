@@ -26,7 +26,7 @@ type clientPool struct {
 }
 
 // connect returns a client of d with a socket to its agent, for one poll
-// (probe: of a failing device) or discovery; give it back with release.
+// (probe: of a failing device) or discovery; give it back with disconnect.
 func (p *Poller) connect(ctx context.Context, d *device, probe bool) (*gosnmp.GoSNMP, error) {
 	g, kept := p.clients.take()
 	p.setup(g, ctx, d, probe)
@@ -42,9 +42,9 @@ func (p *Poller) connect(ctx context.Context, d *device, probe bool) (*gosnmp.Go
 	return g, nil
 }
 
-// release closes g's socket and keeps g for another poll, without what
+// disconnect closes g's socket and keeps g for another poll, without what
 // its target gave it (community, security parameters, context).
-func (p *Poller) release(g *gosnmp.GoSNMP) {
+func (p *Poller) disconnect(g *gosnmp.GoSNMP) {
 	_ = g.Close()
 	g.Community, g.SecurityParameters, g.Context = "", nil, nil
 	g.ContextName, g.ContextEngineID = "", ""

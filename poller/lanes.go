@@ -158,7 +158,7 @@ func (p *Poller) runLane(ctx context.Context, d *device, probe bool, jobs <-chan
 	if err != nil {
 		return err
 	}
-	defer p.release(g)
+	defer p.disconnect(g)
 	for u := range jobs {
 		if err = u(g, res); err != nil {
 			break

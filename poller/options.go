@@ -193,6 +193,8 @@ func (o *Options) cycleTimeout() time.Duration {
 // to its key's open segment. The poller appends through an intake.Intake
 // of the SpoolAppender and the Sink, which adds a segment an entry started
 // to the Sink. Sync is called once per cycle (the batch fsync policy).
+// Append keeps neither the entry nor its values once it returns: the
+// poller fills them again for its next entries.
 type SpoolAppender interface {
 	Append(*spool.Entry) (ref spool.Ref, created bool, err error)
 	Sync() error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,39 @@ type pollResult struct {
 	requests   int    // SNMP requests sent
 	missing    []bool // per value: the agent said it has no such instance (or a walk passed it)
 	lostRow    bool   // a polled row has none of its polled cells any more
+	mem        *pollMemory
+}
+
+// pollMemory is the memory of a poll's values and missing flags: about
+// 400 bytes an interface, garbage once the poll's entries are appended
+// (the spool encodes them; nothing keeps them). The Poller keeps it for
+// the next poll (Poller.results), so that a fleet's polls do not hand the
+// collector their whole results again at every cycle.
+type pollMemory struct {
+	values  []spool.Value
+	missing []bool
+}
+
+// newResult returns the result of a poll of n values, with memory a
+// finished poll gave back if there is some.
+func (p *Poller) newResult(n int) pollResult {
+	m, _ := p.results.Get().(*pollMemory)
+	if m == nil {
+		m = new(pollMemory)
+	}
+	m.values = slices.Grow(m.values[:0], n)[:n]
+	m.missing = slices.Grow(m.missing[:0], n)[:n]
+	clear(m.missing)
+	return pollResult{values: m.values, missing: m.missing, mem: m}
+}
+
+// release gives res's memory back for another poll: res is not used
+// after, its values neither (they are appended).
+func (p *Poller) release(res *pollResult) {
+	if res.mem != nil {
+		p.results.Put(res.mem)
+		*res = pollResult{}
+	}
 }
 
 // errAgent is wrapped by errors of an agent that answered with an error
@@ -189,7 +223,7 @@ func (d *device) keepUSM(g *gosnmp.GoSNMP, now time.Time) {
 // MaxVarbinds, then its bulk tables' walks, spread over lanes when they
 // would not fit the cycle otherwise (lanes.go).
 func (p *Poller) poll(ctx context.Context, d *device, pl *pollPlan, probe bool) (pollResult, error) {
-	res := pollResult{values: make([]spool.Value, pl.nValues), missing: make([]bool, pl.nValues)}
+	res := p.newResult(pl.nValues)
 	for i := range res.values {
 		res.values[i] = spool.Value{Name: pl.ds(i).Name}
 	}
@@ -198,6 +232,7 @@ func (p *Poller) poll(ctx context.Context, d *device, pl *pollPlan, probe bool) 
 	lanes = min(lanes, len(units))
 	start := time.Now()
 	if err := p.runLanes(ctx, d, probe, units, lanes, &res); err != nil {
+		p.release(&res)
 		return pollResult{}, err
 	}
 	res.rtt = time.Since(start)

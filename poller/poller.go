@@ -43,6 +43,7 @@ type Poller struct {
 	carry atomic.Pointer[carrier] // Run's, while it runs (discoveryschedule.go)
 
 	clients clientPool // the gosnmp clients of finished polls (clients.go)
+	results sync.Pool  // *pollMemory of finished polls (poll.go)
 }
 
 // device is a target and what the poller keeps about it between cycles.
@@ -425,6 +426,7 @@ func (p *Poller) pollDevice(ctx context.Context, d *device, c *cycleCounters) {
 		s.Restarts++
 	}
 	d.mu.Unlock()
+	p.release(&res)
 }
 
 // afterRestart handles a poll that found the agent restarted: if the
@@ -449,6 +451,7 @@ func (p *Poller) afterRestart(ctx context.Context, d *device, pl *pollPlan, res 
 		if again, err := p.poll(ctx, d, npl, false); err == nil {
 			c.requests.Add(int64(again.requests))
 			again.uptime, again.hasUptime = res.uptime, true
+			p.release(&res)
 			return npl, again, p.now()
 		}
 	}
@@ -467,8 +470,9 @@ func (p *Poller) writeEntries(d *device, pl *pollPlan, res *pollResult, now time
 	c.unknown.Add(int64(res.unknown))
 	c.wrongTypes.Add(int64(res.wrongTypes))
 	var werr error
+	var e spool.Entry // one for the device's entries: the appends keep none
 	write := func(key string, values []spool.Value, flags uint8) {
-		e := spool.Entry{Key: key, Time: now.Unix(), Milli: uint16(now.Nanosecond() / 1e6), Flags: flags, Values: values}
+		e = spool.Entry{Key: key, Time: now.Unix(), Milli: uint16(now.Nanosecond() / 1e6), Flags: flags, Values: values}
 		indexErr, err := p.in.Append(&e)
 		switch {
 		case err != nil:

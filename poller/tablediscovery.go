@@ -91,7 +91,7 @@ func (p *Poller) discover(ctx context.Context, d *device) (*Discovery, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer p.release(g)
+	defer p.disconnect(g)
 	g.MaxOids = MaxVarbinds
 	start := time.Now()
 	disc := &Discovery{At: p.now()}
