@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"sync"
 
 	"github.com/gosnmp/gosnmp"
 )
@@ -18,17 +17,14 @@ import (
 // keeps its buffer and request IDs; each use gives it its target's
 // settings and a UDP socket of its own, dialled as gosnmp dials one.
 // SNMPv3 always goes through gosnmp's Connect, which checks and prepares
-// the security parameters. At most Options.Concurrency clients are kept.
-type clientPool struct {
-	mu   sync.Mutex
-	free []*gosnmp.GoSNMP
-	max  int
-}
+// the security parameters. The clients are kept in a sync.Pool: within a
+// cycle each serves poll after poll, and those left idle through two
+// collections (between cycles) are let go with their buffers.
 
 // connect returns a client of d with a socket to its agent, for one poll
 // (probe: of a failing device) or discovery; give it back with disconnect.
 func (p *Poller) connect(ctx context.Context, d *device, probe bool) (*gosnmp.GoSNMP, error) {
-	g, kept := p.clients.take()
+	g, kept := p.take()
 	p.setup(g, ctx, d, probe)
 	var err error
 	if !kept || d.t.V3 != nil {
@@ -48,29 +44,14 @@ func (p *Poller) disconnect(g *gosnmp.GoSNMP) {
 	_ = g.Close()
 	g.Community, g.SecurityParameters, g.Context = "", nil, nil
 	g.ContextName, g.ContextEngineID = "", ""
-	p.clients.keep(g)
+	p.clients.Put(g)
 }
 
 // take returns a kept client (kept), or a new one, whose first connect
 // must be gosnmp's: it has no receive buffer yet.
-func (c *clientPool) take() (g *gosnmp.GoSNMP, kept bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := len(c.free)
-	if n == 0 {
-		return &gosnmp.GoSNMP{}, false
+func (p *Poller) take() (g *gosnmp.GoSNMP, kept bool) {
+	if g, ok := p.clients.Get().(*gosnmp.GoSNMP); ok {
+		return g, true
 	}
-	g = c.free[n-1]
-	c.free[n-1] = nil
-	c.free = c.free[:n-1]
-	return g, true
-}
-
-// keep keeps g if fewer than max are kept.
-func (c *clientPool) keep(g *gosnmp.GoSNMP) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.free) < c.max {
-		c.free = append(c.free, g)
-	}
+	return &gosnmp.GoSNMP{}, false
 }

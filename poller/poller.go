@@ -42,8 +42,8 @@ type Poller struct {
 	wake  chan struct{}           // to Run's discovery goroutine
 	carry atomic.Pointer[carrier] // Run's, while it runs (discoveryschedule.go)
 
-	clients clientPool // the gosnmp clients of finished polls (clients.go)
-	results sync.Pool  // *pollMemory of finished polls (poll.go)
+	clients sync.Pool // *gosnmp.GoSNMP of finished polls (clients.go)
+	results sync.Pool // *pollMemory of finished polls (poll.go)
 }
 
 // device is a target and what the poller keeps about it between cycles.
@@ -95,7 +95,6 @@ func New(opts Options, targets []*fleet.Target, sp SpoolAppender, sink Sink, log
 	if p.now == nil {
 		p.now = time.Now
 	}
-	p.clients.max = opts.Concurrency
 	if err := p.SetTargets(targets); err != nil {
 		return nil, err
 	}

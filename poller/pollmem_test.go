@@ -19,7 +19,6 @@ import (
 func BenchmarkPollBytes(b *testing.B) {
 	targets, interfaces := benchTargets(b, 1)
 	p := &Poller{opts: DefaultOptions(), log: slog.New(slog.DiscardHandler), now: time.Now}
-	p.clients.max = p.opts.Concurrency
 	d := newDevice(targets[0], &p.opts)
 	ctx := context.Background()
 	if err := p.discoverDevice(ctx, d); err != nil {
