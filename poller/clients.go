@@ -16,18 +16,20 @@ import (
 // the collector would have to catch up with at every cycle. A kept client
 // keeps its buffer and request IDs; each use gives it its target's
 // settings and a UDP socket of its own, dialled as gosnmp dials one.
-// SNMPv3 always goes through gosnmp's Connect, which checks and prepares
-// the security parameters. The clients are kept in a sync.Pool: within a
+// An SNMPv3 poll takes a new client, connected by gosnmp's Connect: it
+// checks and prepares the security parameters, and starts the message IDs
+// at a random number of the client's (a kept client would start them at
+// its own again). The clients are kept in a sync.Pool: within a
 // cycle each serves poll after poll, and those left idle through two
 // collections (between cycles) are let go with their buffers.
 
 // connect returns a client of d with a socket to its agent, for one poll
 // (probe: of a failing device) or discovery; give it back with disconnect.
 func (p *Poller) connect(ctx context.Context, d *device, probe bool) (*gosnmp.GoSNMP, error) {
-	g, kept := p.take()
+	g, kept := p.take(d.t.V3 != nil)
 	p.setup(g, ctx, d, probe)
 	var err error
-	if !kept || d.t.V3 != nil {
+	if !kept {
 		err = g.Connect()
 	} else {
 		g.Conn, err = (&net.Dialer{Timeout: g.Timeout}).DialContext(ctx, "udp", net.JoinHostPort(g.Target, strconv.Itoa(int(g.Port))))
@@ -48,10 +50,13 @@ func (p *Poller) disconnect(g *gosnmp.GoSNMP) {
 }
 
 // take returns a kept client (kept), or a new one, whose first connect
-// must be gosnmp's: it has no receive buffer yet.
-func (p *Poller) take() (g *gosnmp.GoSNMP, kept bool) {
-	if g, ok := p.clients.Get().(*gosnmp.GoSNMP); ok {
-		return g, true
+// must be gosnmp's: it has no receive buffer yet. An SNMPv3 poll (v3)
+// takes a new one.
+func (p *Poller) take(v3 bool) (g *gosnmp.GoSNMP, kept bool) {
+	if !v3 {
+		if g, ok := p.clients.Get().(*gosnmp.GoSNMP); ok {
+			return g, true
+		}
 	}
 	return &gosnmp.GoSNMP{}, false
 }
