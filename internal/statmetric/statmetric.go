@@ -16,9 +16,13 @@
 package statmetric
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Emit sends one sample of a metric: its value and its label values, in
@@ -29,6 +33,7 @@ type Emit func(v float64, labelValues ...string)
 type Metric[S any] struct {
 	desc    *prometheus.Desc
 	typ     prometheus.ValueType
+	labels  []string // the label names, in the order of the values emitted
 	collect func(s S, emit Emit)
 }
 
@@ -45,7 +50,7 @@ func Counter[S any](name, help string, v func(S) uint64) Metric[S] {
 // Vec is a family with labels: each calls emit once per series (or not at
 // all, for a family without series in s).
 func Vec[S any](name, help string, typ prometheus.ValueType, labels []string, each func(s S, emit Emit)) Metric[S] {
-	return Metric[S]{desc: prometheus.NewDesc(name, help, labels, nil), typ: typ, collect: each}
+	return Metric[S]{desc: prometheus.NewDesc(name, help, labels, nil), typ: typ, labels: labels, collect: each}
 }
 
 // Table is the metrics of one Stats type.
@@ -60,17 +65,91 @@ func (t Table[S]) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the table's samples read from s. A sample that does not fit
 // its description (a wrong number of label values) is sent as an invalid
-// metric, which the registry reports as a gather error.
+// metric, which the registry reports as a gather error. The samples of one
+// Collect share their label pairs: the families of a fleet's targets
+// label thousands of series with the same target names, and a scrape
+// made each series its own pairs (prometheus.NewConstMetric).
 func (t Table[S]) Collect(s S, ch chan<- prometheus.Metric) {
+	var pairs labelPairs
 	for _, m := range t {
 		m.collect(s, func(v float64, labelValues ...string) {
-			c, err := prometheus.NewConstMetric(m.desc, m.typ, v, labelValues...)
-			if err != nil {
-				c = prometheus.NewInvalidMetric(m.desc, err)
+			if len(labelValues) != len(m.labels) {
+				ch <- prometheus.NewInvalidMetric(m.desc, fmt.Errorf("%d label values for the %d labels %q", len(labelValues), len(m.labels), m.labels))
+				return
 			}
-			ch <- c
+			ch <- &sample{desc: m.desc, typ: m.typ, v: v, labels: pairs.of(m.labels, labelValues)}
 		})
 	}
+}
+
+// sample is one series' value: a prometheus.Metric whose label pairs are
+// shared with the other samples of its Collect (labelPairs).
+type sample struct {
+	desc   *prometheus.Desc
+	typ    prometheus.ValueType
+	v      float64
+	labels []*dto.LabelPair
+}
+
+func (m *sample) Desc() *prometheus.Desc { return m.desc }
+
+func (m *sample) Write(out *dto.Metric) error {
+	out.Label = m.labels
+	switch m.typ {
+	case prometheus.CounterValue:
+		out.Counter = &dto.Counter{Value: &m.v}
+	case prometheus.GaugeValue:
+		out.Gauge = &dto.Gauge{Value: &m.v}
+	default:
+		out.Untyped = &dto.Untyped{Value: &m.v}
+	}
+	return nil
+}
+
+// labelPairs makes the label pairs of one Collect's samples: each pair
+// once, and the list of a single pair once; a list of several is sorted by
+// name (the registry would sort a copy of it). The registry checks the
+// names and values, and changes no sample's pairs.
+type labelPairs struct {
+	pair map[[2]string]*dto.LabelPair
+	one  map[*dto.LabelPair][]*dto.LabelPair
+}
+
+func (c *labelPairs) of(names, values []string) []*dto.LabelPair {
+	switch len(names) {
+	case 0:
+		return nil
+	case 1:
+		p := c.get(names[0], values[0])
+		l, ok := c.one[p]
+		if !ok {
+			if c.one == nil {
+				c.one = make(map[*dto.LabelPair][]*dto.LabelPair)
+			}
+			l = []*dto.LabelPair{p}
+			c.one[p] = l
+		}
+		return l
+	}
+	l := make([]*dto.LabelPair, len(names))
+	for i := range names {
+		l[i] = c.get(names[i], values[i])
+	}
+	slices.SortFunc(l, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
+	return l
+}
+
+func (c *labelPairs) get(name, value string) *dto.LabelPair {
+	if p, ok := c.pair[[2]string{name, value}]; ok {
+		return p
+	}
+	if c.pair == nil {
+		c.pair = make(map[[2]string]*dto.LabelPair)
+	}
+	n, v := name, value
+	p := &dto.LabelPair{Name: &n, Value: &v}
+	c.pair[[2]string{name, value}] = p
+	return p
 }
 
 // Collector returns a prometheus.Collector of the table that reads one
