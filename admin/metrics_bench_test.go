@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkMetricsGather gathers /metrics of a fleet of 4,000 targets, as
-// a scrape does once the kept gathering is older than --status-max-age:
+// a scrape does once the kept gathering is older than --admin-status-cache:
 // B/op and allocs/op are the garbage each scrape gives the collector.
 func BenchmarkMetricsGather(b *testing.B) {
 	targets := make([]TargetStatus, 4000)

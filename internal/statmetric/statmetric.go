@@ -106,50 +106,39 @@ func (m *sample) Write(out *dto.Metric) error {
 	return nil
 }
 
-// labelPairs makes the label pairs of one Collect's samples: each pair
-// once, and the list of a single pair once; a list of several is sorted by
-// name (the registry would sort a copy of it). The registry checks the
-// names and values, and changes no sample's pairs.
-type labelPairs struct {
-	pair map[[2]string]*dto.LabelPair
-	one  map[*dto.LabelPair][]*dto.LabelPair
-}
+// labelPairs makes the label pairs of one Collect's samples, each pair
+// once, kept as the list of that pair alone (a one-label sample's); a list
+// of several is sorted by name (the registry would sort a copy of it). The
+// registry checks the names and values, and changes no sample's pairs.
+type labelPairs map[[2]string][]*dto.LabelPair
 
 func (c *labelPairs) of(names, values []string) []*dto.LabelPair {
 	switch len(names) {
 	case 0:
 		return nil
 	case 1:
-		p := c.get(names[0], values[0])
-		l, ok := c.one[p]
-		if !ok {
-			if c.one == nil {
-				c.one = make(map[*dto.LabelPair][]*dto.LabelPair)
-			}
-			l = []*dto.LabelPair{p}
-			c.one[p] = l
-		}
-		return l
+		return c.get(names[0], values[0])
 	}
 	l := make([]*dto.LabelPair, len(names))
 	for i := range names {
-		l[i] = c.get(names[i], values[i])
+		l[i] = c.get(names[i], values[i])[0]
 	}
 	slices.SortFunc(l, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
 	return l
 }
 
-func (c *labelPairs) get(name, value string) *dto.LabelPair {
-	if p, ok := c.pair[[2]string{name, value}]; ok {
-		return p
+// get returns the list of the one pair name=value.
+func (c *labelPairs) get(name, value string) []*dto.LabelPair {
+	if l, ok := (*c)[[2]string{name, value}]; ok {
+		return l
 	}
-	if c.pair == nil {
-		c.pair = make(map[[2]string]*dto.LabelPair)
+	if *c == nil {
+		*c = make(labelPairs)
 	}
 	n, v := name, value
-	p := &dto.LabelPair{Name: &n, Value: &v}
-	c.pair[[2]string{name, value}] = p
-	return p
+	l := []*dto.LabelPair{{Name: &n, Value: &v}}
+	(*c)[[2]string{name, value}] = l
+	return l
 }
 
 // Collector returns a prometheus.Collector of the table that reads one

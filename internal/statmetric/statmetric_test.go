@@ -68,8 +68,6 @@ t_things_total 3
 		t.Errorf("%d samples, want 8", n)
 	}
 	// The pedantic registry checks each sample's label pairs against its
-	// description: the names, sorted, and the values.
-	// The pedantic registry checks each sample's label pairs against its
 	// description: its names, and a value for each.
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
