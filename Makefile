@@ -5,6 +5,12 @@ PKGS     := ./...
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo devel)
 LDFLAGS  := -X main.version=$(VERSION)
 export CGO_ENABLED := 1
+# GOFLAGS: every build and test here (and in bench/*.sh, which read the
+# same file) takes the build tags of scripts/gotags. gosnmp_nodebug
+# compiles out gosnmp's debug logging, which otherwise prepares a log line
+# for every variable a poll decodes, for a logger spoold never sets
+# (poller.GoSNMPLogging: the daemon warns at start when built without it).
+export GOFLAGS := -tags=$(shell cat scripts/gotags) $(GOFLAGS)
 
 .PHONY: all deps build check vet test test-nocgo fuzz-short fuzz-long bench soak demo clean man install deb
 

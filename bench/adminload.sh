@@ -16,6 +16,8 @@
 #   the page per request, as before --admin-status-cache)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/gotags.sh
+. bench/gotags.sh
 DEVICES=${1:-1000}
 WORKERS=${2:-8}
 RATE=${3:-0}

@@ -10,6 +10,8 @@
 #        PLOT_ONLY=1 bench/loader-sweep.sh [ENTRIES]  redraws the chart from the .dat
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/gotags.sh
+. bench/gotags.sh
 ENTRIES=${1:-200000}
 KEYS=${2:-20000}
 SLEEP=${SLEEP:-50ms}

@@ -8,6 +8,8 @@
 # Usage: bench/loader.sh [ENTRIES] [KEYS]   (defaults 100000 10000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/gotags.sh
+. bench/gotags.sh
 ENTRIES=${1:-100000}
 KEYS=${2:-10000}
 WORK=$(mktemp -d /tmp/spoold-bench-loader.XXXXXX)

@@ -21,6 +21,8 @@
 #   CASES="a b tables" (the default) picks the cases.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/gotags.sh
+. bench/gotags.sh
 DEVICES=${1:-10000}
 CONC=${2:-1000}
 PARENT=${3:-/tmp}

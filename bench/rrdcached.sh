@@ -15,6 +15,8 @@
 #   SPOOLD_FLAGS: more daemon flags for spoold, split at blanks)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/gotags.sh
+. bench/gotags.sh
 FILES=${1:-10000}
 KILLS=${2:-20}
 DS=${DS:-40}

@@ -61,6 +61,8 @@
 #   inuse_space FILE)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/gotags.sh
+. bench/gotags.sh
 DEVICES=${1:-1000}
 IFACES=${2:-48}
 CYCLES=${3:-10}

@@ -37,6 +37,8 @@
 # CPUPROFILE=path writes a CPU profile of all rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/gotags.sh
+. bench/gotags.sh
 TARGETS=${1:-10000}
 POLLS=${2:-12}
 COUNTERS=${3:-40}

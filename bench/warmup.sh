@@ -21,6 +21,8 @@
 #   /tmp/spoold-bench-warmup-logs/<mode>.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/gotags.sh
+. bench/gotags.sh
 TARGETS=${1:-20000}
 POLLS=${2:-12}
 export CGO_ENABLED=1

@@ -10,6 +10,8 @@
 #        PLOT_ONLY=1 bench/writer-delay.sh [FILES] [DS]  redraws the chart from the .dat
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/gotags.sh
+. bench/gotags.sh
 FILES=${1:-2000}
 DS=${2:-10}
 PER=${PER:-1,2,4,12,24}

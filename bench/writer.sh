@@ -69,6 +69,8 @@
 # (about 36 GB with the defaults), and checks the free space first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/gotags.sh
+. bench/gotags.sh
 FILES=${1:-4000}
 CLI_FILES=${2:-500}
 DS=${DS:-40}

@@ -175,6 +175,9 @@ func (d *daemon) start() {
 	d.log.Info("spoold started", "version", versionString(), "targets", len(d.fleet.Get().Targets),
 		"spool", d.cfg.spool.Dir, "rrd_dir", d.cfg.writer.Dir, "pid", os.Getpid(), "gomaxprocs", runtime.GOMAXPROCS(0),
 		"gogc", gcPercentInForce(), "landlock", d.landlock.Load().String())
+	if poller.GoSNMPLogging {
+		d.log.Warn("spoold was built without the build tag gosnmp_nodebug: gosnmp prepares a debug log line for every variable it decodes, about 2.6 times the allocations of a poll; build with make, which sets it (scripts/gotags)")
+	}
 	d.diskCancel, d.diskDone = d.goRun("disk sampler", d.disk.Run)
 	d.writeCancel, d.writeDone = d.goRun("writer", d.wr.Run)
 	d.loadCancel, d.loadDone = d.goRun("loader", func(ctx context.Context) error { return d.ld.Rescans(ctx, d.ix) })

@@ -1,9 +1,12 @@
 package packaging
 
 import (
+	"debug/buildinfo"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,12 +19,17 @@ var debVersion = regexp.MustCompile(`^(\d+(\.\d+)*(\+git\d{8}\.[0-9a-f]+)?|0\.0~
 // Debian's tools and an operator's apt rely on: a version that sorts
 // (dpkg --compare-versions puts it after an older snapshot and before a
 // release), a maintainer with a real address, the copyright file and the
-// Debian changelog, and no lintian error.
+// Debian changelog, a binary built with the build tags of scripts/gotags
+// (gosnmp's debug logging compiled out: make sets them itself, so make
+// runs here without the GOFLAGS of the make that runs the test), and no
+// lintian error.
 func TestDebPassesLintian(t *testing.T) {
 	requireTools(t, "dpkg-dev", "dpkg-deb", "dpkg-shlibdeps", "dpkg-architecture")
 	requireTools(t, "lintian", "lintian")
 	tmp := t.TempDir()
-	out := run(t, command("make", "-s", "-C", root, "deb", "BIN="+filepath.Join(tmp, "spoold"), "DEBDIR="+tmp))
+	mk := command("make", "-s", "-C", root, "deb", "BIN="+filepath.Join(tmp, "spoold"), "DEBDIR="+tmp)
+	mk.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOFLAGS=") })
+	out := run(t, mk)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	deb := lines[len(lines)-1]
 	if !strings.HasSuffix(deb, ".deb") {
@@ -50,6 +58,7 @@ func TestDebPassesLintian(t *testing.T) {
 			t.Errorf("the package has no %s", f)
 		}
 	}
+	checkBuildTags(t, deb, filepath.Join(tmp, "unpacked"))
 	lint, _ := exec.Command("lintian", "--tag-display-limit", "0", deb).CombinedOutput()
 	for _, l := range strings.Split(string(lint), "\n") {
 		if strings.HasPrefix(l, "E: ") {
@@ -57,4 +66,31 @@ func TestDebPassesLintian(t *testing.T) {
 		}
 	}
 	t.Logf("lintian %s:\n%s", filepath.Base(deb), lint)
+}
+
+// checkBuildTags fails unless the spoold binary of the package deb
+// (unpacked into dir) was built with every build tag of scripts/gotags.
+func checkBuildTags(t *testing.T, deb, dir string) {
+	t.Helper()
+	run(t, command("dpkg-deb", "--extract", deb, dir))
+	bin := filepath.Join(dir, "usr", "bin", "spoold")
+	bi, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		t.Fatalf("read the build information of the packaged %s: %v", bin, err)
+	}
+	want, err := os.ReadFile(filepath.Join(root, "scripts", "gotags"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags []string
+	for _, s := range bi.Settings {
+		if s.Key == "-tags" {
+			tags = strings.Split(s.Value, ",")
+		}
+	}
+	for _, tag := range strings.Split(strings.TrimSpace(string(want)), ",") {
+		if !slices.Contains(tags, tag) {
+			t.Errorf("the packaged spoold was built with the tags %q, without %s (scripts/gotags)", tags, tag)
+		}
+	}
 }
