@@ -15,7 +15,8 @@
 #    cpu: user + system of the daemon over the cycles, per interface and
 #    poll; write_cpu_us_per_file: that CPU's share in the writer (perf
 #    samples with an rrdwriter or rrd frame) per RRD file update, and on
-#    stderr the samples' share of each part of the daemon (cpu_parts);
+#    stderr the samples' share of each part of the daemon (cpu_parts) and
+#    its system calls per interface and poll (perf stat's count of them);
 #    disk: the daemon's write_bytes (/proc/PID/io: spool and RRD pages it
 #    dirtied) per interface and poll, the device's sectors on stderr;
 #    rss: the largest VmRSS sampled (every second), per interface, and on
@@ -213,6 +214,25 @@ mkdir -p "$FS/spool" "$FS/rrd"
 DAEMON=()
 # cpu_parts PERF_DATA: the share of the samples of each part of the
 # daemon, by the first pattern a sample's stack matches, in this order.
+# syscall_census CSV N: the system calls of perf stat's CSV (counts of
+# syscalls:sys_enter_* tracepoints, and all of them as
+# raw_syscalls:sys_enter) per N, the most frequent first.
+syscall_census() {
+	awk -F, -v n="$2" '$1 ~ /^[0-9]+$/ && $3 == "raw_syscalls:sys_enter" {all = $1; next}
+		$1 ~ /^[0-9]+$/ && $1 > 0 {name = $3; sub(/^syscalls:sys_enter_/, "", name); c[name] = $1}
+		END {
+			if (!all) {print "none counted"; exit}
+			k = 0
+			while (k < 12) {
+				best = ""
+				for (s in c) if (best == "" || c[s] > c[best]) best = s
+				if (best == "") break
+				printf "%s %.2f, ", best, c[best] / n; delete c[best]; k++
+			}
+			printf "all %.2f", all / n
+		}' "$1"
+}
+
 cpu_parts() {
 	perf script -i "$1" -F ip,sym 2>/dev/null | awk '
 		function part(s) {
@@ -294,6 +314,16 @@ PERF=""
 if command -v perf >/dev/null; then
 	perf record -q -F 199 -g -p "$DAEMON_PID" -o "$WORK/perf.data" -- sleep $((CYCLES * IV)) >"$WORK/perf.log" 2>&1 &
 	PERF=$!
+	# and the daemon's system calls, counted by the kernel's tracepoints:
+	# all, and those it makes most (every tracepoint of every thread
+	# would take more descriptors than perf may open)
+	calls=raw_syscalls:sys_enter
+	for c in openat2 openat write read pwrite64 pread64 preadv2 close unlinkat newfstat fcntl fadvise64 \
+		futex nanosleep epoll_pwait madvise getdents64 fdatasync syncfs mkdirat ftruncate tgkill; do
+		calls+=,syscalls:sys_enter_$c
+	done
+	perf stat -x, -e "$calls" -p "$DAEMON_PID" -o "$WORK/syscalls.csv" -- sleep $((CYCLES * IV)) >"$WORK/perf-stat.log" 2>&1 &
+	SYSCALLS=$!
 fi
 rss_max=0 backlog_max=0 seq=$seq0 overruns=0 mem_max=0 round=0
 while [ "$seq" -lt $((seq0 + CYCLES)) ]; do
@@ -337,6 +367,8 @@ if [ -n "$PERF" ]; then
 		write_us=$(awk -v c=$((cpu1 - cpu0)) -v hz="$HZ" -v s="$share" -v u="$updates" 'BEGIN {printf "%.0f", c / hz * 1e6 * s / u}')
 	echo "# writer: ${share} of the daemon's perf samples, $updates file updates in the window" >&2
 	echo "# cpu by part (perf samples: gc = the collector's marking, sweeping and assists; removal = the writer's unlinks): $(cpu_parts "$WORK/perf.data")" >&2
+	wait "$SYSCALLS" 2>/dev/null || true
+	echo "# system calls an interface and poll (perf stat): $(syscall_census "$WORK/syscalls.csv" $((FILES * CYCLES)))" >&2
 	if [ -n "${PERF_OUT:-}" ]; then
 		cp "$WORK/perf.data" "$PERF_OUT"
 		echo "# perf samples of the window kept in $PERF_OUT (perf report -i $PERF_OUT)" >&2
