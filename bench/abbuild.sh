@@ -12,9 +12,9 @@ ab_build() {
 		git archive "$rev" | tar -x -C "$work/src-$v"
 		(
 			cd "$work/src-$v"
-			GOFLAGS=
+			export GOFLAGS=
 			[ -f scripts/gotags ] && GOFLAGS="-tags=$(cat scripts/gotags)"
-			GOFLAGS=$GOFLAGS go build -o "$work/$name-$v" "$pkg"
+			go build -o "$work/$name-$v" "$pkg"
 		)
 	done
 }

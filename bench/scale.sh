@@ -212,8 +212,6 @@ if ! wait_for 30 "the simulator's targets file" sim_ready; then
 fi
 mkdir -p "$FS/spool" "$FS/rrd"
 DAEMON=()
-# cpu_parts PERF_DATA: the share of the samples of each part of the
-# daemon, by the first pattern a sample's stack matches, in this order.
 # syscall_census CSV N: the system calls of perf stat's CSV (counts of
 # syscalls:sys_enter_* tracepoints, and all of them as
 # raw_syscalls:sys_enter) per N, the most frequent first.
@@ -233,6 +231,8 @@ syscall_census() {
 		}' "$1"
 }
 
+# cpu_parts PERF_DATA: the share of the samples of each part of the
+# daemon, by the first pattern a sample's stack matches, in this order.
 cpu_parts() {
 	perf script -i "$1" -F ip,sym 2>/dev/null | awk '
 		function part(s) {
@@ -315,8 +315,8 @@ if command -v perf >/dev/null; then
 	perf record -q -F 199 -g -p "$DAEMON_PID" -o "$WORK/perf.data" -- sleep $((CYCLES * IV)) >"$WORK/perf.log" 2>&1 &
 	PERF=$!
 	# and the daemon's system calls, counted by the kernel's tracepoints:
-	# all, and those it makes most (every tracepoint of every thread
-	# would take more descriptors than perf may open)
+	# all, and those it makes most (with every syscalls:sys_enter_*
+	# tracepoint on the daemon's threads, perf counted nothing)
 	calls=raw_syscalls:sys_enter
 	for c in openat2 openat write read pwrite64 pread64 preadv2 close unlinkat newfstat fcntl fadvise64 \
 		futex nanosleep epoll_pwait madvise getdents64 fdatasync syncfs mkdirat ftruncate tgkill; do
