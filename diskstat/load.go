@@ -260,19 +260,30 @@ func (t *Tally) sampled(n uint64) bool { return t.Every <= 1 || n%t.Every == 0 }
 // Measure runs fn, an operation of the unit in progress that counts as ops
 // operations, and adds its I/O to the unit if the unit is measured.
 func (t *Tally) Measure(ops uint64, fn func() error) error {
-	return t.run(ops, fn, false, t.sampled(t.units.Load()))
+	return t.run(&ops, fn, false, t.sampled(t.units.Load()))
 }
 
 // MeasureUnit is a whole unit of one operation: it runs fn and, if the
 // unit is measured, records it as the last unit.
 func (t *Tally) MeasureUnit(ops uint64, fn func() error) error {
-	return t.run(ops, fn, true, t.sampled(t.units.Add(1)-1))
+	return t.run(&ops, fn, true, t.sampled(t.units.Add(1)-1))
 }
 
-func (t *Tally) run(ops uint64, fn func() error, whole, measured bool) error {
+// MeasureUnitOf is MeasureUnit of a unit whose operations fn counts
+// as it runs.
+func (t *Tally) MeasureUnitOf(fn func() (ops uint64, err error)) error {
+	var ops uint64
+	return t.run(&ops, func() (err error) {
+		ops, err = fn()
+		return err
+	}, true, t.sampled(t.units.Add(1)-1))
+}
+
+// run runs fn, which leaves the operations it counts as in *ops.
+func (t *Tally) run(ops *uint64, fn func() error, whole, measured bool) error {
 	if !measured {
 		err := fn()
-		t.unsampled.Add(ops)
+		t.unsampled.Add(*ops)
 		return err
 	}
 	d, ok, err := OnThread(fn)
@@ -280,11 +291,11 @@ func (t *Tally) run(ops uint64, fn func() error, whole, measured bool) error {
 	defer t.mu.Unlock()
 	switch {
 	case !ok:
-		t.w.Unmeasured += ops
+		t.w.Unmeasured += *ops
 	case whole:
-		t.record(d, ops, time.Now())
+		t.record(d, *ops, time.Now())
 	default:
-		t.open, t.openOps = t.open.Add(d), t.openOps+ops
+		t.open, t.openOps = t.open.Add(d), t.openOps+*ops
 	}
 	return err
 }

@@ -100,6 +100,15 @@ func TestTallySamples(t *testing.T) {
 		t.Errorf("9 updates of 2 rows, one in 4 measured: %d calls, %+v", calls, w)
 	}
 
+	// Updates that count their rows as they run (MeasureUnitOf).
+	counted, ran := Tally{Every: 2}, 0
+	for i := range 4 {
+		counted.MeasureUnitOf(func() (uint64, error) { ran++; return uint64(i + 1), nil })
+	}
+	if w := counted.Get(); ran != 4 || w.Units != 2 || w.Ops != 4 || w.LastOps != 3 || w.Unsampled != 6 {
+		t.Errorf("updates of 1, 2, 3 and 4 rows counted as they ran, one in 2 measured: %d calls, %+v", ran, w)
+	}
+
 	cycles := Tally{Every: 2}
 	at := time.Unix(1700000000, 0)
 	for i, ops := range []int{2, 3, 1, 5} {

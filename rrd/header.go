@@ -27,7 +27,13 @@ func parseHeader(b []byte) (fi FileInfo, need int, err error) {
 	if need = int(h.liveOff + liveHeadSize); len(b) < need {
 		return FileInfo{}, need, nil
 	}
-	fi = FileInfo{Step: time.Duration(h.Step) * time.Second, DS: make([]DSInfo, len(h.DS))}
+	return h.fileInfo(b), need, nil
+}
+
+// fileInfo is the FileInfo of a file of header h whose first bytes,
+// through the live head's first fields, are b.
+func (h *Header) fileInfo(b []byte) FileInfo {
+	fi := FileInfo{Step: time.Duration(h.Step) * time.Second, DS: make([]DSInfo, len(h.DS))}
 	for i, d := range h.DS {
 		fi.DS[i] = DSInfo{Name: d.Name, Type: DSType(d.Type)}
 	}
@@ -36,5 +42,5 @@ func parseHeader(b []byte) (fi FileInfo, need int, err error) {
 	// fraction to microseconds, so 811.123 may be kept as 811.122999:
 	// round to the millisecond the writer sent.
 	fi.LastMilli = uint16(min((ne.Uint64(b[h.liveOff+8:])+500)/1000, 999))
-	return fi, need, nil
+	return fi
 }

@@ -146,6 +146,20 @@ func (f *File) readHeader() ([]byte, error) {
 // *NotNativeError means nothing was written: librrd is to apply the whole
 // batch. A lock held by someone else gives an error wrapping ErrLocked.
 func (f *File) Update(template []string, rows []Sample) (int, error) {
+	return f.update(template, rows, nil)
+}
+
+// RowsFor gives the rows of an update from the file's info, read under the
+// update's lock (HeaderCache.UpdateFor): in the file's data source order,
+// or none. The update keeps none of them once it returns.
+type RowsFor func(FileInfo) []Sample
+
+// update is Update; with rowsFor it takes the rows (template nil) from
+// rowsFor, called once, under the lock, with the header just read,
+// before anything is written and after every check of the file that can
+// give a *NotNativeError: so a NotNativeError with rowsFor not called
+// means the file's info was not read either.
+func (f *File) update(template []string, rows []Sample, rowsFor RowsFor) (int, error) {
 	if err := f.lock(unix.F_WRLCK); err != nil {
 		return 0, err
 	}
@@ -180,6 +194,11 @@ func (f *File) Update(template []string, rows []Sample) (int, error) {
 	s.reset(head[off : off+n])
 	if err := s.l.check(); err != nil {
 		return 0, err
+	}
+	if rowsFor != nil {
+		if rows = rowsFor(f.h.fileInfo(head)); len(rows) == 0 {
+			return 0, nil
+		}
 	}
 	applied, refusal := 0, error(nil)
 	for _, r := range rows {

@@ -110,6 +110,24 @@ func (c *HeaderCache) Update(path string, template []string, rows []Sample) (int
 // librrd's open stats it before its lock), the lock, a pread of the
 // header, the pwrites and the close, which drops the lock.
 func (c *HeaderCache) UpdateAfter(path string, template []string, rows []Sample, opened func(fd int)) (int, error) {
+	return c.update(path, template, rows, nil, opened)
+}
+
+// UpdateFor is UpdateAfter of the rows rowsFor gives from the file's info,
+// read by the update itself under its lock: the info and the update of a
+// file the caller does not know yet in one open and one read of the
+// header. rowsFor is called at most once; it is not called, and nothing is
+// written, if the file cannot be opened, locked or read, or is one the
+// native path does not handle (a *NotNativeError, counted as Update
+// counts it): the caller learns the info some other way. Once it is
+// called, the update goes on as UpdateAfter's with its rows: a
+// *NotNativeError then (a value the native path does not parse as librrd
+// would) means they are for librrd to apply.
+func (c *HeaderCache) UpdateFor(path string, rowsFor RowsFor, opened func(fd int)) (int, error) {
+	return c.update(path, nil, nil, rowsFor, opened)
+}
+
+func (c *HeaderCache) update(path string, template []string, rows []Sample, rowsFor RowsFor, opened func(fd int)) (int, error) {
 	fd, err := c.root.Open(path, unix.O_RDWR)
 	if err != nil {
 		return 0, err
@@ -135,7 +153,7 @@ func (c *HeaderCache) UpdateAfter(path string, template []string, rows []Sample,
 		f.hs = &c.known
 	}
 	f.path, f.fd, f.h, f.p, f.size, f.closing = path, fd, e.h, e.p, st.Size, true // closed by the defer above
-	n, err := f.Update(template, rows)
+	n, err := f.update(template, rows, rowsFor)
 	e.h, e.p = f.h, f.p // e is this update's until put
 	f.path, f.fd, f.size, f.closing = "", -1, -1, false
 	c.work.Put(f)

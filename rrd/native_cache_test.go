@@ -3,6 +3,7 @@ package rrd
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,5 +171,73 @@ func TestHeaderCacheSharesHeaders(t *testing.T) {
 	}
 	if s := c.Stats(); s.Parses != 4+21 || s.Headers != 1 {
 		t.Errorf("stats %+v, want every update a file without a kept header", s)
+	}
+}
+
+// TestUpdateForPlansFromTheInfoItReads: UpdateFor hands rowsFor the info
+// Info reads (last update to the millisecond, step, data sources in
+// order), applies the rows it returns as librrd applies them, writes
+// nothing when it returns none, and does not call it for a file it cannot
+// read (missing) or does not handle (counted as a fallback): the caller
+// learns the info the usual way then.
+func TestUpdateForPlansFromTheInfoItReads(t *testing.T) {
+	defs := []string{"DS:a:GAUGE:600:U:U", "DS:b:COUNTER:600:U:U", "RRA:AVERAGE:0.5:1:10", "RRA:MAX:0.5:3:5"}
+	tw := newTwin(t, t0, 60, defs...)
+	root := testRoot(t, filepath.Dir(tw.nat))
+	c := NewHeaderCache(root, 4)
+	defer c.Close()
+	first := fmt.Sprint(t0+60, ".250:1:1000")
+	if err := tw.librrdUpdate(t, nil, []string{first}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Update(tw.nat, nil, []Sample{parseUpdateArg(t, first)}); err != nil {
+		t.Fatal(err)
+	}
+	rest := []string{fmt.Sprint(t0+120, ":2:1600"), fmt.Sprint(t0+185, ":U:2500")}
+	if err := tw.librrdUpdate(t, nil, rest); err != nil {
+		t.Fatal(err)
+	}
+	want, err := root.Info(tw.nat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []FileInfo
+	rowsFor := func(fi FileInfo) []Sample {
+		got = append(got, fi)
+		var rows []Sample
+		for _, a := range rest {
+			if r := parseUpdateArg(t, a); r.Time > fi.Last {
+				rows = append(rows, r)
+			}
+		}
+		return rows
+	}
+	if n, err := c.UpdateFor(tw.nat, rowsFor, nil); n != 2 || err != nil {
+		t.Fatalf("UpdateFor: %d rows, %v", n, err)
+	}
+	if len(got) != 1 || fmt.Sprint(got[0]) != fmt.Sprint(want) || want.Last != t0+60 || want.LastMilli != 250 {
+		t.Fatalf("rowsFor got %v, Info says %v", got, want)
+	}
+	tw.same(t, rest)
+	// Every row is in the file now: none are planned, nothing is written.
+	before, _ := os.ReadFile(tw.nat)
+	if n, err := c.UpdateFor(tw.nat, rowsFor, nil); n != 0 || err != nil || len(got) != 2 || got[1].Last != t0+185 {
+		t.Fatalf("UpdateFor of nothing: %d rows, %v, info %v", n, err, got[1:])
+	}
+	if after, _ := os.ReadFile(tw.nat); string(after) != string(before) {
+		t.Error("an update of no rows changed the file")
+	}
+	never := func(FileInfo) []Sample { t.Fatal("rowsFor called"); return nil }
+	if _, err := c.UpdateFor(filepath.Join(filepath.Dir(tw.nat), "missing.rrd"), never, nil); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	hw := filepath.Join(filepath.Dir(tw.nat), "hw.rrd")
+	createRRD(t, hw, t0, 60, "DS:a:GAUGE:600:U:U", "RRA:AVERAGE:0.5:1:10", "RRA:HWPREDICT:10:0.1:0.0035:5")
+	var nn *NotNativeError
+	if _, err := c.UpdateFor(hw, never, nil); !errors.As(err, &nn) || nn.Reason != ReasonArchive {
+		t.Errorf("a file the native path does not handle: %v", err)
+	}
+	if s := c.Stats(); s.Fallbacks[ReasonArchive] != 1 {
+		t.Errorf("fallbacks %v", s.Fallbacks)
 	}
 }

@@ -286,27 +286,11 @@ func (w *Writer) quarantineFile(ref spool.Ref, reason string) error {
 // writeItems applies the pass's entries to t's file; t.mu is held.
 func (w *Writer) writeItems(t *fileState, p *pass) error {
 	p.t, p.path = t, t.path()
-	items := p.items
-	if err := w.ensureFile(t, items[0].e.Time, items[len(items)-1].e.Time); err != nil {
-		return err
+	todo, pending, err := w.firstUpdate(t, p)
+	if pending == nil {
+		return err // not planned: nothing applied
 	}
-	if err := w.checkProfile(t); err != nil {
-		return err
-	}
-	if err := checkNames(t, items); err != nil {
-		return err
-	}
-	n := w.splitApplied(t, p)
-	if err := p.quarantineBad(); err != nil {
-		return err
-	}
-	pending := make([]int, len(p.segs))
-	for _, it := range items[n:] {
-		pending[it.seg]++
-	}
-	todo := items[n:]
-	var err error
-	for attempt := 0; len(todo) > 0 && err == nil; attempt++ {
+	for attempt := 1; len(todo) > 0 && err == nil; attempt++ {
 		if attempt == w.o.MaxRetries {
 			err = kindError(KindValue, fmt.Errorf("update rrd %s: gave up after %d rejected rows", p.path, attempt))
 			break
@@ -320,6 +304,76 @@ func (w *Writer) writeItems(t *fileState, p *pass) error {
 		err = kindError(KindStale, fmt.Errorf("write rrd %s: %d entries older than its last update quarantined; check the clock", p.path, p.stale))
 	}
 	return err
+}
+
+// firstUpdate plans the pass's entries from the file's info and makes
+// the first update call. It returns the entries still to apply, how many
+// of each segment's entries are still to apply (nil if the entries could
+// not be planned: nothing was applied, and err says why) and the update's
+// error. A file the writer does not know yet (no info since the start,
+// none read ahead) has its info read by the update itself where the RRD
+// can (InfoUpdater), and the entries planned there, under the update's
+// lock: one open and one read of the header instead of two of each.
+func (w *Writer) firstUpdate(t *fileState, p *pass) (todo []item, pending []int, err error) {
+	items := p.items
+	until := items[len(items)-1].e.Time
+	if fu, ok := w.o.RRD.(InfoUpdater); ok && !t.known && t.ahead.Load() == nil {
+		last := int64(-1)
+		rs := w.rowBufs.Get().(*rowScratch)
+		planned, uerr := fu.UpdateFor(p.path, func(fi rrd.FileInfo) []rrd.Sample {
+			t.setInfo(fi, &w.dsSets)
+			last = fi.Last
+			if todo, pending, err = w.plan(t, p); err != nil || len(todo) == 0 {
+				return nil
+			}
+			w.c.updateCalls.Add(1)
+			return buildRows(t, todo, rs)
+		}, w.opened(t, p.path, until, -1))
+		clear(rs.vals) // the values' string is garbage now
+		w.rowBufs.Put(rs)
+		switch {
+		case !planned:
+			// Missing, unreadable or not native: the info is read, or
+			// the file created, the usual way (ensureFile), which says
+			// what is wrong, if anything.
+		case err != nil || len(todo) == 0:
+			return nil, pending, err
+		default:
+			todo, err = w.updated(t, p, todo, pending, last, uerr)
+			return todo, pending, err
+		}
+	}
+	if err := w.ensureFile(t, items[0].e.Time, until); err != nil {
+		return nil, nil, err
+	}
+	if todo, pending, err = w.plan(t, p); err != nil || len(todo) == 0 {
+		return nil, pending, err
+	}
+	todo, err = w.update(t, p, todo, pending)
+	return todo, pending, err
+}
+
+// plan checks t's file's info against its profile and the pass's
+// entries' data sources, sets aside the entries at or before its last
+// update (splitApplied) and quarantines what is set aside. It returns
+// the entries to apply and how many of each segment's they are; an error
+// means nothing may be applied (pending nil).
+func (w *Writer) plan(t *fileState, p *pass) (todo []item, pending []int, err error) {
+	if err := w.checkProfile(t); err != nil {
+		return nil, nil, err
+	}
+	if err := checkNames(t, p.items); err != nil {
+		return nil, nil, err
+	}
+	n := w.splitApplied(t, p)
+	if err := p.quarantineBad(); err != nil {
+		return nil, nil, err
+	}
+	pending = make([]int, len(p.segs))
+	for _, it := range p.items[n:] {
+		pending[it.seg]++
+	}
+	return p.items[n:], pending, nil
 }
 
 // splitApplied returns how many of the items are at or before the file's
@@ -362,19 +416,32 @@ func (w *Writer) setAsideStale(t *fileState, p *pass, items []item) {
 func (w *Writer) update(t *fileState, p *pass, todo []item, pending []int) ([]item, error) {
 	w.c.updateCalls.Add(1)
 	until, last := todo[len(todo)-1].e.Time, t.info.Last
-	// The prefetch, unless the read-ahead made it, runs on the update's
-	// own descriptor: no open of the file for it alone.
-	var opened func(fd int)
-	if w.o.Prefetch && t.prefetchedUntil.Load() < until {
-		opened = func(fd int) { w.prefetch(t, p.path, fd, until, last, false) }
-	}
 	// The rows are in the file's data source order (buildRows), so no
 	// template: librrd takes the values by position, as rrdcached sends
 	// them, instead of matching every name of the template per call.
 	rs := w.rowBufs.Get().(*rowScratch)
-	uerr := w.o.RRD.Update(p.path, nil, buildRows(t, todo, rs), opened)
+	uerr := w.o.RRD.Update(p.path, nil, buildRows(t, todo, rs), w.opened(t, p.path, until, last))
 	clear(rs.vals) // the values' string is garbage now
 	w.rowBufs.Put(rs)
+	return w.updated(t, p, todo, pending, last, uerr)
+}
+
+// opened is the prefetch of an update up to until of t's file at path,
+// whose last update the writer knows as last (-1: not known), on the
+// update's own descriptor: no open of the file for it alone. nil if the
+// read-ahead made it, or the writer does not prefetch.
+func (w *Writer) opened(t *fileState, path string, until, last int64) func(fd int) {
+	if !w.o.Prefetch || t.prefetchedUntil.Load() >= until {
+		return nil
+	}
+	return func(fd int) { w.prefetch(t, path, fd, until, last, false) }
+}
+
+// updated handles the outcome uerr of an update call with todo, made on
+// a file whose last update was last: it returns the entries still to
+// apply and counts applied ones out of pending.
+func (w *Writer) updated(t *fileState, p *pass, todo []item, pending []int, last int64, uerr error) ([]item, error) {
+	until := todo[len(todo)-1].e.Time
 	if uerr == nil {
 		t.info.Last, t.info.LastMilli = until, todo[len(todo)-1].e.Milli
 		t.advanceGeometry(last, until)

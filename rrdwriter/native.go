@@ -50,5 +50,28 @@ func (n *NativeRRD) Update(path string, template []string, rows []rrd.Sample, op
 	return nil
 }
 
+// UpdateFor is InfoUpdater's: the file's info read by the native update
+// itself (rrd.HeaderCache.UpdateFor), and librrd for the rows where the
+// native path falls back after rowsFor gave them.
+func (n *NativeRRD) UpdateFor(path string, rowsFor rrd.RowsFor, opened func(fd int)) (bool, error) {
+	var rows []rrd.Sample
+	called := false
+	_, err := n.Files.UpdateFor(path, func(fi rrd.FileInfo) []rrd.Sample {
+		called = true
+		rows = rowsFor(fi)
+		return rows
+	}, opened)
+	var nn *rrd.NotNativeError
+	switch {
+	case !called:
+		return false, nil
+	case errors.As(err, &nn):
+		return true, n.libRRD.Update(path, nil, rows, nil) // opened ran
+	case err != nil:
+		return true, fmt.Errorf("update rrd %s: %w", path, err)
+	}
+	return true, nil
+}
+
 // Close drops the kept headers; the NativeRRD stays usable.
 func (n *NativeRRD) Close() error { return n.Files.Close() }

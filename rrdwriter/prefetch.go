@@ -181,8 +181,11 @@ func (t *fileState) advanceGeometry(last, until int64) {
 // not read yet) is left to its writer. Of a file never prefetched before
 // (a first flush after a start: its writer does not know it yet) it reads
 // the header even if it is cached, and keeps it for the writer's
-// ensureFile, which would otherwise open the file once more to read it.
+// ensureFile, which would otherwise open the file once more to read it,
+// unless the RRD's update reads the info itself (InfoUpdater): then a
+// cached file's header is left to that update.
 func (w *Writer) readAhead(batches []shm.Batch, took <-chan struct{}, ahead int, stop <-chan struct{}) {
+	_, folds := w.o.RRD.(InfoUpdater)
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range max(w.o.Writers/2, 1) {
@@ -195,7 +198,7 @@ func (w *Writer) readAhead(batches []shm.Batch, took <-chan struct{}, ahead int,
 					continue
 				}
 				t := w.fileOf(b.Hash, b.Key)
-				w.prefetch(t, t.path(), -1, slices.Max(b.Times), -1, t.prefetchedUntil.Load() == 0)
+				w.prefetch(t, t.path(), -1, slices.Max(b.Times), -1, !folds && t.prefetchedUntil.Load() == 0)
 			}
 		}()
 	}

@@ -272,3 +272,45 @@ func TestReadAheadKeepsANewFilesHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAheadLeavesACachedHeaderToTheUpdate: with an RRD whose update
+// reads the file's info itself (NativeRRD), a first flush's read-ahead
+// keeps no header of a file in the page cache: each file's update reads
+// its header once, for the info and the update, and no Info call reads
+// it again.
+func TestReadAheadLeavesACachedHeaderToTheUpdate(t *testing.T) {
+	testenv.NeedRRDTool(t)
+	keys := []string{"a", "b", "c", "d"}
+	var n *infoCounter
+	e := newEnvOf(t, func(r *rrd.Root) RRD { n = &infoCounter{NativeRRD: NewNativeRRD(r, 8)}; return n },
+		func(o *Options) { o.Prefetch, o.Writers = true, len(keys) })
+	defer n.Close()
+	batches := make([]shm.Batch, len(keys))
+	for i, k := range keys {
+		if err := n.Create(e.rrdPath(k), testLayout(), t0-1); err != nil {
+			t.Fatal(err)
+		}
+		batches[i] = shm.Batch{Hash: spool.KeyHash(k), Key: k, Times: []int64{t0 + 300}}
+	}
+	e.w.readAhead(batches, make(chan struct{}), len(batches), make(chan struct{}))
+	if s := e.w.Stats(); s.Prefetches != uint64(len(keys)) || s.PrefetchesCached != uint64(len(keys)) {
+		t.Fatalf("the read-ahead prefetched %d files, %d of them cached; want %d of each", s.Prefetches, s.PrefetchesCached, len(keys))
+	}
+	for _, k := range keys {
+		if fi := e.w.fileOf(spool.KeyHash(k), k).ahead.Load(); fi != nil {
+			t.Fatalf("%s: the read-ahead kept the header of a cached file: %+v", k, fi)
+		}
+		e.putCG(k, t0+300, 300, 1)
+	}
+	if err := e.w.FlushAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if planned, infos := n.planned.Load(), n.infos.Load(); planned != int32(len(keys)) || infos != 0 {
+		t.Errorf("%d updates read the info, %d Info calls; want %d and 0", planned, infos, len(keys))
+	}
+	for _, k := range keys {
+		if last, _ := testenv.RRDLastUpdate(t, e.rrdPath(k)); last != t0+300 {
+			t.Fatalf("%s: last update %d, want %d", k, last, t0+300)
+		}
+	}
+}

@@ -43,6 +43,23 @@ type RRD interface {
 	Update(path string, template []string, rows []rrd.Sample, opened func(fd int)) error
 }
 
+// InfoUpdater is an RRD whose update can read the file's info itself: the
+// writer's first update of a file it does not know yet (no info read
+// since the start) opens and reads the file once instead of twice.
+// NativeRRD is one; a wrapper of an RRD (a metering one, say) forwards to
+// the one it wraps, or says planned false.
+type InfoUpdater interface {
+	// UpdateFor opens the file at path and, under the update's lock,
+	// reads its info, calls rowsFor with it once and applies the rows it
+	// returns (none: nothing is written), as Update applies rows given
+	// in the file's data source order. planned says whether rowsFor was
+	// called: if not, nothing was written or read for certain, and the
+	// error, if any, need not be the file's (the writer reads the info
+	// and updates the file the usual way, which says what is wrong).
+	// Once rowsFor was called, the error is Update's for its rows.
+	UpdateFor(path string, rowsFor rrd.RowsFor, opened func(fd int)) (planned bool, err error)
+}
+
 // lastUpdate returns the file's last update as a poll time.
 func lastUpdate(fi *rrd.FileInfo) spool.PollTime {
 	return spool.PollTime{Sec: fi.Last, Milli: fi.LastMilli}

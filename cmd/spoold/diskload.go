@@ -52,3 +52,23 @@ type meteredRRD struct {
 func (m meteredRRD) Update(path string, template []string, rows []rrd.Sample, opened func(fd int)) error {
 	return m.t.MeasureUnit(uint64(len(rows)), func() error { return m.RRD.Update(path, template, rows, opened) })
 }
+
+// UpdateFor meters the update of an RRD that reads the file's info in its
+// update (rrdwriter.NativeRRD) as Update does; of any other it says not
+// planned, and the writer reads the info first.
+func (m meteredRRD) UpdateFor(path string, rowsFor rrd.RowsFor, opened func(fd int)) (planned bool, err error) {
+	fu, ok := m.RRD.(rrdwriter.InfoUpdater)
+	if !ok {
+		return false, nil
+	}
+	err = m.t.MeasureUnitOf(func() (uint64, error) {
+		var rows int
+		planned, err = fu.UpdateFor(path, func(fi rrd.FileInfo) []rrd.Sample {
+			r := rowsFor(fi)
+			rows = len(r)
+			return r
+		}, opened)
+		return uint64(rows), err
+	})
+	return planned, err
+}
