@@ -252,6 +252,14 @@ type Tally struct {
 	// progress of Measure (one more at each CloseUnit).
 	units     atomic.Uint64
 	unsampled atomic.Uint64 // IOWork.Unsampled, without the lock
+	// owed says that the unit to measure did nothing (no operations):
+	// the next one is measured instead.
+	owed atomic.Bool
+}
+
+// nextUnit begins a whole unit and reports whether it is measured.
+func (t *Tally) nextUnit() bool {
+	return t.sampled(t.units.Add(1)-1) || t.owed.Load() && t.owed.CompareAndSwap(true, false)
 }
 
 // sampled reports whether unit number n (from 0) is measured.
@@ -263,10 +271,12 @@ func (t *Tally) Measure(ops uint64, fn func() error) error {
 	return t.run(&ops, fn, false, t.sampled(t.units.Load()))
 }
 
-// MeasureUnit is a whole unit of one operation: it runs fn and, if the
-// unit is measured, records it as the last unit.
+// MeasureUnit is a whole unit of ops operations: it runs fn and, if the
+// unit is measured, records it as the last unit. A unit of no operations
+// (an update that found nothing to do) is none: if it was the one to
+// measure, the next unit is measured instead.
 func (t *Tally) MeasureUnit(ops uint64, fn func() error) error {
-	return t.run(&ops, fn, true, t.sampled(t.units.Add(1)-1))
+	return t.run(&ops, fn, true, t.nextUnit())
 }
 
 // MeasureUnitOf is MeasureUnit of a unit whose operations fn counts
@@ -276,7 +286,7 @@ func (t *Tally) MeasureUnitOf(fn func() (ops uint64, err error)) error {
 	return t.run(&ops, func() (err error) {
 		ops, err = fn()
 		return err
-	}, true, t.sampled(t.units.Add(1)-1))
+	}, true, t.nextUnit())
 }
 
 // run runs fn, which leaves the operations it counts as in *ops.
@@ -290,6 +300,8 @@ func (t *Tally) run(ops *uint64, fn func() error, whole, measured bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
+	case whole && *ops == 0:
+		t.owed.Store(true)
 	case !ok:
 		t.w.Unmeasured += *ops
 	case whole:

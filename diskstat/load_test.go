@@ -100,13 +100,15 @@ func TestTallySamples(t *testing.T) {
 		t.Errorf("9 updates of 2 rows, one in 4 measured: %d calls, %+v", calls, w)
 	}
 
-	// Updates that count their rows as they run (MeasureUnitOf).
+	// Updates that count their rows as they run (MeasureUnitOf); one
+	// of none is no unit, and the next one is measured in its place
+	// (the 1-row update; then the 2 and 4 as sampled).
 	counted, ran := Tally{Every: 2}, 0
-	for i := range 4 {
-		counted.MeasureUnitOf(func() (uint64, error) { ran++; return uint64(i + 1), nil })
+	for _, rows := range []uint64{0, 1, 2, 3, 4} {
+		counted.MeasureUnitOf(func() (uint64, error) { ran++; return rows, nil })
 	}
-	if w := counted.Get(); ran != 4 || w.Units != 2 || w.Ops != 4 || w.LastOps != 3 || w.Unsampled != 6 {
-		t.Errorf("updates of 1, 2, 3 and 4 rows counted as they ran, one in 2 measured: %d calls, %+v", ran, w)
+	if w := counted.Get(); ran != 5 || w.Units != 3 || w.Ops != 1+2+4 || w.LastOps != 4 || w.Unsampled != 3 {
+		t.Errorf("updates of 0, 1, 2, 3 and 4 rows counted as they ran, one in 2 measured: %d calls, %+v", ran, w)
 	}
 
 	cycles := Tally{Every: 2}
