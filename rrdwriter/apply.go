@@ -328,7 +328,7 @@ func (w *Writer) firstUpdate(t *fileState, p *pass) (todo []item, pending []int,
 			}
 			w.c.updateCalls.Add(1)
 			return buildRows(t, todo, rs)
-		}, w.opened(t, p.path, until, -1))
+		}, w.opened(t, p, until, -1))
 		clear(rs.vals) // the values' string is garbage now
 		w.rowBufs.Put(rs)
 		switch {
@@ -420,21 +420,33 @@ func (w *Writer) update(t *fileState, p *pass, todo []item, pending []int) ([]it
 	// template: librrd takes the values by position, as rrdcached sends
 	// them, instead of matching every name of the template per call.
 	rs := w.rowBufs.Get().(*rowScratch)
-	uerr := w.o.RRD.Update(p.path, nil, buildRows(t, todo, rs), w.opened(t, p.path, until, last))
+	uerr := w.o.RRD.Update(p.path, nil, buildRows(t, todo, rs), w.opened(t, p, until, last))
 	clear(rs.vals) // the values' string is garbage now
 	w.rowBufs.Put(rs)
 	return w.updated(t, p, todo, pending, last, uerr)
 }
 
-// opened is the prefetch of an update up to until of t's file at path,
+// opened is the prefetch of the pass's update up to until of t's file,
 // whose last update the writer knows as last (-1: not known), on the
 // update's own descriptor: no open of the file for it alone. nil if the
-// read-ahead made it, or the writer does not prefetch.
-func (w *Writer) opened(t *fileState, path string, until, last int64) func(fd int) {
-	if !w.o.Prefetch || t.prefetchedUntil.Load() >= until {
+// writer does not prefetch, or the read-ahead made it: it asked for the
+// rows up to until, or found the file's header cached for this pass's
+// batch (its newest segment's time: the batch's newest time, which the
+// update's until, its newest entry's, passes).
+func (w *Writer) opened(t *fileState, p *pass, until, last int64) func(fd int) {
+	if !w.o.Prefetch || t.prefetchedUntil.Load() >= until || t.cachedAt.Load() == p.newestSegment() {
 		return nil
 	}
-	return func(fd int) { w.prefetch(t, path, fd, until, last, false) }
+	return func(fd int) { w.prefetch(t, p.path, fd, until, last, false) }
+}
+
+// newestSegment returns the newest time of the pass's segments' names.
+func (p *pass) newestSegment() int64 {
+	n := int64(-1)
+	for i := range p.segs {
+		n = max(n, p.segs[i].Ref.Time)
+	}
+	return n
 }
 
 // updated handles the outcome uerr of an update call with todo, made on

@@ -32,6 +32,11 @@ type fileState struct {
 	// prefetchedUntil is the last entry time the pages of the file are
 	// asked for already (by ensureFile or the flush's read-ahead).
 	prefetchedUntil atomic.Int64
+	// cachedAt is the until of the last prefetch ahead of an update
+	// (the read-ahead's: a batch's newest time) that found the file's
+	// header in the page cache: the update of that batch asks again for
+	// nothing.
+	cachedAt atomic.Int64
 	// ahead is the header the last prefetch read (the flush's read-ahead
 	// runs before the file's writer takes t.mu): ensureFile takes it
 	// instead of reading the header again.

@@ -150,6 +150,9 @@ func (w *Writer) prefetch(t *fileState, path string, fd int, until, lastKnown in
 	}
 	if cached {
 		w.c.prefetchesCached.Add(1)
+		if !update {
+			t.cachedAt.Store(until)
+		}
 	}
 	if l != known {
 		t.geometry.Store(l)

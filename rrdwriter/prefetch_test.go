@@ -277,7 +277,9 @@ func TestReadAheadKeepsANewFilesHeader(t *testing.T) {
 // reads the file's info itself (NativeRRD), a first flush's read-ahead
 // keeps no header of a file in the page cache: each file's update reads
 // its header once, for the info and the update, and no Info call reads
-// it again.
+// it again; nor does the update look again whether the header is cached
+// (a segment's entries run past its name's time, the batch's, which the
+// read-ahead prefetched up to).
 func TestReadAheadLeavesACachedHeaderToTheUpdate(t *testing.T) {
 	testenv.NeedRRDTool(t)
 	keys := []string{"a", "b", "c", "d"}
@@ -300,7 +302,16 @@ func TestReadAheadLeavesACachedHeaderToTheUpdate(t *testing.T) {
 		if fi := e.w.fileOf(spool.KeyHash(k), k).ahead.Load(); fi != nil {
 			t.Fatalf("%s: the read-ahead kept the header of a cached file: %+v", k, fi)
 		}
-		e.putCG(k, t0+300, 300, 1)
+		for _, ts := range []int64{t0 + 300, t0 + 600} { // one segment, named t0+300
+			ent := spool.Entry{Key: k, Time: ts, Values: []spool.Value{cnt("c", uint64(ts-t0)), gauge("g", 1)}}
+			ref, created, err := e.sp.Append(&ent)
+			if err == nil && created {
+				_, err = e.ix.Add(ref.Hash, k, ref.Time)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	if err := e.w.FlushAll(context.Background()); err != nil {
 		t.Fatal(err)
@@ -308,9 +319,12 @@ func TestReadAheadLeavesACachedHeaderToTheUpdate(t *testing.T) {
 	if planned, infos := n.planned.Load(), n.infos.Load(); planned != int32(len(keys)) || infos != 0 {
 		t.Errorf("%d updates read the info, %d Info calls; want %d and 0", planned, infos, len(keys))
 	}
+	if s := e.w.Stats(); s.Prefetches != uint64(len(keys)) {
+		t.Errorf("%d prefetches, want the read-ahead's %d only", s.Prefetches, len(keys))
+	}
 	for _, k := range keys {
-		if last, _ := testenv.RRDLastUpdate(t, e.rrdPath(k)); last != t0+300 {
-			t.Fatalf("%s: last update %d, want %d", k, last, t0+300)
+		if last, _ := testenv.RRDLastUpdate(t, e.rrdPath(k)); last != t0+600 {
+			t.Fatalf("%s: last update %d, want %d", k, last, t0+600)
 		}
 	}
 }
