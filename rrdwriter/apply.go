@@ -428,17 +428,27 @@ func (w *Writer) update(t *fileState, p *pass, todo []item, pending []int) ([]it
 
 // opened is the prefetch of the pass's update up to until of t's file,
 // whose last update the writer knows as last (-1: not known), on the
-// update's own descriptor: no open of the file for it alone. nil if the
-// writer does not prefetch, or the read-ahead made it: it asked for the
-// rows up to until, or found the file's header cached for this pass's
-// batch (its newest segment's time: the batch's newest time, which the
-// update's until, its newest entry's, passes).
+// update's own descriptor: no open of the file for it alone. None (nil:
+// the update gives the hint against read-ahead itself) if the writer
+// does not prefetch or the read-ahead asked for the rows up to until;
+// cachedFile if the read-ahead found the file's header cached for this
+// pass's batch (its newest segment's time: the batch's newest time,
+// which the update's until, its newest entry's, passes).
 func (w *Writer) opened(t *fileState, p *pass, until, last int64) func(fd int) {
-	if !w.o.Prefetch || t.prefetchedUntil.Load() >= until || t.cachedAt.Load() == p.newestSegment() {
+	switch {
+	case !w.o.Prefetch:
+		return nil
+	case t.cachedAt.Load() == p.newestSegment():
+		return cachedFile
+	case t.prefetchedUntil.Load() >= until:
 		return nil
 	}
 	return func(fd int) { w.prefetch(t, p.path, fd, until, last, false) }
 }
+
+// cachedFile is the opened of an update of a file found in the page
+// cache just before: nothing to ask for, no hint to give.
+func cachedFile(int) {}
 
 // newestSegment returns the newest time of the pass's segments' names.
 func (p *pass) newestSegment() int64 {
