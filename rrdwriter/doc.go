@@ -100,9 +100,11 @@
 // RRD interface (LibRRD: the Root's methods), so the policy is tested with
 // a fake. The RRD carries its Root, through which the writer's own reads
 // (prefetch, sync, graphs) open the files too. The last update and data
-// sources of a file are read from its header in Go (Root.Info, one pread)
-// once per file; librrd's
-// rrd_info_r reads the files that reader does not recognize. The prefetch
+// sources of a file are read from its header in Go once per file: by the
+// native update itself, which plans the entries from them under its lock
+// (InfoUpdater: one open and one header read for both), or else by
+// Root.Info (one pread) before the update; librrd's rrd_info_r reads the
+// files that reader does not recognize. The prefetch
 // (prefetch.go) keeps the geometry (rrd.Geometry) of each file it found out
 // of the page cache and moves it on with every update librrd accepts, so
 // the header is not read again before each update; a file found cached
