@@ -150,9 +150,12 @@ func (w *Writer) prefetch(t *fileState, path string, fd int, until, lastKnown in
 	}
 	if cached {
 		w.c.prefetchesCached.Add(1)
+		w.cachedRun.Add(1)
 		if !update {
 			t.cachedAt.Store(until)
 		}
+	} else {
+		w.cachedRun.Store(0)
 	}
 	if l != known {
 		t.geometry.Store(l)
@@ -177,6 +180,15 @@ func (t *fileState) advanceGeometry(last, until int64) {
 	t.geometry.CompareAndSwap(l, l.Advanced(until))
 }
 
+// aheadAfterCached is how many prefetches in a row must find their files'
+// headers in the page cache before the read-ahead stops opening files:
+// the files fit in memory, and the read-ahead's open, check and close of
+// each is work the update's own check on its descriptor does with one
+// call. The first file an update finds out of the page cache starts the
+// read-ahead again: a fleet that does not fit keeps it, and one file in
+// 64 read without it at most while it stays mostly cached.
+const aheadAfterCached = 64
+
 // readAhead prefetches the files of batches, in order, on its own
 // goroutines, at most ahead batches before the writers (each receive from
 // took is one more batch a writer took), until the batches end or stop
@@ -186,7 +198,9 @@ func (t *fileState) advanceGeometry(last, until int64) {
 // the header even if it is cached, and keeps it for the writer's
 // ensureFile, which would otherwise open the file once more to read it,
 // unless the RRD's update reads the info itself (InfoUpdater): then a
-// cached file's header is left to that update.
+// cached file's header is left to that update. While the files stay in
+// the page cache (aheadAfterCached prefetches in a row found them there)
+// it opens none.
 func (w *Writer) readAhead(batches []shm.Batch, took <-chan struct{}, ahead int, stop <-chan struct{}) {
 	_, folds := w.o.RRD.(InfoUpdater)
 	next := make(chan int)
@@ -197,7 +211,7 @@ func (w *Writer) readAhead(batches []shm.Batch, took <-chan struct{}, ahead int,
 			defer wg.Done()
 			for i := range next {
 				b := batches[i]
-				if b.Key == "" || len(b.Times) == 0 {
+				if b.Key == "" || len(b.Times) == 0 || w.cachedRun.Load() >= w.aheadAfterCached {
 					continue
 				}
 				t := w.fileOf(b.Hash, b.Key)

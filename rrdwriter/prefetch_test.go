@@ -328,3 +328,45 @@ func TestReadAheadLeavesACachedHeaderToTheUpdate(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAheadRestsWhileFilesStayCached: once aheadAfterCached
+// prefetches in a row found their files' headers in the page cache, the
+// read-ahead opens no more files (each update checks on its own
+// descriptor); the first file an update finds out of the page cache
+// starts it again.
+func TestReadAheadRestsWhileFilesStayCached(t *testing.T) {
+	e := newLibEnv(t, func(o *Options) { o.Prefetch, o.Writers = true, 2 }) // one read-ahead goroutine: in order
+	e.w.aheadAfterCached = 3
+	keys := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	batches := make([]shm.Batch, len(keys))
+	for i, k := range keys {
+		if err := e.w.o.RRD.Create(e.rrdPath(k), testLayout(), t0-1); err != nil {
+			t.Fatal(err)
+		}
+		batches[i] = shm.Batch{Hash: spool.KeyHash(k), Key: k, Times: []int64{t0 + 300}}
+	}
+	readAhead := func(b []shm.Batch) uint64 {
+		before := e.w.Stats().Prefetches
+		e.w.readAhead(b, make(chan struct{}), len(b), make(chan struct{}))
+		return e.w.Stats().Prefetches - before
+	}
+	if n := readAhead(batches[:6]); n != 3 {
+		t.Fatalf("the read-ahead prefetched %d of 6 cached files; want 3, then none", n)
+	}
+	// Updates of a past what the read-ahead asked for check the file
+	// themselves, until one finds it out of the page cache.
+	ts := t0 + 300
+	flushCold(t, e, e.rrdPath("a"), func() {
+		ts += 300
+		e.putCG("a", ts, uint64(ts-t0), 1)
+		if err := e.flush("a"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n := readAhead(batches[6:]); n != 2 {
+		t.Fatalf("after a file out of the page cache, the read-ahead prefetched %d of 2 files", n)
+	}
+	if last, _ := testenv.RRDLastUpdate(t, e.rrdPath("a")); last != ts {
+		t.Fatalf("a: last update %d, want %d", last, ts)
+	}
+}

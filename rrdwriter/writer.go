@@ -40,6 +40,11 @@ type Writer struct {
 	fwd     *forwarder // nil unless Options.Forward
 	segBufs sync.Pool  // *spool.SegmentBuffer of the passes (apply.go)
 	rowBufs sync.Pool  // *rowScratch of the updates (buildRows)
+	// cachedRun counts the prefetches in a row that found their file's
+	// header in the page cache; from aheadAfterCached on, the read-ahead
+	// opens no file (prefetch.go).
+	cachedRun        atomic.Int64
+	aheadAfterCached int64
 }
 
 // New returns a writer of the entries indexed in ix, stored in sp, into
@@ -56,6 +61,8 @@ func New(sp *spool.Spool, ix *shm.Index, o Options) (*Writer, error) {
 		o: o, sp: sp, ix: ix, log: o.Logger,
 		keys:  newOwner(o.WriteRate),
 		files: make(map[uint64]*fileState),
+
+		aheadAfterCached: aheadAfterCached,
 	}
 	w.syncs = newSyncGroup(func() error { return w.o.RRD.Root().SyncFS() })
 	w.rq = newRemovals(func(r spool.Ref) { w.removeSegment(w.sp, r) }, w.o.Writers)
