@@ -185,8 +185,9 @@ func (t *fileState) advanceGeometry(last, until int64) {
 // the files fit in memory, and the read-ahead's open, check and close of
 // each is work the update's own check on its descriptor does with one
 // call. The first file an update finds out of the page cache starts the
-// read-ahead again: a fleet that does not fit keeps it, and one file in
-// 64 read without it at most while it stays mostly cached.
+// read-ahead again: a fleet that does not fit in memory keeps it; in one
+// that mostly does, a file found out of the cache after a run of cached
+// ones is read by its update without the read-ahead's head start.
 const aheadAfterCached = 64
 
 // readAhead prefetches the files of batches, in order, on its own
