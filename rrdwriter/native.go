@@ -40,14 +40,7 @@ func (n *NativeRRD) Update(path string, template []string, rows []rrd.Sample, op
 		return nil
 	}
 	_, err := n.Files.UpdateAfter(path, template, rows, opened)
-	var nn *rrd.NotNativeError
-	switch {
-	case errors.As(err, &nn):
-		return n.libRRD.Update(path, template, rows, nil) // opened ran
-	case err != nil:
-		return fmt.Errorf("update rrd %s: %w", path, err)
-	}
-	return nil
+	return n.settle(path, template, rows, err)
 }
 
 // UpdateFor is InfoUpdater's: the file's info read by the native update
@@ -61,16 +54,24 @@ func (n *NativeRRD) UpdateFor(path string, rowsFor rrd.RowsFor, opened func(fd i
 		rows = rowsFor(fi)
 		return rows
 	}, opened)
+	if !called {
+		return false, nil
+	}
+	return true, n.settle(path, nil, rows, err)
+}
+
+// settle finishes a native update of rows that gave err: librrd applies
+// them where the native path fell back (its opened ran already), any
+// other error names the file.
+func (n *NativeRRD) settle(path string, template []string, rows []rrd.Sample, err error) error {
 	var nn *rrd.NotNativeError
 	switch {
-	case !called:
-		return false, nil
 	case errors.As(err, &nn):
-		return true, n.libRRD.Update(path, nil, rows, nil) // opened ran
+		return n.libRRD.Update(path, template, rows, nil)
 	case err != nil:
-		return true, fmt.Errorf("update rrd %s: %w", path, err)
+		return fmt.Errorf("update rrd %s: %w", path, err)
 	}
-	return true, nil
+	return nil
 }
 
 // Close drops the kept headers; the NativeRRD stays usable.
