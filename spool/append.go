@@ -62,12 +62,14 @@ type openSegment struct {
 	size    int64 // bytes written and kept
 	entries int
 	last    PollTime // poll time of the newest entry
-	fd      int      // the held descriptor, if held
-	held    bool
-	dev     uint64 // the file the held descriptor was opened on
+	fd      int      // the held descriptor, -1 if none
+	dev     uint64   // the file the held descriptor was opened on
 	ino     uint64
 	mem     []byte // the bytes written, if kept in memory (memory.go)
 }
+
+// held reports whether seg keeps its descriptor between appends.
+func (seg *openSegment) held() bool { return seg.fd >= 0 }
 
 // appendShards is the number of locks open segments are spread over.
 const appendShards = 64
@@ -307,7 +309,7 @@ func (s *Spool) appendTo(sh *appendShard, seg *openSegment, buf []byte, n int) e
 		s.closeOpen(sh, seg.ref.Hash) // gone or replaced: the next entry starts anew
 		return err
 	}
-	held := seg.held // a held descriptor is closed by closeOpen, if at all
+	held := seg.held() // a held descriptor is closed by closeOpen, if at all
 	err = fileutil.WriteAll(fd, buf)
 	if err == nil && s.fsync == FsyncAlways {
 		err = unix.Fdatasync(fd)
@@ -379,7 +381,7 @@ func (s *Spool) Unseal(hash uint64) {
 // elsewhere in the process) is forgotten, not closed, and the segment
 // opened again by name. sh is locked.
 func (s *Spool) segmentFD(sh *appendShard, seg *openSegment) (int, error) {
-	if seg.held {
+	if seg.held() {
 		var st unix.Stat_t
 		err := unix.Fstat(seg.fd, &st)
 		switch {
@@ -411,7 +413,7 @@ func (s *Spool) hold(sh *appendShard, seg *openSegment, fd int) bool {
 	if sh.nheld >= s.app.perShard || unix.Fstat(fd, &st) != nil {
 		return false
 	}
-	seg.fd, seg.held, seg.dev, seg.ino = fd, true, st.Dev, st.Ino
+	seg.fd, seg.dev, seg.ino = fd, st.Dev, st.Ino
 	sh.nheld++
 	return true
 }
@@ -420,7 +422,7 @@ func (s *Spool) hold(sh *appendShard, seg *openSegment, fd int) bool {
 // segment stays open (the next append opens it by name). sh is locked.
 func (s *Spool) release(sh *appendShard, hash uint64) {
 	seg := sh.open[hash]
-	if seg == nil || !seg.held {
+	if seg == nil || !seg.held() {
 		return
 	}
 	_ = unix.Close(seg.fd) // written with write(2): nothing buffered to lose
@@ -429,10 +431,10 @@ func (s *Spool) release(sh *appendShard, hash uint64) {
 
 // unhold forgets seg's held descriptor without closing it. sh is locked.
 func (s *Spool) unhold(sh *appendShard, seg *openSegment) {
-	if !seg.held {
+	if !seg.held() {
 		return
 	}
-	seg.fd, seg.held = -1, false
+	seg.fd = -1
 	sh.nheld--
 }
 
@@ -444,7 +446,7 @@ func (s *Spool) closeOpen(sh *appendShard, hash uint64) {
 		return
 	}
 	if s.log.Enabled(context.Background(), slog.LevelDebug) {
-		s.log.Debug("spool segment closed", "segment", seg.ref.String(), "bytes", seg.size, "entries", seg.entries, "last", seg.last.Sec, "held", seg.held)
+		s.log.Debug("spool segment closed", "segment", seg.ref.String(), "bytes", seg.size, "entries", seg.entries, "last", seg.last.Sec, "held", seg.held())
 	}
 	s.release(sh, hash)
 	delete(sh.open, hash)

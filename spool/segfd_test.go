@@ -163,7 +163,7 @@ func TestHeldDescriptorClosedElsewhere(t *testing.T) {
 	hash := KeyHash("router1")
 	sh := s.app.shard(hash)
 	seg := sh.open[hash]
-	if !seg.held {
+	if !seg.held() {
 		t.Fatal("the open segment's descriptor is not held")
 	}
 	if err := unix.Close(seg.fd); err != nil { // a stray close elsewhere
