@@ -285,7 +285,7 @@ func (w *Writer) quarantineFile(ref spool.Ref, reason string) error {
 
 // writeItems applies the pass's entries to t's file; t.mu is held.
 func (w *Writer) writeItems(t *fileState, p *pass) error {
-	p.t, p.path = t, t.path()
+	p.t, p.path = t, w.path(t)
 	todo, pending, err := w.firstUpdate(t, p)
 	if pending == nil {
 		return err // not planned: nothing applied
@@ -317,7 +317,7 @@ func (w *Writer) writeItems(t *fileState, p *pass) error {
 func (w *Writer) firstUpdate(t *fileState, p *pass) (todo []item, pending []int, err error) {
 	items := p.items
 	until := items[len(items)-1].e.Time
-	if fu, ok := w.o.RRD.(InfoUpdater); ok && !t.known && t.ahead.Load() == nil {
+	if fu, ok := w.o.RRD.(InfoUpdater); ok && !t.known() && t.ahead.Load() == nil {
 		last := int64(-1)
 		rs := w.rowBufs.Get().(*rowScratch)
 		planned, uerr := fu.UpdateFor(p.path, func(fi rrd.FileInfo) []rrd.Sample {
@@ -362,7 +362,7 @@ func (w *Writer) plan(t *fileState, p *pass) (todo []item, pending []int, err er
 	if err := w.checkProfile(t); err != nil {
 		return nil, nil, err
 	}
-	if err := checkNames(t, p.items); err != nil {
+	if err := checkNames(t, p.path, p.items); err != nil {
 		return nil, nil, err
 	}
 	n := w.splitApplied(t, p)
@@ -476,7 +476,7 @@ func (w *Writer) updated(t *fileState, p *pass, todo []item, pending []int, last
 	kind := classify(uerr)
 	fi, ierr := w.o.RRD.Info(p.path)
 	if ierr != nil {
-		t.known = false
+		t.forget()
 		t.ahead.Store(nil)
 		if ik := classify(ierr); ik == KindRemote {
 			kind = ik // the peer is gone: nothing is known of the file
@@ -543,7 +543,7 @@ func (p *pass) remove(done []spool.Ref) {
 // header read that gives the info also starts reading the pages an update
 // up to until touches.
 func (w *Writer) ensureFile(t *fileState, first, until int64) error {
-	if t.known {
+	if t.known() {
 		// A header a read-ahead read for the geometry (a file created
 		// or tuned since) is not needed: not kept for each file.
 		t.ahead.Store(nil)
@@ -556,13 +556,13 @@ func (w *Writer) ensureFile(t *fileState, first, until int64) error {
 		return nil
 	}
 	if w.o.Prefetch {
-		if fi, ok := w.prefetch(t, t.path(), -1, until, -1, true); ok {
+		if fi, ok := w.prefetch(t, w.path(t), -1, until, -1, true); ok {
 			t.ahead.Store(nil)
 			t.setInfo(fi, &w.dsSets)
 			return nil
 		}
 	}
-	fi, err := w.o.RRD.Info(t.path())
+	fi, err := w.o.RRD.Info(w.path(t))
 	if err == nil {
 		t.setInfo(fi, &w.dsSets)
 		return nil
@@ -572,12 +572,12 @@ func (w *Writer) ensureFile(t *fileState, first, until int64) error {
 	}
 	p, ok := w.o.Layout(t.key)
 	if !ok {
-		return kindError(KindNoProfile, noProfileError(t))
+		return kindError(KindNoProfile, noProfileError(t, w.path(t)))
 	}
 	if err := p.Validate(); err != nil {
-		return kindError(KindNoProfile, fmt.Errorf("create rrd %s: %w", t.path(), err))
+		return kindError(KindNoProfile, fmt.Errorf("create rrd %s: %w", w.path(t), err))
 	}
-	if err := w.o.RRD.Create(t.path(), p, first-1); err != nil {
+	if err := w.o.RRD.Create(w.path(t), p, first-1); err != nil {
 		return kindError(classify(err), err)
 	}
 	w.c.creates.Add(1)
@@ -601,11 +601,11 @@ func orCorrupt(k ErrorKind) ErrorKind {
 // checkNames reports a KindMismatch error if an entry has a value for a
 // data source the file does not have: it cannot be stored, and dropping it
 // silently would lose data.
-func checkNames(t *fileState, items []item) error {
+func checkNames(t *fileState, path string, items []item) error {
 	var o dsOrder
 	for _, it := range items {
 		if name, ok := o.of(t, it.e.Values); !ok {
-			return kindError(KindMismatch, fmt.Errorf("check rrd %s: entry at %d has data source %q the file does not have", t.path(), it.e.Time, name))
+			return kindError(KindMismatch, fmt.Errorf("check rrd %s: entry at %d has data source %q the file does not have", path, it.e.Time, name))
 		}
 	}
 	return nil

@@ -19,12 +19,12 @@ import (
 // it is held for every librrd call on the file (update, info, create,
 // graph), so they never overlap inside the process.
 type fileState struct {
-	mu    sync.Mutex
-	key   string
-	dir   string         // the RRD directory: the Writer's string, not a copy
-	known bool           // info is loaded (or derived from a create)
-	info  rrd.FileInfo   // cached: Last moves forward with every update; DS shared (dataSources)
-	index map[string]int // data source name → position in info.DS, shared
+	mu   sync.Mutex
+	key  string
+	info rrd.FileInfo // cached: Last moves forward with every update; DS shared (dataSources)
+	// index maps a data source name to its position in info.DS (shared,
+	// dataSources); nil while info is not loaded (known).
+	index map[string]int
 	// geometry is the file's geometry as of its last update (geometry.Last):
 	// read by a prefetch, moved on by each update librrd accepts
 	// (advanceGeometry), dropped when one fails. nil: read it again.
@@ -43,18 +43,24 @@ type fileState struct {
 	ahead atomic.Pointer[rrd.FileInfo]
 }
 
-// path is the file's path: made for each use, not kept for each of a
+// path is the path of t's file: made for each use, not kept for each of a
 // fleet's files.
-func (t *fileState) path() string {
-	return filepath.Join(t.dir, rrd.KeyPath(t.key))
+func (w *Writer) path(t *fileState) string {
+	return filepath.Join(w.o.Dir, rrd.KeyPath(t.key))
 }
+
+// known reports whether t's info is loaded (or derived from a create).
+func (t *fileState) known() bool { return t.index != nil }
+
+// forget drops t's info: the next write reads the file's header again.
+func (t *fileState) forget() { t.index = nil }
 
 // setInfo caches fi as the file's state, its data sources and their
 // index the ones of d equal to them.
 func (t *fileState) setInfo(fi rrd.FileInfo, d *dataSources) {
 	s := d.of(fi.DS)
 	fi.DS = s.ds
-	t.info, t.known, t.index = fi, true, s.index
+	t.info, t.index = fi, s.index
 }
 
 // template returns the file's data source names, in the file's order.
@@ -72,7 +78,7 @@ func (w *Writer) fileOf(hash uint64, key string) *fileState {
 	defer w.filesMu.Unlock()
 	t := w.files[hash]
 	if t == nil {
-		t = &fileState{key: key, dir: w.o.Dir}
+		t = &fileState{key: key}
 		w.files[hash] = t
 	}
 	return t
@@ -86,14 +92,14 @@ func (w *Writer) fileOf(hash uint64, key string) *fileState {
 func (w *Writer) LockFile(key string) (path string, unlock func()) {
 	t := w.fileOf(spool.KeyHash(key), key)
 	t.mu.Lock()
-	return t.path(), t.mu.Unlock
+	return w.path(t), t.mu.Unlock
 }
 
 // FileReplaced tells the writer that the caller replaced key's RRD file
 // while it held the file's lock (LockFile): the writer reads the new
 // file's header before it next writes it.
 func (w *Writer) FileReplaced(key string) {
-	w.fileOf(spool.KeyHash(key), key).known = false
+	w.fileOf(spool.KeyHash(key), key).forget()
 }
 
 // TargetError is the last failure of a target that has not been written
@@ -202,16 +208,16 @@ func (w *Writer) checkProfile(t *fileState) error {
 	slices.Sort(want)
 	slices.Sort(have)
 	if !slices.Equal(want, have) {
-		return kindError(KindMismatch, fmt.Errorf("check rrd %s: data sources %v differ from profile %v; move the file away or fix the profile", t.path(), have, want))
+		return kindError(KindMismatch, fmt.Errorf("check rrd %s: data sources %v differ from profile %v; move the file away or fix the profile", w.path(t), have, want))
 	}
 	return nil
 }
 
 // noProfileError is the error of a key without a profile whose file is
 // missing; for a protocol key it says that the file must be made first.
-func noProfileError(t *fileState) error {
+func noProfileError(t *fileState, path string) error {
 	if file, ok := rrd.ProtocolFile(t.key); ok {
-		return fmt.Errorf("write rrd %s: the file is missing; the updates of %s came over the rrdcached protocol, which gives no profile to create it: they stay in the spool until the file exists (CREATE it)", t.path(), file)
+		return fmt.Errorf("write rrd %s: the file is missing; the updates of %s came over the rrdcached protocol, which gives no profile to create it: they stay in the spool until the file exists (CREATE it)", path, file)
 	}
-	return fmt.Errorf("create rrd %s: no profile for %q", t.path(), t.key)
+	return fmt.Errorf("create rrd %s: no profile for %q", path, t.key)
 }

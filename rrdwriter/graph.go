@@ -28,17 +28,17 @@ func (w *Writer) Graph(ctx context.Context, key string, draw func(root *rrd.Root
 	t := w.fileOf(spool.KeyHash(key), key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.known {
-		fi, err := w.o.RRD.Info(t.path())
+	if !t.known() {
+		fi, err := w.o.RRD.Info(w.path(t))
 		if err != nil {
 			return nil, fmt.Errorf("graph %s: %w", key, err)
 		}
 		t.setInfo(fi, &w.dsSets)
 	}
 	if w.fwd != nil {
-		return nil, fmt.Errorf("graph %s: %w", key, w.fwd.graphRefused(t.path()))
+		return nil, fmt.Errorf("graph %s: %w", key, w.fwd.graphRefused(w.path(t)))
 	}
-	img, err := draw(w.o.RRD.Root(), t.path(), t.info)
+	img, err := draw(w.o.RRD.Root(), w.path(t), t.info)
 	if err != nil {
 		return nil, fmt.Errorf("graph %s: %w", key, err)
 	}

@@ -216,7 +216,7 @@ func (w *Writer) readAhead(batches []shm.Batch, took <-chan struct{}, ahead int,
 					continue
 				}
 				t := w.fileOf(b.Hash, b.Key)
-				w.prefetch(t, t.path(), -1, slices.Max(b.Times), -1, !folds && t.prefetchedUntil.Load() == 0)
+				w.prefetch(t, w.path(t), -1, slices.Max(b.Times), -1, !folds && t.prefetchedUntil.Load() == 0)
 			}
 		}()
 	}

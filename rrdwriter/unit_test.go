@@ -98,7 +98,7 @@ func TestBuildRowsFollowsEachEntrysOrder(t *testing.T) {
 		return e
 	}
 	items := []item{{e: ent(1, "a", 1, "b", 2)}, {e: ent(2, "b", 3, "a", 4)}, {e: ent(3, "b", 5, "a", 6)}, {e: ent(4, "b", 7, "c", 8)}}
-	if err := checkNames(tg, items); err != nil {
+	if err := checkNames(tg, "r.rrd", items); err != nil {
 		t.Fatal(err)
 	}
 	want := [][]string{{"1", "2", "U"}, {"4", "3", "U"}, {"6", "5", "U"}, {"U", "7", "8"}}
@@ -108,7 +108,7 @@ func TestBuildRowsFollowsEachEntrysOrder(t *testing.T) {
 		}
 	}
 	items = append(items, item{e: ent(5, "b", 9, "x", 10)})
-	if err := checkNames(tg, items); err == nil || !strings.Contains(err.Error(), `data source "x"`) {
+	if err := checkNames(tg, "r.rrd", items); err == nil || !strings.Contains(err.Error(), `data source "x"`) {
 		t.Fatalf("checkNames: %v, want the missing data source x named", err)
 	}
 }
