@@ -52,8 +52,7 @@ func (d *device) admitRows(disc *Discovery, now time.Time, o *Options) (refused 
 				kept = append(kept, r)
 				continue
 			}
-			r.Filtered = "not polled: " + reason
-			td.OverLimit = append(td.OverLimit, r)
+			td.OverLimit = append(td.OverLimit, NotPolled{Row: r, Why: "not polled: " + reason})
 			if refused == 0 {
 				why = reason
 			}

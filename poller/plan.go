@@ -176,7 +176,7 @@ func useBulk(td *TableDiscovery, o *Options) bool {
 	// The walk passes the rows not polled before the last polled one too.
 	last := td.Rows[len(td.Rows)-1].Index
 	span := len(td.Rows)
-	for _, rows := range [][]Row{td.Filtered, td.OverLimit} {
+	for _, rows := range [][]NotPolled{td.Filtered, td.OverLimit} {
 		for _, r := range rows {
 			if compareOID(r.Index, last) < 0 {
 				span++

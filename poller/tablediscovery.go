@@ -27,9 +27,14 @@ type Row struct {
 	// first); -1 when it answered none (its values are unknown). The rows
 	// of a table that chose alike share one slice: it is read-only.
 	Alternative []int
-	// Filtered says why the row is not polled (a filter it fails, or the
-	// target's bound on files); empty for a polled row.
-	Filtered string
+}
+
+// NotPolled is a row discovery found and does not poll, and why: a filter
+// it fails, or the target's bound on files. Why is kept beside the rows
+// not polled only, not in every polled row a poller keeps.
+type NotPolled struct {
+	Row
+	Why string
 }
 
 // TableDiscovery is what discovery found in one table of a profile.
@@ -41,10 +46,10 @@ type TableDiscovery struct {
 	Walked []WalkedColumn
 	Rows   []Row // polled rows, in index order
 	// Filtered are the rows the filters dropped, in index order.
-	Filtered []Row
+	Filtered []NotPolled
 	// OverLimit are the rows of keys new to the target that its bounds on
 	// files refused (filebound.go), in index order: not polled.
-	OverLimit []Row
+	OverLimit []NotPolled
 	// Truncated says the table has more than Options.MaxTableRows rows:
 	// only the first are kept.
 	Truncated bool
@@ -213,10 +218,7 @@ func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *fleet.Table, requ
 	}
 	var indexes []string
 	indexes, td.Truncated = rowIndexes(walked, p.opts.MaxTableRows)
-	// The polled rows fill one array from the front, the filtered ones
-	// from the back (reversed after it: both in index order).
-	rows := make([]Row, len(indexes))
-	polled, filtered := 0, len(rows)
+	rows := make([]Row, 0, len(indexes))
 	for _, index := range indexes {
 		r := Row{Index: index}
 		for _, k := range wp.instance {
@@ -234,19 +236,18 @@ func (p *Poller) discoverTable(g *gosnmp.GoSNMP, d *device, t *fleet.Table, requ
 				r.Alias = snmpvalue.Text(v)
 			}
 		}
-		if r.Filtered = filterRow(t, wp, byCol, &r); r.Filtered == "" {
-			rows[polled], polled = r, polled+1
-		} else {
-			filtered--
-			rows[filtered] = r
+		if why := filterRow(t, wp, byCol, &r); why != "" {
+			td.Filtered = append(td.Filtered, NotPolled{Row: r, Why: why})
+			continue
 		}
+		rows = append(rows, r)
 	}
-	if polled > 0 {
-		td.Rows = rows[:polled:polled]
-	}
-	if polled < len(rows) {
-		td.Filtered = rows[polled:]
-		slices.Reverse(td.Filtered)
+	switch {
+	case len(rows) == 0:
+	case len(rows) < cap(rows):
+		td.Rows = slices.Clone(rows) // no room kept for the rows filtered out
+	default:
+		td.Rows = rows
 	}
 	n, err = p.chooseAlternatives(g, d, t, wp, byCol, td.Rows)
 	*requests += n

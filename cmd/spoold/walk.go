@@ -114,7 +114,7 @@ func printTable(w io.Writer, td *poller.TableDiscovery, cfg config, res *mib.Res
 		fmt.Fprintf(tw, "  %s\t%q\t%s\t%s\t%s\n", r.Index, r.Name, r.Key, filepath.Join(cfg.writer.Dir, rrd.RRDPath(r.Key)), chosenColumns(tb, &r, res))
 	}
 	for _, r := range td.Filtered {
-		fmt.Fprintf(tw, "  %s\t%q\t(not polled)\t\t%s\n", r.Index, r.Name, r.Filtered)
+		fmt.Fprintf(tw, "  %s\t%q\t(not polled)\t\t%s\n", r.Index, r.Name, r.Why)
 	}
 	tw.Flush()
 }
