@@ -91,7 +91,7 @@ func (pl *pollPlan) planTable(td *TableDiscovery, o *Options) tablePlan {
 	}
 	for k := range td.Rows {
 		r := &td.Rows[k]
-		for i, a := range r.Alternative {
+		for i, a := range r.Alternative() {
 			switch {
 			case a < 0:
 			case tp.bulk && tp.walked[i][a] < 0:
@@ -132,7 +132,7 @@ func (pl *pollPlan) gets() getList {
 		}
 		for k := range tp.rows {
 			r := &tp.rows[k]
-			for c, a := range r.Alternative {
+			for c, a := range r.Alternative() {
 				if a >= 0 {
 					gl.oids = append(gl.oids, r.column(tp.table, c)+"."+r.Index)
 					gl.pos = append(gl.pos, tp.rowAt(k)+c)
@@ -222,10 +222,10 @@ func changedRows(prev, pl *pollPlan) map[string]bool {
 // sameColumns reports whether row a of table ta and row b of tb are
 // polled for the same column OIDs.
 func sameColumns(ta *fleet.Table, a *Row, tb *fleet.Table, b *Row) bool {
-	if len(a.Alternative) != len(b.Alternative) {
+	if len(a.Alternative()) != len(b.Alternative()) {
 		return false
 	}
-	for i := range a.Alternative {
+	for i := range a.Alternative() {
 		if a.column(ta, i) != b.column(tb, i) {
 			return false
 		}

@@ -352,7 +352,7 @@ func (p *Poller) bulkTable(g *gosnmp.GoSNMP, tp *tablePlan, pl *pollPlan, res *p
 		if r == len(tp.rows) || tp.rows[r].Index != index {
 			return // a row the table has but this plan does not poll
 		}
-		for j, a := range tp.rows[r].Alternative {
+		for j, a := range tp.rows[r].Alternative() {
 			if a >= 0 && tp.walked[j][a] == c {
 				res.take(pl, tp.rowAt(r)+j, pdu)
 				found[r*len(tp.table.Columns)+j] = true
@@ -367,7 +367,7 @@ func (p *Poller) bulkTable(g *gosnmp.GoSNMP, tp *tablePlan, pl *pollPlan, res *p
 	fixed := getList{pl: pl, oids: pl.oids, pos: pl.pos}
 	fixed.store([]int{pl.uptimeAt}, extra, res)
 	for r, row := range tp.rows {
-		for j, a := range row.Alternative {
+		for j, a := range row.Alternative() {
 			if a >= 0 && !found[r*len(tp.table.Columns)+j] {
 				res.missing[tp.rowAt(r)+j] = true
 			}

@@ -22,11 +22,21 @@ type Row struct {
 	Name  string // the instance name ("" if the row has none)
 	Key   string // its spool key and RRD file ("" for a filtered-out row)
 	Alias string // the row's Table.Alias column as text ("" if none)
-	// Alternative is, per column of the table, which of its alternatives
-	// (column OIDs) the row answered first and is polled for (0: the
-	// first); -1 when it answered none (its values are unknown). The rows
-	// of a table that chose alike share one slice: it is read-only.
-	Alternative []int
+	// alt is Alternative's: shared by the rows that chose alike, and
+	// kept as a pointer, 8 bytes a row, not a slice's 24.
+	alt *[]int
+}
+
+// Alternative is, per column of the table, which of its alternatives
+// (column OIDs) the row answered first and is polled for (0: the first);
+// -1 when it answered none (its values are unknown). The rows of a table
+// that chose alike share one slice: it is read-only. A row not polled has
+// none.
+func (r *Row) Alternative() []int {
+	if r.alt == nil {
+		return nil
+	}
+	return *r.alt
 }
 
 // NotPolled is a row discovery found and does not poll, and why: a filter
@@ -275,11 +285,11 @@ func filterRow(t *fleet.Table, wp walkPlan, byCol []map[string]*gosnmp.SnmpPDU, 
 	return ""
 }
 
-// chooseAlternatives sets the Alternative of each row: per column, the
+// chooseAlternatives sets the alternatives of each row: per column, the
 // first alternative if the row answered it at the walk (or the column has
 // no other); else it asks the row for the further ones, one alternative
 // at a time, in Gets of at most MaxVarbinds, and the row keeps the first
-// it answers, or -1. Rows that chose alike share one Alternative slice.
+// it answers, or -1. Rows that chose alike share one slice.
 func (p *Poller) chooseAlternatives(g *gosnmp.GoSNMP, d *device, t *fleet.Table, wp walkPlan, byCol []map[string]*gosnmp.SnmpPDU, rows []Row) (int, error) {
 	nc := len(t.Columns)
 	alts := make([]int, len(rows)*nc) // row j's at alts[j*nc:]
@@ -326,7 +336,7 @@ func (p *Poller) chooseAlternatives(g *gosnmp.GoSNMP, d *device, t *fleet.Table,
 	return requests, nil
 }
 
-// shareAlternatives sets the Alternative of each row from alts (row j's
+// shareAlternatives sets the alternatives of each row from alts (row j's
 // at alts[j*nc:], nc per row), one slice for the rows that chose alike:
 // most rows of a table choose the same.
 func shareAlternatives(rows []Row, alts []int) {
@@ -334,7 +344,7 @@ func shareAlternatives(rows []Row, alts []int) {
 		return
 	}
 	nc := len(alts) / len(rows)
-	shared := map[string][]int{}
+	shared := map[string]*[]int{}
 	var key []byte
 	for j := range rows {
 		alt := alts[j*nc : (j+1)*nc]
@@ -344,10 +354,11 @@ func shareAlternatives(rows []Row, alts []int) {
 		}
 		s, ok := shared[string(key)]
 		if !ok {
-			s = slices.Clone(alt)
+			c := slices.Clone(alt)
+			s = &c
 			shared[string(key)] = s
 		}
-		rows[j].Alternative = s
+		rows[j].alt = s
 	}
 }
 
@@ -355,7 +366,7 @@ func shareAlternatives(rows []Row, alts []int) {
 // t's column i: the alternative it chose, or the first if it answered
 // none.
 func (r *Row) column(t *fleet.Table, i int) string {
-	return t.Columns[i].Alternatives[max(r.Alternative[i], 0)]
+	return t.Columns[i].Alternatives[max(r.Alternative()[i], 0)]
 }
 
 // nameRows gives each row its key (fleet.RowSegments: the segment of its

@@ -124,7 +124,7 @@ func printTable(w io.Writer, td *poller.TableDiscovery, cfg config, res *mib.Res
 func chosenColumns(tb *fleet.Table, r *poller.Row, res *mib.Resolver) string {
 	var parts []string
 	for i, c := range tb.Columns {
-		switch a := r.Alternative[i]; {
+		switch a := r.Alternative()[i]; {
 		case a < 0:
 			parts = append(parts, c.Name+"=none answered (unknown)")
 		case len(c.Alternatives) > 1:
