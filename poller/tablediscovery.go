@@ -30,8 +30,8 @@ type Row struct {
 // Alternative is, per column of the table, which of its alternatives
 // (column OIDs) the row answered first and is polled for (0: the first);
 // -1 when it answered none (its values are unknown). The rows of a table
-// that chose alike share one slice: it is read-only. A row not polled has
-// none.
+// that chose alike share one slice: it is read-only. A row a filter
+// dropped has none.
 func (r *Row) Alternative() []int {
 	if r.alt == nil {
 		return nil
