@@ -343,7 +343,7 @@ func (w *Writer) firstUpdate(t *fileState, p *pass) (todo []item, pending []int,
 			return todo, pending, err
 		}
 	}
-	if err := w.ensureFile(t, items[0].e.Time, until); err != nil {
+	if err := w.ensureFile(t, p.path, items[0].e.Time, until); err != nil {
 		return nil, nil, err
 	}
 	if todo, pending, err = w.plan(t, p); err != nil || len(todo) == 0 {
@@ -359,7 +359,7 @@ func (w *Writer) firstUpdate(t *fileState, p *pass) (todo []item, pending []int,
 // the entries to apply and how many of each segment's they are; an error
 // means nothing may be applied (pending nil).
 func (w *Writer) plan(t *fileState, p *pass) (todo []item, pending []int, err error) {
-	if err := w.checkProfile(t); err != nil {
+	if err := w.checkProfile(t, p.path); err != nil {
 		return nil, nil, err
 	}
 	if err := checkNames(t, p.path, p.items); err != nil {
@@ -538,11 +538,11 @@ func (p *pass) remove(done []spool.Ref) {
 	p.unlink = append(p.unlink, done...)
 }
 
-// ensureFile loads the file's info once, or creates the file from the
-// target's profile, accepting updates after first-1. With Prefetch, the
+// ensureFile loads the info of t's file, path, once, or creates the file
+// from the target's profile, accepting updates after first-1. With Prefetch, the
 // header read that gives the info also starts reading the pages an update
 // up to until touches.
-func (w *Writer) ensureFile(t *fileState, first, until int64) error {
+func (w *Writer) ensureFile(t *fileState, path string, first, until int64) error {
 	if t.known() {
 		// A header a read-ahead read for the geometry (a file created
 		// or tuned since) is not needed: not kept for each file.
@@ -556,13 +556,13 @@ func (w *Writer) ensureFile(t *fileState, first, until int64) error {
 		return nil
 	}
 	if w.o.Prefetch {
-		if fi, ok := w.prefetch(t, w.path(t), -1, until, -1, true); ok {
+		if fi, ok := w.prefetch(t, path, -1, until, -1, true); ok {
 			t.ahead.Store(nil)
 			t.setInfo(fi, &w.dsSets)
 			return nil
 		}
 	}
-	fi, err := w.o.RRD.Info(w.path(t))
+	fi, err := w.o.RRD.Info(path)
 	if err == nil {
 		t.setInfo(fi, &w.dsSets)
 		return nil
@@ -572,12 +572,12 @@ func (w *Writer) ensureFile(t *fileState, first, until int64) error {
 	}
 	p, ok := w.o.Layout(t.key)
 	if !ok {
-		return kindError(KindNoProfile, noProfileError(t, w.path(t)))
+		return kindError(KindNoProfile, noProfileError(t, path))
 	}
 	if err := p.Validate(); err != nil {
-		return kindError(KindNoProfile, fmt.Errorf("create rrd %s: %w", w.path(t), err))
+		return kindError(KindNoProfile, fmt.Errorf("create rrd %s: %w", path, err))
 	}
-	if err := w.o.RRD.Create(w.path(t), p, first-1); err != nil {
+	if err := w.o.RRD.Create(path, p, first-1); err != nil {
 		return kindError(classify(err), err)
 	}
 	w.c.creates.Add(1)

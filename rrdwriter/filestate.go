@@ -189,10 +189,10 @@ func (w *Writer) TargetErrors() []TargetError {
 }
 
 // checkProfile reports a KindMismatch error when the target has a profile
-// whose data source names differ from the file's. It runs before every
+// whose data source names differ from those of t's file, path. It runs before every
 // update, so the names are looked up in the file's index (names are unique
 // in both): the sorted lists are made only for the error.
-func (w *Writer) checkProfile(t *fileState) error {
+func (w *Writer) checkProfile(t *fileState, path string) error {
 	p, ok := w.o.Layout(t.key)
 	if !ok {
 		return nil
@@ -208,7 +208,7 @@ func (w *Writer) checkProfile(t *fileState) error {
 	slices.Sort(want)
 	slices.Sort(have)
 	if !slices.Equal(want, have) {
-		return kindError(KindMismatch, fmt.Errorf("check rrd %s: data sources %v differ from profile %v; move the file away or fix the profile", w.path(t), have, want))
+		return kindError(KindMismatch, fmt.Errorf("check rrd %s: data sources %v differ from profile %v; move the file away or fix the profile", path, have, want))
 	}
 	return nil
 }

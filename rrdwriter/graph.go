@@ -28,17 +28,18 @@ func (w *Writer) Graph(ctx context.Context, key string, draw func(root *rrd.Root
 	t := w.fileOf(spool.KeyHash(key), key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	path := w.path(t)
 	if !t.known() {
-		fi, err := w.o.RRD.Info(w.path(t))
+		fi, err := w.o.RRD.Info(path)
 		if err != nil {
 			return nil, fmt.Errorf("graph %s: %w", key, err)
 		}
 		t.setInfo(fi, &w.dsSets)
 	}
 	if w.fwd != nil {
-		return nil, fmt.Errorf("graph %s: %w", key, w.fwd.graphRefused(w.path(t)))
+		return nil, fmt.Errorf("graph %s: %w", key, w.fwd.graphRefused(path))
 	}
-	img, err := draw(w.o.RRD.Root(), w.path(t), t.info)
+	img, err := draw(w.o.RRD.Root(), path, t.info)
 	if err != nil {
 		return nil, fmt.Errorf("graph %s: %w", key, err)
 	}
