@@ -41,6 +41,10 @@ type Poller struct {
 	disc  discCounters
 	wake  chan struct{}           // to Run's discovery goroutine
 	carry atomic.Pointer[carrier] // Run's, while it runs (discoveryschedule.go)
+	// gateLimit is the limit of polls in flight the last cycle ended
+	// with (gate.go): the next one starts at it.
+	gateLimit atomic.Int64
+	idleCPU   func() (float64, bool) // the gate's CPU reading, if not /proc/stat's (tests)
 
 	clients sync.Pool // *gosnmp.GoSNMP of finished polls (clients.go)
 	results sync.Pool // *pollMemory of finished polls (poll.go)
@@ -225,11 +229,12 @@ func (p *Poller) Cycle(ctx context.Context) CycleStats {
 	order := p.schedule(devs, &c)
 	cctx, cancel := context.WithDeadlineCause(ctx, start.Add(p.opts.cycleTimeout()), errCycleDeadline)
 	defer cancel()
-	eachDevice(order, p.opts.Concurrency, func(d *device) { p.pollDevice(cctx, d, &c) })
+	peak, limit := p.pollEach(order, func(d *device) { p.pollDevice(cctx, d, &c) })
 	if err := p.sp.Sync(); err != nil {
 		p.log.Error("sync spool after poll cycle", "err", err)
 	}
 	st := c.stats(seq, start, len(devs))
+	st.InFlightMax, st.InFlightLimit = peak, limit
 	p.mu.Lock()
 	p.last = st
 	p.mu.Unlock()

@@ -101,6 +101,11 @@ type CycleStats struct {
 	Requests  int `json:"requests"`
 	Rows      int `json:"rows"`
 	StaleRows int `json:"stale_rows"`
+	// InFlightMax is the most polls that were in flight at once (at most
+	// Options.Concurrency); InFlightLimit the limit of polls counted in
+	// flight the cycle ended with, which the next starts at (gate.go).
+	InFlightMax   int `json:"in_flight_max"`
+	InFlightLimit int `json:"in_flight_limit"`
 }
 
 // Status returns the status of the named device.

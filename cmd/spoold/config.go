@@ -91,7 +91,7 @@ func daemonFlags(c *config) (*pflag.FlagSet, []flagGroup) {
 	fs.StringVar(&c.targetsFile, "targets", c.targetsFile, "targets file (docs/configuration.md); reloaded on SIGHUP; none with --listen when it is empty, or not given and the default absent")
 	fs.StringVar(&c.profilesFile, "profiles", c.profilesFile, "profiles file; empty = built-in profiles only; reloaded on SIGHUP")
 	fs.DurationVar(&c.poller.Interval, "poll-interval", c.poller.Interval, "time between poll cycle starts; also the RRD step of new files")
-	fs.IntVar(&c.poller.Concurrency, "poll-concurrency", c.poller.Concurrency, "most SNMP polls in flight (one UDP socket each)")
+	fs.IntVar(&c.poller.Concurrency, "poll-concurrency", c.poller.Concurrency, "most SNMP polls in flight (one UDP socket each); fewer, down to 8 a CPU, while the CPUs have no idle time and the cycle would still end in a third of its deadline")
 	fs.DurationVar(&c.poller.Timeout, "poll-timeout", c.poller.Timeout, "wait for one SNMP response; a target's timeout= overrides it")
 	fs.IntVar(&c.poller.Retries, "poll-retries", c.poller.Retries, "resends after a timeout; a target's retries= overrides it")
 	fs.DurationVar(&c.poller.CycleTimeout, "poll-cycle-timeout", c.poller.CycleTimeout, "end a cycle after this long (0 = 90% of --poll-interval)")
