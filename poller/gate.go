@@ -30,16 +30,25 @@ import (
 // not below gateFloor. Whatever the CPUs, it grows while the polls at the
 // rate they are done would not all be done in a third of the cycle's
 // deadline: the gate never makes a cycle overrun that Concurrency polls
-// in flight would not. A poll that has run for longer than its device's
-// response timeout stops counting against the limit (it waited out one
-// unanswered request at least), and so does one of a device whose last
-// poll failed (such polls wait out their timeouts): dead devices take
+// in flight would not. A poll counts against the limit for its first
+// gateStall only (or its device's response timeout, if shorter): one
+// that takes longer waits for a far, slow or dead agent (at 2 CPUs and
+// 16 polls in flight, one of 48 interfaces takes about 20 ms of a CPU's
+// queue), and a poll of a device whose last poll failed does not count
+// at all (it waits out its timeouts): slow and dead agents take
 // sockets only. Each cycle starts at the limit the last ended with.
 const (
-	gateTick = 100 * time.Millisecond
-	gateIdle = 0.25 // grow while more of the CPUs' time is idle
-	gateBusy = 0.10 // shrink while less is
+	gateTick  = 200 * time.Millisecond
+	gateIdle  = 0.10 // grow while more of the CPUs' time is idle
+	gateBusy  = 0.05 // shrink while less is
+	gateStall = 100 * time.Millisecond
 )
+
+// stallAfter is how long a poll of a device with timeout counts against
+// the limit: gateStall, or the timeout if shorter.
+func stallAfter(timeout time.Duration) time.Duration {
+	return min(gateStall, timeout)
+}
 
 // gateFloor is the least limit the gate moves to: 8 polls a CPU, at most
 // Concurrency.
@@ -210,7 +219,7 @@ func (p *Poller) pollEach(order []*device, fn func(*device)) (peak, limit int) {
 			defer wg.Done()
 			defer g.leave()
 			defer uncount()
-			t := time.AfterFunc(p.timeout(d.t), uncount)
+			t := time.AfterFunc(stallAfter(p.timeout(d.t)), uncount)
 			defer t.Stop()
 			fn(d)
 		}()

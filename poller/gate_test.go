@@ -93,7 +93,7 @@ func TestGateLimitFollowsIdleCPU(t *testing.T) {
 		t.Fatalf("limit %d after an idle tick, want %d", limit(), want)
 	}
 	full()
-	g.adjust(0.15, true)
+	g.adjust(0.07, true)
 	if want := floor + floor/4; limit() != want {
 		t.Fatalf("limit %d after a tick between busy and idle, want %d", limit(), want)
 	}
@@ -130,14 +130,14 @@ func TestGateLimitFollowsIdleCPU(t *testing.T) {
 
 // TestGateLetsDeadDevicesWait: on CPUs with no idle time (the limit at its
 // floor), the polls of devices whose last poll failed, and polls that
-// have run past their response timeout, do not take the limit's places:
-// more than the floor are in flight at once.
+// have run for gateStall or their response timeout, do not take the
+// limit's places: more than the floor are in flight at once.
 func TestGateLetsDeadDevicesWait(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		failures int
 		timeout  time.Duration
-	}{{"failed before", 1, time.Hour}, {"past the timeout", 0, time.Millisecond}} {
+	}{{"failed before", 1, time.Hour}, {"past gateStall", 0, time.Hour}, {"past the timeout", 0, time.Millisecond}} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &Poller{opts: DefaultOptions(), idleCPU: func() (float64, bool) { return 0, true }}
 			p.opts.Timeout = tc.timeout
