@@ -30,13 +30,13 @@ import (
 // not below gateFloor. Whatever the CPUs, it grows while the polls at the
 // rate they are done would not all be done in a third of the cycle's
 // deadline: the gate never makes a cycle overrun that Concurrency polls
-// in flight would not. A poll counts against the limit for its first
-// gateStall only (or its device's response timeout, if shorter): one
-// that takes longer waits for a far, slow or dead agent (at 2 CPUs and
-// 16 polls in flight, one of 48 interfaces takes about 20 ms of a CPU's
-// queue), and a poll of a device whose last poll failed does not count
-// at all (it waits out its timeouts): slow and dead agents take
-// sockets only. Each cycle starts at the limit the last ended with.
+// in flight would not. A poll counts against the limit for twice the
+// median time of the cycle's polls done so far (the last cycle's at its
+// start), gateStall at least, its device's response timeout at most: one
+// that takes longer than most waits for a far, slow or dead agent, not
+// for a CPU all polls queue for alike; and a poll of a device whose last
+// poll failed does not count at all (it waits out its timeouts): slow
+// and dead agents take sockets only. Each cycle starts at the limit the last ended with.
 const (
 	gateTick  = 200 * time.Millisecond
 	gateIdle  = 0.10 // grow while more of the CPUs' time is idle
@@ -44,11 +44,12 @@ const (
 	gateStall = 100 * time.Millisecond
 )
 
-// stallAfter is how long a poll of a device with timeout counts against
-// the limit: gateStall, or the timeout if shorter.
-func stallAfter(timeout time.Duration) time.Duration {
-	return min(gateStall, timeout)
-}
+// durBuckets are the buckets of the polls' times: k holds those under
+// durUnit << k (and over half that), the last everything longer.
+const (
+	durBuckets = 24
+	durUnit    = 250 * time.Microsecond
+)
 
 // gateFloor is the least limit the gate moves to: 8 polls a CPU, at most
 // Concurrency.
@@ -71,10 +72,12 @@ type gate struct {
 	total, done int
 	start       time.Time
 	budget      time.Duration
+	durs        [durBuckets]int // the polls done by their time
+	lastStall   time.Duration   // the last cycle's stall, for its start
 }
 
-func newGate(concurrency, limit, total int, budget time.Duration) *gate {
-	g := &gate{max: concurrency, floor: gateFloor(concurrency), total: total, start: time.Now(), budget: budget}
+func newGate(concurrency, limit, total int, budget, stall time.Duration) *gate {
+	g := &gate{max: concurrency, floor: gateFloor(concurrency), total: total, start: time.Now(), budget: budget, lastStall: stall}
 	g.limit = min(max(limit, g.floor), concurrency)
 	g.cond.L = &g.mu
 	return g
@@ -109,11 +112,16 @@ func (g *gate) enter(counted bool) (uncount func()) {
 	}
 }
 
-// leave ends a poll that entered.
-func (g *gate) leave() {
+// leave ends a poll that entered, and took took.
+func (g *gate) leave(took time.Duration) {
 	g.mu.Lock()
 	g.inFlight--
 	g.done++
+	k := 0
+	for k < durBuckets-1 && took >= durUnit<<k {
+		k++
+	}
+	g.durs[k]++
 	g.mu.Unlock()
 	g.cond.Signal()
 }
@@ -133,6 +141,23 @@ func (g *gate) adjust(idle float64, known bool) {
 		g.limit = min(g.max, g.limit+max(g.limit/4, 1))
 		g.cond.Broadcast()
 	}
+}
+
+// stall is how long a poll starting now counts against the limit (above),
+// its timeout aside.
+func (g *gate) stall() time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done == 0 {
+		return max(gateStall, g.lastStall)
+	}
+	seen := 0
+	for k, n := range g.durs {
+		if seen += n; 2*seen >= g.done {
+			return max(gateStall, 2*(durUnit<<k))
+		}
+	}
+	return gateStall // not reached: the buckets hold every poll done
 }
 
 // behind reports whether the polls at the rate they are done would not
@@ -190,7 +215,7 @@ func (c *cpuIdle) read() (float64, bool) {
 // returns when all polls have returned, with the most in flight at once
 // and the limit it ended with.
 func (p *Poller) pollEach(order []*device, fn func(*device)) (peak, limit int) {
-	g := newGate(p.opts.Concurrency, int(p.gateLimit.Load()), len(order), p.opts.cycleTimeout()/3)
+	g := newGate(p.opts.Concurrency, int(p.gateLimit.Load()), len(order), p.opts.cycleTimeout()/3, time.Duration(p.gateStall.Load()))
 	done := make(chan struct{})
 	var ticks sync.WaitGroup
 	ticks.Add(1)
@@ -217,16 +242,16 @@ func (p *Poller) pollEach(order []*device, fn func(*device)) (peak, limit int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer g.leave()
-			defer uncount()
-			t := time.AfterFunc(stallAfter(p.timeout(d.t)), uncount)
-			defer t.Stop()
+			start := time.Now()
+			t := time.AfterFunc(min(g.stall(), p.timeout(d.t)), uncount)
+			defer func() { t.Stop(); uncount(); g.leave(time.Since(start)) }()
 			fn(d)
 		}()
 	}
 	wg.Wait()
 	close(done)
 	ticks.Wait()
+	p.gateStall.Store(int64(g.stall()))
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	p.gateLimit.Store(int64(g.limit))

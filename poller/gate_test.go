@@ -32,7 +32,7 @@ func (g *gate) state() (limit, counted, inFlight int, waiting bool) {
 // in flight; one that stops counting (once, however often it says so) or
 // one not counted at all lets another start, up to Concurrency.
 func TestGateCountsPolls(t *testing.T) {
-	g := newGate(100, 0, 1000, time.Hour)
+	g := newGate(100, 0, 1000, time.Hour, 0)
 	floor := gateFloor(100)
 	if limit, _, _, _ := g.state(); limit != floor || floor >= 100 {
 		t.Fatalf("limit %d, floor %d: a gate starts at its floor, below Concurrency", limit, floor)
@@ -62,7 +62,7 @@ func TestGateCountsPolls(t *testing.T) {
 	}
 	go func() { entered <- g.enter(false) }()
 	eventually(t, "a poll past Concurrency waits", func() bool { _, _, _, w := g.state(); return w })
-	g.leave()
+	g.leave(time.Millisecond)
 	<-entered
 	if _, _, inFlight, _ := g.state(); inFlight != 100 {
 		t.Fatalf("%d in flight, want Concurrency's 100", inFlight)
@@ -76,7 +76,7 @@ func TestGateCountsPolls(t *testing.T) {
 // without idle time when the cycle would not be done in its budget.
 func TestGateLimitFollowsIdleCPU(t *testing.T) {
 	floor := gateFloor(100)
-	g := newGate(100, 0, 1000, time.Hour)
+	g := newGate(100, 0, 1000, time.Hour, 0)
 	full := func() {
 		g.mu.Lock()
 		g.counted, g.waiting = g.limit, true
@@ -169,5 +169,37 @@ func TestGateLetsDeadDevicesWait(t *testing.T) {
 				t.Fatalf("peak %d, limit %d; want %d and the floor", peak, limit, n)
 			}
 		})
+	}
+}
+
+// TestGateStall: a poll counts against the limit for twice the median
+// time of the polls done, gateStall at least, and before any is done for
+// the last cycle's.
+func TestGateStall(t *testing.T) {
+	g := newGate(100, 0, 1000, time.Hour, 0)
+	if s := g.stall(); s != gateStall {
+		t.Fatalf("stall %v with no poll done and none before, want gateStall", s)
+	}
+	if s := newGate(100, 0, 1000, time.Hour, 3*time.Second).stall(); s != 3*time.Second {
+		t.Fatalf("stall %v with no poll done, want the last cycle's 3s", s)
+	}
+	for range 6 {
+		g.inFlight++
+		g.leave(300 * time.Millisecond) // CPUs so busy that every poll takes 300 ms
+	}
+	for range 4 {
+		g.inFlight++
+		g.leave(2 * time.Second) // dead
+	}
+	if s := g.stall(); s < 600*time.Millisecond || s > 1200*time.Millisecond {
+		t.Fatalf("stall %v, want twice the median 300 ms (to its bucket's bound)", s)
+	}
+	g = newGate(100, 0, 1000, time.Hour, 0)
+	for range 10 {
+		g.inFlight++
+		g.leave(time.Millisecond)
+	}
+	if s := g.stall(); s != gateStall {
+		t.Fatalf("stall %v for 1 ms polls, want gateStall", s)
 	}
 }

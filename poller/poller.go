@@ -44,6 +44,7 @@ type Poller struct {
 	// gateLimit is the limit of polls in flight the last cycle ended
 	// with (gate.go): the next one starts at it.
 	gateLimit atomic.Int64
+	gateStall atomic.Int64           // and how long a poll counted against it (ns)
 	idleCPU   func() (float64, bool) // the gate's CPU reading, if not /proc/stat's (tests)
 
 	clients sync.Pool // *gosnmp.GoSNMP of finished polls (clients.go)
