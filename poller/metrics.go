@@ -58,7 +58,7 @@ var metrics = statmetric.Table[CycleStats]{
 	cycleGauge("spoold_poller_last_cycle_requests", "SNMP requests (Gets and GetBulks) of the answered polls of the last cycle.", func(c CycleStats) float64 { return float64(c.Requests) }),
 	cycleGauge("spoold_poller_last_cycle_rows", "Table rows' entries written by the last cycle.", func(c CycleStats) float64 { return float64(c.Rows) }),
 	cycleGauge("spoold_poller_last_cycle_polls_in_flight_max", "Most polls in flight at once in the last cycle (at most --poll-concurrency).", func(c CycleStats) float64 { return float64(c.InFlightMax) }),
-	cycleGauge("spoold_poller_last_cycle_polls_in_flight_limit", "The limit of polls in flight under 100 ms old the last cycle ended with: below --poll-concurrency while the CPUs had no idle time; the next cycle starts at it.", func(c CycleStats) float64 { return float64(c.InFlightLimit) }),
+	cycleGauge("spoold_poller_last_cycle_polls_in_flight_limit", "The limit of polls in flight (those not yet twice as long as most) the last cycle ended with: below --poll-concurrency while the CPUs had no idle time; the next cycle starts at it.", func(c CycleStats) float64 { return float64(c.InFlightLimit) }),
 	cycleGauge("spoold_poller_last_cycle_stale_rows", "Table rows of the last cycle not written: the agent restarted and could not be discovered again.", func(c CycleStats) float64 { return float64(c.StaleRows) }),
 	cycleGauge("spoold_poller_last_cycle_index_deferred", "Entries of the last cycle the index refused (waiting on disk).", func(c CycleStats) float64 { return float64(c.IndexDeferred) }),
 }
