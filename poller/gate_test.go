@@ -7,20 +7,8 @@ import (
 	"time"
 
 	"github.com/spoold/spoold/fleet"
+	"github.com/spoold/spoold/internal/testing/testenv"
 )
-
-// eventually waits until cond holds (a bound, not a wait for time to pass:
-// what it waits for happens).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 func (g *gate) state() (limit, counted, inFlight int, waiting bool) {
 	g.mu.Lock()
@@ -44,7 +32,7 @@ func TestGateCountsPolls(t *testing.T) {
 	g.enter(false) // a failing device's poll: a socket, no place
 	entered := make(chan func())
 	go func() { entered <- g.enter(true) }()
-	eventually(t, "the poll past the limit waits", func() bool { _, _, _, w := g.state(); return w })
+	testenv.WaitFor(t, "the poll past the limit waits", 30*time.Second, func() bool { _, _, _, w := g.state(); return w })
 	select {
 	case <-entered:
 		t.Fatal("a poll past the limit started")
@@ -61,7 +49,7 @@ func TestGateCountsPolls(t *testing.T) {
 		g.enter(false)
 	}
 	go func() { entered <- g.enter(false) }()
-	eventually(t, "a poll past Concurrency waits", func() bool { _, _, _, w := g.state(); return w })
+	testenv.WaitFor(t, "a poll past Concurrency waits", 30*time.Second, func() bool { _, _, _, w := g.state(); return w })
 	g.leave(time.Millisecond)
 	<-entered
 	if _, _, inFlight, _ := g.state(); inFlight != 100 {

@@ -21,19 +21,6 @@ func heapInUse() int64 {
 	return int64(ms.HeapAlloc)
 }
 
-// waitLong polls cond until it holds or a minute passes (the server works
-// through megabytes of lines meanwhile).
-func waitLong(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within a minute", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestBatchErrorsBounded: connections that each open a BATCH and send
 // thousands of bad lines without the closing "." make the server hold at
 // most MaxBatchErrorBytes a connection; the command over it is refused,

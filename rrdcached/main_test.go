@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/spoold/spoold/internal/testing/rrdctest"
+	"github.com/spoold/spoold/internal/testing/testenv"
 	"github.com/spoold/spoold/rrdcached"
 )
 
@@ -165,11 +166,12 @@ func hasLabels(m *dto.Metric, labels []string) bool {
 // waitFor polls cond until it holds or 10 s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10 s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.WaitFor(t, what, 10*time.Second, cond)
+}
+
+// waitLong polls cond until it holds or a minute passes (the server works
+// through megabytes of lines meanwhile).
+func waitLong(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	testenv.WaitFor(t, what, time.Minute, cond)
 }
