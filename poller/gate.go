@@ -131,15 +131,12 @@ func (g *gate) leave(took time.Duration) {
 func (g *gate) adjust(idle float64, known bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch {
-	case g.behind():
+	switch wanted := g.waiting && g.counted >= g.limit; {
+	case g.behind() || wanted && (!known || idle > gateIdle):
 		g.limit = min(g.max, g.limit+max(g.limit/4, 1))
 		g.cond.Broadcast()
 	case known && idle < gateBusy:
 		g.limit = max(g.floor, g.limit-g.limit/4)
-	case g.waiting && g.counted >= g.limit && (!known || idle > gateIdle):
-		g.limit = min(g.max, g.limit+max(g.limit/4, 1))
-		g.cond.Broadcast()
 	}
 }
 
