@@ -9,19 +9,30 @@ import (
 	"github.com/spoold/spoold/internal/fileutil"
 )
 
-// Geometry is where an update reads and writes in an RRD file.
+// Geometry is where an update reads and writes in an RRD file: the
+// file's archives (shared by every file of the same definitions) and each
+// archive's current row as of Last. The writer keeps one for each file it
+// finds out of the page cache (a fleet's files past the memory: millions),
+// so only the current rows and the last update are a file's own.
 type Geometry struct {
-	Step, Last int64 // seconds
-	HeaderLen  int64 // everything before the first row
-	RowLen     int64 // one row: ds_cnt values
-	RRAs       []RRAGeometry
+	*Archives
+	Last    int64   // seconds
+	CurRows []int64 // the row written last, of each of RRAs
+}
+
+// Archives is what a file's definitions fix of its geometry. Files of the
+// same definitions share one (internArchives); it is never modified.
+type Archives struct {
+	Step      int64 // seconds
+	HeaderLen int64 // everything before the first row
+	RowLen    int64 // one row: ds_cnt values
+	RRAs      []RRAGeometry
 }
 
 // RRAGeometry is where an RRA's rows are.
 type RRAGeometry struct {
 	Start        int64 // offset of the RRA's first row
 	Rows, PDPCnt int64 // rows, and steps a row
-	CurRow       int64 // the row written last
 }
 
 // parseGeometry decodes the geometry from the start of an RRD file, the
@@ -51,34 +62,82 @@ func parseDefs(b []byte) (l Geometry, need int, err error) {
 	if need = int(h.liveOff + liveHeadSize); len(b) < need {
 		return Geometry{}, need, nil
 	}
-	l.HeaderLen = h.headerLen
-	l.Step, l.Last = int64(h.Step), int64(ne.Uint64(b[h.liveOff:]))
-	l.RowLen = int64(len(h.DS)) * valueSize
+	a := Archives{HeaderLen: h.headerLen, Step: int64(h.Step), RowLen: int64(len(h.DS)) * valueSize}
+	var small [16]RRAGeometry
+	a.RRAs = small[:0]
 	for i, ra := range h.RRA {
 		r := RRAGeometry{Start: h.rraStart[i], Rows: int64(ra.Rows), PDPCnt: int64(ra.PDPs)}
 		// Bounded so that rows × row length and step × steps a row
 		// (RowRanges divides by it) cannot overflow.
-		if r.Rows <= 0 || r.PDPCnt <= 0 || r.Rows > 1<<40/l.RowLen || r.PDPCnt > math.MaxInt64/l.Step {
+		if r.Rows <= 0 || r.PDPCnt <= 0 || r.Rows > 1<<40/a.RowLen || r.PDPCnt > math.MaxInt64/a.Step {
 			return Geometry{}, 0, fmt.Errorf("%w: RRA %d has %d rows, %d steps a row", ErrHeaderUnknown, i, r.Rows, r.PDPCnt)
 		}
-		l.RRAs = append(l.RRAs, r)
+		a.RRAs = append(a.RRAs, r)
 	}
-	return l, need, nil
+	return Geometry{Archives: archives.intern(&a), Last: int64(ne.Uint64(b[h.liveOff:]))}, need, nil
+}
+
+// archives are the Archives of the files read, one for each set of
+// definitions, up to maxArchives of them: past that (a spool of files made
+// with ever new definitions) a file's are its own. A fleet's files come
+// from a few profiles, so millions of geometries share a few of these.
+var archives archivesIntern
+
+// maxArchives bounds the Archives kept for sharing.
+const maxArchives = 1024
+
+type archivesIntern struct {
+	mu sync.Mutex
+	m  map[string]*Archives // by archivesKey
+}
+
+// intern returns the Archives kept equal to *a, or a copy of *a (its RRAs
+// may be a caller's buffer), kept if there is room.
+func (in *archivesIntern) intern(a *Archives) *Archives {
+	var buf [8 * (3 + 3*16)]byte
+	k := a.appendKey(buf[:0])
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if got := in.m[string(k)]; got != nil {
+		return got
+	}
+	c := &Archives{Step: a.Step, HeaderLen: a.HeaderLen, RowLen: a.RowLen, RRAs: slices.Clone(a.RRAs)}
+	if len(in.m) < maxArchives {
+		if in.m == nil {
+			in.m = make(map[string]*Archives)
+		}
+		in.m[string(k)] = c
+	}
+	return c
+}
+
+// appendKey appends a's fields, the key it is shared by.
+func (a *Archives) appendKey(b []byte) []byte {
+	b = ne.AppendUint64(b, uint64(a.Step))
+	b = ne.AppendUint64(b, uint64(a.HeaderLen))
+	b = ne.AppendUint64(b, uint64(a.RowLen))
+	for _, r := range a.RRAs {
+		b = ne.AppendUint64(b, uint64(r.Start))
+		b = ne.AppendUint64(b, uint64(r.Rows))
+		b = ne.AppendUint64(b, uint64(r.PDPCnt))
+	}
+	return b
 }
 
 // ptrsOff is the offset of rra_ptr, the RRAs' current rows, at the end of
 // the header.
-func (l *Geometry) ptrsOff() int64 { return l.HeaderLen - int64(len(l.RRAs))*rraPtrSize }
+func (a *Archives) ptrsOff() int64 { return a.HeaderLen - int64(len(a.RRAs))*rraPtrSize }
 
 // setCurRows sets the RRAs' current rows from rra_ptr (b, len(rras) × 8
 // bytes).
 func (l *Geometry) setCurRows(b []byte) error {
-	for i := range l.RRAs {
-		r := &l.RRAs[i]
-		r.CurRow = int64(ne.Uint64(b[i*rraPtrSize:]))
-		if r.CurRow < 0 || r.CurRow >= r.Rows {
-			return fmt.Errorf("%w: RRA %d has %d rows, current row %d", ErrHeaderUnknown, i, r.Rows, r.CurRow)
+	l.CurRows = make([]int64, len(l.RRAs))
+	for i, r := range l.RRAs {
+		cur := int64(ne.Uint64(b[i*rraPtrSize:]))
+		if cur < 0 || cur >= r.Rows {
+			return fmt.Errorf("%w: RRA %d has %d rows, current row %d", ErrHeaderUnknown, i, r.Rows, cur)
 		}
+		l.CurRows[i] = cur
 	}
 	return nil
 }
@@ -88,12 +147,11 @@ func (l *Geometry) setCurRows(b []byte) error {
 // rows RowRanges gives for it. The writer keeps it instead of reading the
 // header again before the next update.
 func (l *Geometry) Advanced(until int64) *Geometry {
-	n := &Geometry{Step: l.Step, Last: max(l.Last, until), HeaderLen: l.HeaderLen, RowLen: l.RowLen, RRAs: slices.Clone(l.RRAs)}
-	for i := range n.RRAs {
-		r := &n.RRAs[i]
+	n := &Geometry{Archives: l.Archives, Last: max(l.Last, until), CurRows: slices.Clone(l.CurRows)}
+	for i, r := range l.RRAs {
 		span := l.Step * r.PDPCnt
 		if k := until/span - l.Last/span; k > 0 {
-			r.CurRow = (r.CurRow + k%r.Rows) % r.Rows
+			n.CurRows[i] = (l.CurRows[i] + k%r.Rows) % r.Rows
 		}
 	}
 	return n
@@ -108,7 +166,7 @@ type ByteRange struct{ Off, N int64 }
 // wrapping around at its end.
 func (l *Geometry) RowRanges(until int64) []ByteRange {
 	var out []ByteRange
-	for _, r := range l.RRAs {
+	for i, r := range l.RRAs {
 		span := l.Step * r.PDPCnt
 		n := until/span - l.Last/span
 		if n <= 0 {
@@ -118,7 +176,7 @@ func (l *Geometry) RowRanges(until int64) []ByteRange {
 			out = append(out, ByteRange{r.Start, r.Rows * l.RowLen})
 			continue
 		}
-		first := (r.CurRow + 1) % r.Rows
+		first := (l.CurRows[i] + 1) % r.Rows
 		if first+n <= r.Rows {
 			out = append(out, ByteRange{r.Start + first*l.RowLen, n * l.RowLen})
 			continue

@@ -39,7 +39,7 @@ func TestGeometryMatchesRRDTool(t *testing.T) {
 		}
 		info := testenv.RRDTool(t, "info", path)
 		for i, r := range l.RRAs {
-			for field, want := range map[string]int64{"cur_row": r.CurRow, "rows": r.Rows, "pdp_per_row": r.PDPCnt} {
+			for field, want := range map[string]int64{"cur_row": l.CurRows[i], "rows": r.Rows, "pdp_per_row": r.PDPCnt} {
 				m := regexp.MustCompile(fmt.Sprintf(`(?m)^rra\[%d\]\.%s = (\d+)$`, i, field)).FindStringSubmatch(info)
 				if m == nil {
 					t.Fatalf("rrdtool info has no rra[%d].%s", i, field)
@@ -182,8 +182,12 @@ func TestAdvancedGeometryIsTheFilesGeometry(t *testing.T) {
 			t.Fatal(err)
 		}
 		kept = kept.Advanced(ts)
-		if got := read(); !reflect.DeepEqual(kept, got) {
+		got := read()
+		if !reflect.DeepEqual(kept, got) {
 			t.Fatalf("after %d rows up to %d: kept geometry %+v, the file's %+v", n, ts, *kept, *got)
+		}
+		if kept.Archives != got.Archives {
+			t.Fatalf("after %d rows: the file's archives read again are a copy of the ones kept, not the same", n)
 		}
 	}
 }
