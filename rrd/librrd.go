@@ -6,7 +6,13 @@ package rrd
 #cgo pkg-config: librrd
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
 #include <rrd.h>
+
+// spoold_bound_malloc: see BoundCMalloc.
+static int spoold_bound_malloc(int arenas, int mmap_threshold) {
+	return mallopt(M_ARENA_MAX, arenas) == 1 && mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1;
+}
 
 // spoold_rrd_update calls rrd_update_r as rrdcached's queue thread does,
 // with every row of one file. args holds the path, the template (if tmpl)
@@ -177,6 +183,14 @@ func librrdFetch(path, cf string, start, end time.Time, step time.Duration) (Fet
 		}
 	}
 	return Fetched{Start: r.Start, End: r.End, Step: r.Step, DS: r.DsNames, Values: vals}, nil
+}
+
+// boundCMalloc sets glibc's malloc parameters (BoundCMalloc).
+func boundCMalloc(arenas, mmapThreshold int) error {
+	if C.spoold_bound_malloc(C.int(arenas), C.int(mmapThreshold)) == 0 {
+		return errors.New("mallopt refused the parameters")
+	}
+	return nil
 }
 
 // librrdCreate calls rrd_create_r2, never overwriting a file.

@@ -25,6 +25,7 @@ import (
 	"github.com/spoold/spoold/loader"
 	"github.com/spoold/spoold/mib"
 	"github.com/spoold/spoold/poller"
+	"github.com/spoold/spoold/rrd"
 	"github.com/spoold/spoold/rrdwriter"
 	"github.com/spoold/spoold/shm"
 	"github.com/spoold/spoold/spool"
@@ -40,6 +41,7 @@ type daemon struct {
 	// each component's comes from.
 	log, root *slog.Logger
 	started   time.Time
+	cHeap     string // the C heap's bounds (rrd.BoundCMalloc), for the start line
 
 	sp *spool.Spool
 	ix *shm.Index
@@ -174,7 +176,7 @@ func (d *daemon) start() {
 	d.disk.Sample()
 	d.log.Info("spoold started", "version", versionString(), "targets", len(d.fleet.Get().Targets),
 		"spool", d.cfg.spool.Dir, "rrd_dir", d.cfg.writer.Dir, "pid", os.Getpid(), "gomaxprocs", runtime.GOMAXPROCS(0),
-		"gogc", gcPercentInForce(), "landlock", d.landlock.Load().String())
+		"gogc", gcPercentInForce(), "c_heap", d.cHeap, "landlock", d.landlock.Load().String())
 	if poller.GoSNMPLogging {
 		d.log.Warn("spoold was built without the build tag gosnmp_nodebug: gosnmp prepares a debug log line for every variable it decodes, about 2.6 times the allocations of a poll; build with make, which sets it (scripts/gotags)")
 	}
@@ -395,11 +397,16 @@ func serve(cfg config, settings map[string]string, root *slog.Logger) int {
 		debug.SetGCPercent(pct)
 	}
 	log := root.With("component", "daemon")
+	cHeap, err := rrd.BoundCMalloc()
+	if err != nil {
+		log.Warn("start spoold: the C heap keeps glibc's malloc parameters", "err", err)
+	}
 	d, err := newDaemon(cfg, settings, root)
 	if err != nil {
 		log.Error("start spoold", "err", err)
 		return exitError
 	}
+	d.cHeap = cHeap
 	sig := notifySignals() // before the admin URL is logged: a signal sent from then on is handled
 	defer signal.Stop(sig)
 	if err := d.startAdmin(); err != nil {
