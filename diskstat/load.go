@@ -128,8 +128,14 @@ type Load struct {
 func NewLoad(interval time.Duration) *Load {
 	l := &Load{interval: interval, selfIO: ReadSelfIO, watcher: NewWatcher()}
 	l.Cycles.Every, l.Updates.Every = CycleSampling, UpdateSampling
+	l.Cycles.Slots, l.Updates.Slots = MeasureSlots, MeasureSlots
 	return l
 }
+
+// MeasureSlots is how many operations of each of a Load's tallies are
+// measured at once (Tally.Slots): a few threads held while they wait, not
+// one for each of a cycle's polls in flight.
+const MeasureSlots = 2
 
 // A Load measures one poll cycle in CycleSampling and one RRD update in
 // UpdateSampling (Tally.Every): at 48,000 interfaces every 30 s (16,000
@@ -243,6 +249,16 @@ func (l *Load) Status() DiskStatus {
 // not measured run as they are and count as IOWork.Unsampled.
 type Tally struct {
 	Every uint64 // set before the first operation
+	// Slots bounds the operations measured at once (0: no bound), set
+	// before the first operation. An operation of a measured unit that
+	// finds every slot taken runs unmeasured and counts as unsampled (a
+	// whole unit's measuring passes to the next unit). A measured
+	// operation that waits holds its thread meanwhile, and the runtime
+	// starts another for its P: a measured poll cycle's hundreds of polls
+	// in flight, each waiting on a spool lock, made a thread each, kept
+	// for the life of the process.
+	Slots     int64
+	measuring atomic.Int64
 
 	mu      sync.Mutex
 	w       IOWork
@@ -291,6 +307,15 @@ func (t *Tally) MeasureUnitOf(fn func() (ops uint64, err error)) error {
 
 // run runs fn, which leaves the operations it counts as in *ops.
 func (t *Tally) run(ops *uint64, fn func() error, whole, measured bool) error {
+	if measured && t.Slots > 0 {
+		if t.measuring.Add(1) > t.Slots {
+			measured = false
+			if whole {
+				t.owed.Store(true)
+			}
+		}
+		defer t.measuring.Add(-1)
+	}
 	if !measured {
 		err := fn()
 		t.unsampled.Add(*ops)

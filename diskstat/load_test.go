@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,5 +125,50 @@ func TestTallySamples(t *testing.T) {
 	}
 	if l := NewLoad(time.Second); l.Cycles.Every != CycleSampling || l.Updates.Every != UpdateSampling {
 		t.Errorf("a Load samples cycles 1 in %d and updates 1 in %d", l.Cycles.Every, l.Updates.Every)
+	}
+}
+
+// TestTallyBoundsMeasuring: of the operations of a measured cycle that run
+// at once, Slots are measured (each holds its thread while it waits) and
+// the rest run as they are, counted as unsampled; a whole unit that finds
+// no slot passes its measuring to the next.
+func TestTallyBoundsMeasuring(t *testing.T) {
+	const n = 10
+	concurrently := func(op func(fn func() error)) {
+		var entered, done sync.WaitGroup
+		release := make(chan struct{})
+		entered.Add(n)
+		done.Add(n)
+		for range n {
+			go func() {
+				defer done.Done()
+				op(func() error { entered.Done(); <-release; return nil })
+			}()
+		}
+		entered.Wait()
+		close(release)
+		done.Wait()
+	}
+	cycles := Tally{Every: 1, Slots: 2}
+	concurrently(func(fn func() error) { cycles.Measure(3, fn) })
+	cycles.CloseUnit(time.Unix(1700000000, 0))
+	if w := cycles.Get(); w.Units != 1 || w.LastOps != 2*3 || w.Unsampled != (n-2)*3 {
+		t.Errorf("%d writes of 3 entries at once, 2 measured at most: %+v", n, w)
+	}
+	if cycles.measuring.Load() != 0 {
+		t.Errorf("%d measurements still hold a slot", cycles.measuring.Load())
+	}
+
+	updates := Tally{Every: 4, Slots: 1}
+	concurrently(func(fn func() error) { updates.MeasureUnit(1, fn) })
+	if w := updates.Get(); w.Units != 1 || w.Unsampled != n-1 {
+		t.Errorf("%d updates at once, 1 in 4 measured, 1 at a time: %+v", n, w)
+	}
+	updates.MeasureUnit(1, func() error { return nil }) // owed: measured, though not the 4th
+	if w := updates.Get(); w.Units != 2 {
+		t.Errorf("the update after the ones that found no slot was not measured: %+v", w)
+	}
+	if l := NewLoad(time.Second); l.Cycles.Slots != MeasureSlots || l.Updates.Slots != MeasureSlots {
+		t.Errorf("a Load measures %d cycle writes and %d updates at once, want %d", l.Cycles.Slots, l.Updates.Slots, MeasureSlots)
 	}
 }
