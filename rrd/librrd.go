@@ -9,10 +9,8 @@ package rrd
 #include <malloc.h>
 #include <rrd.h>
 
-// spoold_bound_malloc: see BoundCMalloc.
-static int spoold_bound_malloc(int arenas, int mmap_threshold) {
-	return mallopt(M_ARENA_MAX, arenas) == 1 && mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1;
-}
+// spoold_malloc_arenas: see BoundCMalloc.
+static int spoold_malloc_arenas(int arenas) { return mallopt(M_ARENA_MAX, arenas); }
 
 // spoold_rrd_update calls rrd_update_r as rrdcached's queue thread does,
 // with every row of one file. args holds the path, the template (if tmpl)
@@ -185,10 +183,10 @@ func librrdFetch(path, cf string, start, end time.Time, step time.Duration) (Fet
 	return Fetched{Start: r.Start, End: r.End, Step: r.Step, DS: r.DsNames, Values: vals}, nil
 }
 
-// boundCMalloc sets glibc's malloc parameters (BoundCMalloc).
-func boundCMalloc(arenas, mmapThreshold int) error {
-	if C.spoold_bound_malloc(C.int(arenas), C.int(mmapThreshold)) == 0 {
-		return errors.New("mallopt refused the parameters")
+// mallocArenas sets glibc's M_ARENA_MAX (BoundCMalloc).
+func mallocArenas(n int) error {
+	if C.spoold_malloc_arenas(C.int(n)) != 1 {
+		return errors.New("mallopt refused M_ARENA_MAX")
 	}
 	return nil
 }

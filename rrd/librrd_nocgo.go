@@ -16,7 +16,7 @@ func librrdUpdate([]byte, int, bool) error                                 { ret
 func librrdGraph(GraphCall) ([]byte, error)                                { return nil, errNoCgo }
 func librrdFirst(string, int) (int64, error)                               { return 0, errNoCgo }
 func librrdInfo(string) ([]InfoItem, error)                                { return nil, errNoCgo }
-func boundCMalloc(int, int) error                                          { return errNoCgo }
+func mallocArenas(int) error                                               { return errNoCgo }
 func librrdCreate(string, uint64, int64, []string, string, []string) error { return errNoCgo }
 func librrdFetch(string, string, time.Time, time.Time, time.Duration) (Fetched, error) {
 	return Fetched{}, errNoCgo
