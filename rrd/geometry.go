@@ -21,7 +21,7 @@ type Geometry struct {
 }
 
 // Archives is what a file's definitions fix of its geometry. Files of the
-// same definitions share one (internArchives); it is never modified.
+// same definitions share one (archives.intern); it is never modified.
 type Archives struct {
 	Step      int64 // seconds
 	HeaderLen int64 // everything before the first row
@@ -88,7 +88,7 @@ const maxArchives = 1024
 
 type archivesIntern struct {
 	mu sync.Mutex
-	m  map[string]*Archives // by archivesKey
+	m  map[string]*Archives // by appendKey
 }
 
 // intern returns the Archives kept equal to *a, or a copy of *a (its RRAs
