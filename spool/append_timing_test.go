@@ -18,6 +18,21 @@ func cpuTime(b *testing.B) int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
+// benchSpool opens a spool in a temporary directory as the daemon opens
+// it (level directories precreated), with set's changes to the default
+// options; it is closed when the benchmark ends.
+func benchSpool(b *testing.B, set func(*Options)) *Spool {
+	opts := DefaultOptions()
+	opts.Dir, opts.PrecreateDirs = b.TempDir(), true
+	set(&opts)
+	s, err := Open(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
 // BenchmarkAppend is the cost of one poll of one interface in the spool:
 // an Append of a 10-counter entry (an IF-MIB row) to its key's open
 // segment, keys in the poller's order (every key of a cycle, then the
@@ -33,13 +48,7 @@ func cpuTime(b *testing.B) int64 {
 func BenchmarkAppend(b *testing.B) {
 	for _, c := range []struct{ keys, held int }{{16384, 1024}, {16384, 0}, {512, 1024}} {
 		b.Run(fmt.Sprintf("keys=%d/held=%d", c.keys, c.held), func(b *testing.B) {
-			opts := DefaultOptions()
-			opts.Dir, opts.SegmentOpenFiles, opts.PrecreateDirs = b.TempDir(), c.held, true
-			s, err := Open(opts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
+			s := benchSpool(b, func(o *Options) { o.SegmentOpenFiles = c.held })
 			keys := make([]string, c.keys)
 			for i := range keys {
 				keys[i] = fmt.Sprintf("router%03d/ifName=ge-0/0/%d", i/48, i%48)
@@ -83,14 +92,9 @@ func BenchmarkAppend(b *testing.B) {
 // beneath-ns/op (a median, since on a loaded machine a preemption lands in
 // one of them now and then), and their ratio, beneath/path.
 func BenchmarkSegmentOpen(b *testing.B) {
-	opts := DefaultOptions()
-	opts.Dir, opts.SegmentOpenFiles, opts.PrecreateDirs = b.TempDir(), 0, true
-	s, err := Open(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := benchSpool(b, func(o *Options) { o.SegmentOpenFiles = 0 })
 	refs := make([]Ref, 16384)
+	var err error
 	for i := range refs {
 		e := entryAt(fmt.Sprintf("router%03d/ifName=ge-0/0/%d", i/48, i%48), 1_700_000_000)
 		if refs[i], _, err = s.Append(&e); err != nil {
@@ -129,4 +133,46 @@ func BenchmarkSegmentOpen(b *testing.B) {
 func median(d []time.Duration) float64 {
 	slices.Sort(d)
 	return float64(d[len(d)/2].Nanoseconds())
+}
+
+// BenchmarkReadSegment is the writer's read of a segment from disk, the
+// case of a fleet whose segments outgrow --segment-memory: 16,384 keys'
+// segments of three 10-counter entries each (a key's polls between two
+// writes of its file), read back by ReadSegmentInto in turn, their files
+// in the page cache, with no memory of the appends (MemoryBytes 0). It
+// reports the process's CPU time per read, cpu-ns/op, as BenchmarkAppend.
+func BenchmarkReadSegment(b *testing.B) {
+	s := benchSpool(b, func(o *Options) { o.MemoryBytes = 0 })
+	vals := make([]Value, 10)
+	for i := range vals {
+		vals[i] = Value{Name: fmt.Sprintf("ds%02d", i), Type: Counter, Counter: uint64(1000 * i)}
+	}
+	refs := make([]Ref, 16384)
+	var err error
+	for poll := range 3 {
+		for i := range refs {
+			e := Entry{Key: fmt.Sprintf("router%03d/ifName=ge-0/0/%d", i/48, i%48), Time: 1_700_000_000 + 30*int64(poll), Values: vals}
+			if refs[i], _, err = s.Append(&e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, r := range refs {
+		s.Seal(r.Hash)
+	}
+	var buf SegmentBuffer
+	b.ReportAllocs()
+	cpu0, n := cpuTime(b), 0
+	for b.Loop() {
+		buf.Reset()
+		g, err := s.ReadSegmentInto(refs[n%len(refs)], &buf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(g.Entries) != 3 {
+			b.Fatalf("segment %s: %d entries, want 3", s.EntryPath(refs[n%len(refs)]), len(g.Entries))
+		}
+		n++
+	}
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(n), "cpu-ns/op")
 }

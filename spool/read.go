@@ -177,6 +177,7 @@ func (s *Spool) readFile(dirfd int, name, path string, limit int64, dst []byte) 
 		buf = make([]byte, 0, max(512, int(st.Size)+1))
 	}
 	for {
+		want := cap(buf) - len(buf)
 		n, err := fileutil.Read(fd, buf[len(buf):cap(buf)])
 		switch {
 		case err != nil:
@@ -185,6 +186,14 @@ func (s *Spool) readFile(dirfd int, name, path string, limit int64, dst []byte) 
 			return buf, nil
 		}
 		buf = buf[:len(buf)+n]
+		if n < want && int64(len(buf)) == st.Size {
+			// A read of a regular file that returns less than asked
+			// for has met its end, here at the size the stat saw: the
+			// whole file, without the read(2) that would return 0. An
+			// append since the stat would have filled the byte asked
+			// for past it.
+			return buf, nil
+		}
 		if int64(len(buf)) > limit {
 			return nil, &CorruptionError{Path: path, Offset: limit, Reason: fmt.Sprintf("longer than the largest %s (%d bytes)", limitName(limit), limit)}
 		}
