@@ -177,7 +177,6 @@ func (s *Spool) readFile(dirfd int, name, path string, limit int64, dst []byte) 
 		buf = make([]byte, 0, max(512, int(st.Size)+1))
 	}
 	for {
-		want := cap(buf) - len(buf)
 		n, err := fileutil.Read(fd, buf[len(buf):cap(buf)])
 		switch {
 		case err != nil:
@@ -186,12 +185,11 @@ func (s *Spool) readFile(dirfd int, name, path string, limit int64, dst []byte) 
 			return buf, nil
 		}
 		buf = buf[:len(buf)+n]
-		if n < want && int64(len(buf)) == st.Size {
-			// A read of a regular file that returns less than asked
-			// for has met its end, here at the size the stat saw: the
-			// whole file, without the read(2) that would return 0. An
-			// append since the stat would have filled the byte asked
-			// for past it.
+		if int64(len(buf)) == st.Size {
+			// The buffer has room past the size the stat saw, so this
+			// read returned less than asked for: a regular file's end,
+			// the whole file, without the read(2) that would return 0.
+			// An append since the stat would have filled that room.
 			return buf, nil
 		}
 		if int64(len(buf)) > limit {
