@@ -57,6 +57,6 @@ func threadCPU(b *testing.B, call func() error) {
 	if err := unix.Getrusage(unix.RUSAGE_THREAD, &r1); err != nil {
 		b.Fatal(err)
 	}
-	cpu := unix.TimevalToNsec(r1.Utime) + unix.TimevalToNsec(r1.Stime) - unix.TimevalToNsec(r0.Utime) - unix.TimevalToNsec(r0.Stime)
+	cpu := r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano()
 	b.ReportMetric(float64(cpu)/float64(n), "cpu-ns/op")
 }
